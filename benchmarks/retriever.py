@@ -1,0 +1,90 @@
+"""Retriever-sweep benchmark: measured side by side in one run, printed as ratios.
+
+1. Embedding throughput of the sweep's embedding stage (``Pipeline``: length-bucketed batches,
+   cache writes) against the raw model (``OnnxMiniLM.embed_batch`` on consecutive batches in corpus
+   order) on the same texts.
+2. Wall time of a repeated ``ragsweep sweep`` (every stage cached) against the first, cold run.
+
+    python benchmarks/retriever.py                 # SciFact from ../shared/data (as in the README)
+    python benchmarks/retriever.py --docs 500      # a quicker subset for the throughput part
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from gen.chunking import WholeDocument  # noqa: E402
+from gen.documents import Corpus, read_beir  # noqa: E402
+from harness.cache import Cache  # noqa: E402
+from harness.pipeline import Pipeline  # noqa: E402
+from harness.retriever import IndexSpec  # noqa: E402
+from metrics.embedding import OnnxMiniLM  # noqa: E402
+
+
+def raw_throughput(model: OnnxMiniLM, texts: list[str]) -> float:
+    start = time.perf_counter()
+    for i in range(0, len(texts), model.batch_size):
+        model.embed_batch(texts[i : i + model.batch_size])
+    return len(texts) / (time.perf_counter() - start)
+
+
+def sweep_throughput(model: OnnxMiniLM, corpus: Corpus) -> float:
+    with tempfile.TemporaryDirectory() as cache_dir:
+        pipe = Pipeline(corpus, WholeDocument(), model, IndexSpec(), Cache(cache_dir))
+        _ = pipe.chunks
+        start = time.perf_counter()
+        pipe.index  # noqa: B018  embeds every chunk (a cache miss) and builds the index
+        return len(pipe.chunks) / (time.perf_counter() - start)
+
+
+def sweep_wall(scifact: Path, cache_dir: str) -> float:
+    cmd = [sys.executable, "-m", "harness.cli", "sweep", "corpus=beir", f"corpus.path={scifact}",
+           "corpus.split=dev", "chunker=none", "retriever.top_k=10", "progress=false"]
+    start = time.perf_counter()
+    with tempfile.TemporaryDirectory() as cwd:
+        out = subprocess.run(cmd, cwd=cwd, env={**os.environ, "RAGSWEEP_CACHE_DIR": cache_dir},
+                             capture_output=True, text=True)
+        if out.returncode:
+            sys.exit(f"sweep failed:\n{out.stderr[-3000:]}")
+        ndcg = next((line for line in out.stdout.splitlines() if line.startswith("| 1 |")), "")
+    elapsed = time.perf_counter() - start
+    print(f"    {elapsed:7.1f} s   {ndcg}")
+    return elapsed
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--scifact", type=Path, default=ROOT.parent / "shared" / "data" / "scifact")
+    ap.add_argument("--docs", type=int, default=1000, help="documents for the throughput comparison")
+    ap.add_argument("--skip-sweep", action="store_true", help="only the throughput comparison")
+    args = ap.parse_args()
+
+    corpus = read_beir(args.scifact, split="dev")
+    sub = Corpus(corpus.documents[: args.docs], source=corpus.source)
+    texts = [d.text for d in sub.documents]
+    model = OnnxMiniLM()
+    model.embed_batch(texts[:8])  # load the model and warm up before timing either side
+    print(f"1. embedding throughput on {len(texts)} SciFact abstracts (docs/s)")
+    raw = raw_throughput(model, texts)
+    swept = sweep_throughput(model, sub)
+    print(f"    raw model {raw:7.1f}   sweep stage {swept:7.1f}   ratio sweep/raw {swept / raw:.2f}")
+    if args.skip_sweep:
+        return
+    print("2. SciFact sweep (5,183 docs, 300 queries, nDCG@10): cold, then repeated")
+    with tempfile.TemporaryDirectory() as cache_dir:
+        cold = sweep_wall(args.scifact, cache_dir)
+        warm = sweep_wall(args.scifact, cache_dir)
+    print(f"    cold {cold:.1f} s   repeated {warm:.1f} s   ratio repeated/cold {warm / cold:.3f}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,212 @@
+"""Chunkers that keep character offsets: every chunk satisfies ``doc.text[start:end] == chunk.text``.
+
+Offsets are what make a test set independent of the chunking: relevance is span overlap, so the
+same gold spans score a 256-character and a 1024-character chunking alike.
+
+Options (each a Hydra ``chunker`` config):
+
+- ``recursive``: langchain's ``RecursiveCharacterTextSplitter`` (size and overlap in characters).
+- ``token``: windows of the embedder's own WordPiece tokens, cut at token offsets. langchain's
+  ``TokenTextSplitter`` needs tiktoken files from the network and re-decodes token ids, which
+  lower-cases text and loses the verbatim span, so the windows are cut here from the tokenizer's
+  offset mapping instead.
+- ``sentence``: sentences (nupunkt, model bundled, no download) packed greedily up to ``size``
+  characters, with ``overlap`` sentences repeated between neighbours.
+- ``none``: each document is one unit (for document-level datasets such as BEIR).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Any
+
+from gen.documents import Document
+from metrics.errors import InputError
+
+
+@dataclass(frozen=True)
+class Chunk:
+    """A retrievable unit: ``text == document.text[start:end]``."""
+
+    id: str
+    doc_id: str
+    start: int
+    end: int
+    text: str
+
+
+def _spans_to_chunks(doc: Document, spans: Iterable[tuple[int, int]]) -> list[Chunk]:
+    out: list[Chunk] = []
+    for start, end in spans:
+        if end > start and doc.text[start:end].strip():
+            out.append(Chunk(f"{doc.id}#{start}-{end}", doc.id, start, end, doc.text[start:end]))
+    return out
+
+
+def _locate(doc: Document, pieces: Iterable[str], overlap: int) -> list[tuple[int, int]]:
+    """Find each split piece in the document, in order.
+
+    A piece overlaps its predecessor by at most ``overlap`` characters, so the search starts there:
+    in repetitive text an earlier start would match the same characters at the wrong place.
+    """
+    spans: list[tuple[int, int]] = []
+    cursor = 0
+    for piece in pieces:
+        start = doc.text.find(piece, cursor)
+        if start < 0:  # a splitter that rewrote the text: never silently emit a wrong span
+            raise RuntimeError(f"chunk text not found verbatim in {doc.id!r}: {piece[:60]!r}")
+        spans.append((start, start + len(piece)))
+        cursor = max(start + 1, start + len(piece) - overlap)
+    return spans
+
+
+class Chunker:
+    """Base: subclasses implement :meth:`spans`; ``params`` go into the cache key."""
+
+    name = "base"
+
+    def params(self) -> dict[str, Any]:
+        return {"name": self.name}
+
+    def spans(self, doc: Document) -> list[tuple[int, int]]:
+        raise NotImplementedError
+
+    def key(self) -> str:
+        return hashlib.sha256(json.dumps(self.params(), sort_keys=True).encode()).hexdigest()[:16]
+
+    def chunk(self, docs: Iterable[Document]) -> list[Chunk]:
+        chunks: list[Chunk] = []
+        for doc in docs:
+            chunks.extend(_spans_to_chunks(doc, self.spans(doc)))
+        if not chunks:
+            raise InputError("the chunker produced no chunks: are the documents empty?")
+        return chunks
+
+
+def _check_size(size: int, overlap: int) -> None:
+    if size <= 0:
+        raise InputError(f"chunker.size must be positive, got {size}")
+    if not 0 <= overlap < size:
+        raise InputError(f"chunker.overlap must be in [0, size), got {overlap} with size {size}")
+
+
+class WholeDocument(Chunker):
+    """Each document is one chunk."""
+
+    name = "none"
+
+    def spans(self, doc: Document) -> list[tuple[int, int]]:
+        return [(0, len(doc.text))]
+
+
+class RecursiveChunker(Chunker):
+    """langchain's recursive character splitter: paragraphs, then lines, then words, then characters."""
+
+    name = "recursive"
+
+    def __init__(self, size: int = 512, overlap: int = 64, separators: list[str] | None = None) -> None:
+        _check_size(size, overlap)
+        self.size, self.overlap = size, overlap
+        self.separators = list(separators) if separators else ["\n\n", "\n", ". ", " ", ""]
+
+    def params(self) -> dict[str, Any]:
+        return {"name": self.name, "size": self.size, "overlap": self.overlap, "separators": self.separators}
+
+    @cached_property
+    def _splitter(self) -> Any:
+        from langchain_text_splitters import RecursiveCharacterTextSplitter
+
+        return RecursiveCharacterTextSplitter(chunk_size=self.size, chunk_overlap=self.overlap,
+                                              separators=self.separators, keep_separator="end",
+                                              strip_whitespace=True)
+
+    def spans(self, doc: Document) -> list[tuple[int, int]]:
+        return _locate(doc, self._splitter.split_text(doc.text), self.overlap)
+
+
+class SentenceChunker(Chunker):
+    """Whole sentences packed up to ``size`` characters; ``overlap`` sentences shared by neighbours."""
+
+    name = "sentence"
+
+    def __init__(self, size: int = 512, overlap: int = 1) -> None:
+        if size <= 0 or overlap < 0:
+            raise InputError(f"sentence chunker needs size > 0 and overlap >= 0, got {size}, {overlap}")
+        self.size, self.overlap = size, overlap
+
+    def params(self) -> dict[str, Any]:
+        return {"name": self.name, "size": self.size, "overlap": self.overlap, "splitter": "nupunkt"}
+
+    def spans(self, doc: Document) -> list[tuple[int, int]]:
+        sents = sentence_spans(doc.text)
+        out: list[tuple[int, int]] = []
+        i = 0
+        while i < len(sents):
+            j = i + 1  # always take at least one sentence, even one longer than size
+            while j < len(sents) and sents[j][1] - sents[i][0] <= self.size:
+                j += 1
+            out.append((sents[i][0], sents[j - 1][1]))
+            if j >= len(sents):
+                break
+            i = max(i + 1, j - self.overlap)
+        return out
+
+
+def sentence_spans(text: str) -> list[tuple[int, int]]:
+    """Sentence spans (nupunkt), trimmed of surrounding white space; never empty for non-blank text."""
+    import nupunkt
+
+    out = []
+    for start, end in nupunkt.sent_spans(text):
+        piece = text[start:end]
+        lead = len(piece) - len(piece.lstrip())
+        trail = len(piece) - len(piece.rstrip())
+        if end - trail > start + lead:
+            out.append((start + lead, end - trail))
+    return out
+
+
+class TokenChunker(Chunker):
+    """Windows of ``size`` tokens of the embedder's tokenizer, ``overlap`` tokens shared, cut at offsets."""
+
+    name = "token"
+
+    def __init__(self, size: int = 128, overlap: int = 16, tokenizer: str = "minilm") -> None:
+        _check_size(size, overlap)
+        self.size, self.overlap, self.tokenizer_name = size, overlap, tokenizer
+
+    def params(self) -> dict[str, Any]:
+        return {"name": self.name, "size": self.size, "overlap": self.overlap, "tokenizer": self.tokenizer_name}
+
+    @cached_property
+    def _tokenizer(self) -> Any:
+        from metrics.embedding import load_tokenizer
+
+        tok = load_tokenizer(self.tokenizer_name)
+        tok.no_truncation()
+        tok.no_padding()
+        return tok
+
+    def spans(self, doc: Document) -> list[tuple[int, int]]:
+        enc = self._tokenizer.encode(doc.text, add_special_tokens=False)
+        offsets = [o for o in enc.offsets if o[1] > o[0]]
+        out = []
+        step = self.size - self.overlap
+        for i in range(0, len(offsets), step):
+            window = offsets[i : i + self.size]
+            out.append((window[0][0], window[-1][1]))
+            if i + self.size >= len(offsets):
+                break
+        return out
+
+
+CHUNKERS: dict[str, Callable[..., Chunker]] = {
+    "none": WholeDocument,
+    "recursive": RecursiveChunker,
+    "sentence": SentenceChunker,
+    "token": TokenChunker,
+}

@@ -1,0 +1,296 @@
+"""Documents, evidence spans and the corpus readers (folder, JSONL, BEIR layout).
+
+Every reader returns a :class:`Corpus`. Document text is kept exactly as read, because
+evidence spans and chunk offsets are character offsets into it.
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import json
+import logging
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from metrics.errors import InputError
+
+log = logging.getLogger(__name__)
+
+TEXT_SUFFIXES = (".txt", ".md", ".markdown", ".html", ".htm", ".pdf")
+
+
+@dataclass(frozen=True)
+class Document:
+    """One source document. ``text`` is what spans and chunk offsets index into."""
+
+    id: str
+    text: str
+    metadata: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Span:
+    """A half-open character range ``[start, end)`` of ``Document.text``."""
+
+    doc_id: str
+    start: int
+    end: int
+
+    def overlaps(self, doc_id: str, start: int, end: int) -> bool:
+        """True when ``[start, end)`` of ``doc_id`` shares at least one character with this span."""
+        return self.doc_id == doc_id and start < self.end and self.start < end
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"doc_id": self.doc_id, "start": self.start, "end": self.end}
+
+
+@dataclass(frozen=True)
+class Query:
+    """A query that comes with a dataset (BEIR ``queries.jsonl``)."""
+
+    id: str
+    text: str
+
+
+@dataclass
+class Corpus:
+    """Documents plus, for BEIR-style datasets, queries and document-level judgements."""
+
+    documents: list[Document]
+    source: str
+    queries: list[Query] | None = None
+    qrels: dict[str, dict[str, int]] | None = None  # query id -> doc id -> graded relevance
+
+    def __post_init__(self) -> None:
+        self._by_id = {d.id: d for d in self.documents}
+
+    def get(self, doc_id: str) -> Document:
+        return self._by_id[doc_id]
+
+    def __contains__(self, doc_id: str) -> bool:
+        return doc_id in self._by_id
+
+    def fingerprint(self) -> str:
+        """sha256 over ids and texts in order: the cache key of everything built from this corpus."""
+        h = hashlib.sha256()
+        for d in self.documents:
+            h.update(d.id.encode())
+            h.update(b"\0")
+            h.update(d.text.encode())
+            h.update(b"\1")
+        return h.hexdigest()
+
+
+def _check_documents(docs: list[Document], where: str) -> list[Document]:
+    if not docs:
+        raise InputError(f"{where}: the corpus has no documents")
+    seen: set[str] = set()
+    for d in docs:
+        if d.id in seen:
+            raise InputError(f"{where}: document id {d.id!r} appears twice")
+        seen.add(d.id)
+    return docs
+
+
+def _html_to_text(raw: str) -> str:
+    from html.parser import HTMLParser
+
+    class _Text(HTMLParser):
+        def __init__(self) -> None:
+            super().__init__()
+            self.parts: list[str] = []
+            self._skip = 0
+
+        def handle_starttag(self, tag: str, attrs: Any) -> None:
+            if tag in ("script", "style"):
+                self._skip += 1
+
+        def handle_endtag(self, tag: str) -> None:
+            if tag in ("script", "style") and self._skip:
+                self._skip -= 1
+            elif tag in ("p", "div", "li", "h1", "h2", "h3", "h4", "h5", "h6", "tr", "br"):
+                self.parts.append("\n")
+
+        def handle_data(self, data: str) -> None:
+            if not self._skip:
+                self.parts.append(data)
+
+    parser = _Text()
+    parser.feed(raw)
+    lines = [" ".join(line.split()) for line in "".join(parser.parts).splitlines()]
+    return "\n".join(line for line in lines if line)
+
+
+def _read_pdf(path: Path) -> str:
+    try:
+        from pypdf import PdfReader
+    except ImportError as exc:  # optional dependency
+        raise InputError(f"{path}: reading PDF needs the optional 'pypdf' package (pip install pypdf)") from exc
+    try:
+        return "\n\n".join((page.extract_text() or "") for page in PdfReader(str(path)).pages)
+    except Exception as exc:  # pypdf raises many types on broken files
+        raise InputError(f"{path}: cannot read PDF: {exc}") from exc
+
+
+def read_folder(path: str | Path, suffixes: Iterable[str] = TEXT_SUFFIXES, min_chars: int = 1) -> Corpus:
+    """Read every text-like file below ``path``; the id is the path relative to it (POSIX form)."""
+    root = Path(path)
+    if not root.is_dir():
+        raise InputError(f"{root}: corpus folder not found")
+    wanted = tuple(s.lower() for s in suffixes)
+    docs: list[Document] = []
+    for file in sorted(p for p in root.rglob("*") if p.is_file() and p.suffix.lower() in wanted):
+        rel = file.relative_to(root).as_posix()
+        if file.suffix.lower() == ".pdf":
+            text = _read_pdf(file)
+        else:
+            try:
+                text = file.read_text(encoding="utf-8")
+            except UnicodeDecodeError as exc:
+                raise InputError(f"{file}: not UTF-8 text ({exc.reason} at byte {exc.start})") from exc
+            if file.suffix.lower() in (".html", ".htm"):
+                text = _html_to_text(text)
+        if len(text.strip()) < min_chars:
+            raise InputError(f"{file}: document is empty")
+        docs.append(Document(id=rel, text=text, metadata={"path": rel}))
+    if not docs:
+        raise InputError(f"{root}: no {', '.join(wanted)} files found")
+    return Corpus(_check_documents(docs, str(root)), source=str(root))
+
+
+def _open_text(path: Path):
+    return gzip.open(path, "rt", encoding="utf-8") if path.suffix == ".gz" else path.open(encoding="utf-8")
+
+
+def _iter_jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
+    with _open_text(path) as fh:
+        for lineno, line in enumerate(fh, 1):
+            if not line.strip():
+                continue
+            try:
+                row = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise InputError(f"{path}, line {lineno}: not valid JSON ({exc.msg})") from exc
+            if not isinstance(row, dict):
+                raise InputError(f"{path}, line {lineno}: expected a JSON object")
+            yield lineno, row
+
+
+def _doc_from_row(path: Path, lineno: int, row: dict[str, Any], id_key: str) -> Document:
+    if id_key not in row:
+        raise InputError(f"{path}, line {lineno}: missing column {id_key!r}")
+    if "text" not in row or not isinstance(row["text"], str):
+        raise InputError(f"{path}, line {lineno}: missing or non-string column 'text'")
+    title = str(row.get("title") or "").strip()
+    body = row["text"]
+    # BEIR/MTEB embed "title text"; keep that exact form so published figures are comparable.
+    text = f"{title} {body}".strip() if title else body
+    if not text.strip():
+        raise InputError(f"{path}, line {lineno}: document {row[id_key]!r} is empty")
+    meta = {k: v for k, v in row.items() if k not in (id_key, "text")}
+    return Document(id=str(row[id_key]), text=text, metadata=meta)
+
+
+def read_jsonl(path: str | Path) -> Corpus:
+    """Read a JSONL (optionally .gz) file of ``{id, title?, text, ...}`` records."""
+    file = Path(path)
+    if not file.is_file():
+        raise InputError(f"{file}: corpus file not found")
+    docs = [_doc_from_row(file, n, row, "id" if "id" in row else "_id") for n, row in _iter_jsonl(file)]
+    return Corpus(_check_documents(docs, str(file)), source=str(file))
+
+
+def _find_qrels(root: Path, split: str, qrels: str | None) -> Path:
+    if qrels:
+        explicit = Path(qrels)
+        candidates = [explicit, root / qrels, root / f"qrels_{split}_{qrels}.tsv"]
+        for c in candidates:
+            if c.is_file():
+                return c
+        raise InputError(f"{root}: qrels {qrels!r} not found (tried {', '.join(map(str, candidates))})")
+    exact = [root / "qrels" / f"{split}.tsv", root / f"qrels_{split}.tsv"]
+    for c in exact:
+        if c.is_file():
+            return c
+    found = sorted(root.glob(f"qrels_{split}_*.tsv"))
+    if not found:
+        raise InputError(f"{root}: no qrels for split {split!r} (looked for qrels/{split}.tsv, qrels_{split}*.tsv)")
+    if len(found) > 1:
+        log.warning("several qrels files for split %r: using %s (choose with corpus.qrels=...): %s",
+                    split, found[0].name, ", ".join(f.name for f in found[1:]))
+    return found[0]
+
+
+def _read_qrels(path: Path, corpus_ids: set[str]) -> dict[str, dict[str, int]]:
+    qrels: dict[str, dict[str, int]] = {}
+    labelled = False  # a third column of labels (SciFact evidence: SUPPORT / CONTRADICT) = relevant
+    with path.open(encoding="utf-8") as fh:
+        for lineno, line in enumerate(fh, 1):
+            parts = line.rstrip("\n").split("\t") if "\t" in line else line.split()
+            if not parts or not line.strip():
+                continue
+            if lineno == 1 and not parts[-1].lstrip("-").isdigit():
+                labelled = parts[-1].strip().lower() == "label"
+                continue  # header
+            if len(parts) == 4:  # TREC format: qid 0 docid rel
+                parts = [parts[0], parts[2], parts[3]]
+            if len(parts) != 3:
+                raise InputError(f"{path}, line {lineno}: expected 'query-id corpus-id score'")
+            qid, did, score = parts
+            if did not in corpus_ids:
+                raise InputError(f"{path}, line {lineno}: corpus-id {did!r} is not in the corpus")
+            try:
+                qrels.setdefault(qid, {})[did] = 1 if labelled and score.strip() else int(score)
+            except ValueError as exc:
+                raise InputError(f"{path}, line {lineno}, column score: {score!r} is not an integer") from exc
+    return qrels
+
+
+def read_beir(path: str | Path, split: str = "test", qrels: str | None = None) -> Corpus:
+    """Read a BEIR-layout folder: ``corpus.jsonl[.gz]``, ``queries.jsonl`` or ``queries_<split>.jsonl``,
+    and qrels as ``qrels/<split>.tsv`` or ``qrels_<split>*.tsv``.
+
+    Only queries with at least one positive judgement are kept (as BEIR's evaluation does).
+    """
+    root = Path(path)
+    if not root.is_dir():
+        raise InputError(f"{root}: BEIR folder not found")
+    corpus_file = next((root / n for n in ("corpus.jsonl", "corpus.jsonl.gz") if (root / n).is_file()), None)
+    if corpus_file is None:
+        raise InputError(f"{root}: no corpus.jsonl or corpus.jsonl.gz")
+    docs = [_doc_from_row(corpus_file, n, row, "_id" if "_id" in row else "id") for n, row in _iter_jsonl(corpus_file)]
+    _check_documents(docs, str(corpus_file))
+    qrels_file = _find_qrels(root, split, qrels)
+    judged = _read_qrels(qrels_file, {d.id for d in docs})
+    qfile = next((root / n for n in (f"queries_{split}.jsonl", "queries.jsonl", "queries.jsonl.gz") if (root / n).is_file()), None)
+    if qfile is None:
+        raise InputError(f"{root}: no queries_{split}.jsonl or queries.jsonl")
+    queries: list[Query] = []
+    for lineno, row in _iter_jsonl(qfile):
+        qid = str(row.get("_id", row.get("id", "")))
+        if not qid or not isinstance(row.get("text"), str):
+            raise InputError(f"{qfile}, line {lineno}: a query needs '_id' and 'text'")
+        if any(v > 0 for v in judged.get(qid, {}).values()):
+            queries.append(Query(qid, row["text"]))
+    if not queries:
+        raise InputError(f"{qfile}: no query has a positive judgement in {qrels_file.name}")
+    log.info("BEIR %s: %d documents, %d judged queries (%s)", root.name, len(docs), len(queries), qrels_file.name)
+    return Corpus(docs, source=str(root), queries=queries, qrels={q.id: judged[q.id] for q in queries})
+
+
+def read_shipped() -> Corpus:
+    """The shipped knowledge base (see :func:`shipped_corpus_path`)."""
+    return read_folder(shipped_corpus_path())
+
+
+def shipped_corpus_path() -> Path:
+    """The small knowledge base that ships with ragsweep (the default corpus)."""
+    return Path(__file__).parent / "data" / "corpus"
+
+
+def shipped_testset_path() -> Path:
+    """The hand-checked test set over the shipped corpus."""
+    return Path(__file__).parent / "data" / "testset.jsonl"

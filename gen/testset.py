@@ -1,0 +1,124 @@
+"""Test samples and their JSONL form (one object a line; loadable with ``datasets.load_dataset("json")``).
+
+A line::
+
+    {"id": "q001", "question": "...", "reference": "...",
+     "evidence": [{"doc_id": "harbour.md", "start": 120, "end": 188, "text": "..."}],
+     "kind": "single_hop", "provenance": {"backend": "human", ...}}
+
+``text`` inside an evidence item is optional; when present it must equal ``doc.text[start:end]``,
+which :func:`check_against` verifies so a test set can never silently drift from its corpus.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from gen.documents import Corpus, Span
+from metrics.errors import InputError
+
+KINDS = ("single_hop", "multi_hop", "comparative", "conditional")
+
+
+@dataclass(frozen=True)
+class TestSample:
+    """A question with its reference answer and the exact evidence it came from."""
+
+    __test__ = False  # not a pytest class
+
+    id: str
+    question: str
+    reference: str
+    evidence: tuple[Span, ...]
+    kind: str = "single_hop"
+    provenance: Mapping[str, Any] = field(default_factory=dict)
+    #: the evidence texts as quoted in the file (None where not quoted), checked by check_against
+    quotes: tuple[str | None, ...] = field(default=(), compare=False, repr=False)
+
+    def to_dict(self, corpus: Corpus | None = None) -> dict[str, Any]:
+        ev = []
+        for s in self.evidence:
+            item = s.to_dict()
+            if corpus is not None and s.doc_id in corpus:
+                item["text"] = corpus.get(s.doc_id).text[s.start : s.end]
+            ev.append(item)
+        return {"id": self.id, "question": self.question, "reference": self.reference,
+                "evidence": ev, "kind": self.kind, "provenance": dict(self.provenance)}
+
+
+def _span(path: Path, lineno: int, item: Any) -> tuple[Span, str | None]:
+    if not isinstance(item, dict) or not {"doc_id", "start", "end"} <= item.keys():
+        raise InputError(f"{path}, line {lineno}, column evidence: each item needs doc_id, start, end")
+    start, end = item["start"], item["end"]
+    if not (isinstance(start, int) and isinstance(end, int) and 0 <= start < end):
+        raise InputError(f"{path}, line {lineno}, column evidence: bad span [{start}, {end})")
+    return Span(str(item["doc_id"]), start, end), item.get("text")
+
+
+def read_testset(path: str | Path) -> list[TestSample]:
+    """Read a test-set JSONL file; errors name the file, line and column."""
+    file = Path(path)
+    if not file.is_file():
+        raise InputError(f"{file}: test set not found")
+    samples: list[TestSample] = []
+    seen: set[str] = set()
+    with file.open(encoding="utf-8") as fh:
+        for lineno, line in enumerate(fh, 1):
+            if not line.strip():
+                continue
+            try:
+                row = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise InputError(f"{file}, line {lineno}: not valid JSON ({exc.msg})") from exc
+            for col in ("id", "question", "evidence"):
+                if col not in row:
+                    raise InputError(f"{file}, line {lineno}: missing column {col!r}")
+            sid = str(row["id"])
+            if sid in seen:
+                raise InputError(f"{file}, line {lineno}, column id: {sid!r} appears twice")
+            seen.add(sid)
+            if not isinstance(row["evidence"], list) or not row["evidence"]:
+                raise InputError(f"{file}, line {lineno}, column evidence: needs at least one span")
+            pairs = [_span(file, lineno, item) for item in row["evidence"]]
+            samples.append(TestSample(sid, str(row["question"]), str(row.get("reference", "")),
+                                      tuple(p[0] for p in pairs), str(row.get("kind", "single_hop")),
+                                      row.get("provenance") or {}, tuple(p[1] for p in pairs)))
+    if not samples:
+        raise InputError(f"{file}: the test set is empty")
+    return samples
+
+
+def check_against(samples: Iterable[TestSample], corpus: Corpus, path: str = "test set") -> None:
+    """Raise :class:`InputError` unless every span lies inside its document (and matches its quoted text)."""
+    for s in samples:
+        quotes = s.quotes or (None,) * len(s.evidence)
+        for span, text in zip(s.evidence, quotes):
+            if span.doc_id not in corpus:
+                raise InputError(f"{path}, sample {s.id}: evidence names document {span.doc_id!r}, not in the corpus")
+            doc = corpus.get(span.doc_id)
+            if span.end > len(doc.text):
+                raise InputError(f"{path}, sample {s.id}: span [{span.start}, {span.end}) runs past the end of {span.doc_id}")
+            if text is not None and doc.text[span.start : span.end] != text:
+                raise InputError(f"{path}, sample {s.id}: evidence text differs from {span.doc_id}[{span.start}:{span.end}]")
+
+
+def write_testset(samples: Iterable[TestSample], path: str | Path, corpus: Corpus | None = None) -> Path:
+    """Write samples as JSONL (atomically), with each span's text when the corpus is given."""
+    file = Path(path)
+    file.parent.mkdir(parents=True, exist_ok=True)
+    tmp = file.with_suffix(file.suffix + ".tmp")
+    with tmp.open("w", encoding="utf-8") as fh:
+        for s in samples:
+            fh.write(json.dumps(s.to_dict(corpus), ensure_ascii=False) + "\n")
+    tmp.replace(file)
+    return file
+
+
+def samples_from_qrels(corpus: Corpus) -> list[TestSample]:
+    """BEIR queries as test samples: no spans (relevance comes from the qrels), no reference."""
+    assert corpus.queries is not None
+    return [TestSample(q.id, q.text, "", (), "beir", {"backend": "qrels"}) for q in corpus.queries]

@@ -1,0 +1,106 @@
+"""Content-addressed on-disk cache for chunks, embeddings, indexes and search results.
+
+A key is the sha256 of a canonical JSON of everything that changes the result (corpus fingerprint,
+chunker parameters, embedder identity, index parameters...). Writes go to a temporary file in the
+same folder and are renamed into place, so a crash or a parallel job never leaves a half file, and
+two jobs that compute the same entry at once both end with a complete one.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+import numpy as np
+
+T = TypeVar("T")
+
+
+def make_key(*parts: Any) -> str:
+    """sha256 (hex, 32 chars) of the canonical JSON of ``parts``."""
+    blob = json.dumps(parts, sort_keys=True, separators=(",", ":"), default=str)
+    return hashlib.sha256(blob.encode()).hexdigest()[:32]
+
+
+def atomic_write(path: Path, write: Callable[[str], None]) -> None:
+    """Call ``write(tmp_path)`` then rename the temporary file onto ``path``."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    os.close(fd)
+    try:
+        write(tmp)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def write_json(path: Path, obj: Any) -> None:
+    atomic_write(path, lambda tmp: Path(tmp).write_text(json.dumps(obj, ensure_ascii=False), encoding="utf-8"))
+
+
+class Cache:
+    """A folder of entries ``<kind>/<key>.<ext>``; ``enabled=False`` computes everything afresh."""
+
+    def __init__(self, root: str | Path, enabled: bool = True) -> None:
+        self.root = Path(root).expanduser()
+        self.enabled = enabled
+        self.hits = 0
+        self.misses = 0
+
+    def path(self, kind: str, key: str, ext: str) -> Path:
+        return self.root / kind / f"{key}.{ext}"
+
+    def _get(self, path: Path, load: Callable[[Path], T], compute: Callable[[], T],
+             save: Callable[[Path, T], None]) -> T:
+        if self.enabled and path.is_file():
+            try:
+                value = load(path)
+                self.hits += 1
+                return value
+            except Exception:  # a corrupt entry (disk full, killed writer on another FS): recompute
+                path.unlink(missing_ok=True)
+        self.misses += 1
+        value = compute()
+        if self.enabled:
+            save(path, value)
+        return value
+
+    def json(self, kind: str, key: str, compute: Callable[[], Any]) -> Any:
+        return self._get(self.path(kind, key, "json"),
+                         lambda p: json.loads(p.read_text(encoding="utf-8")), compute, write_json)
+
+    def array(self, kind: str, key: str, compute: Callable[[], np.ndarray]) -> np.ndarray:
+        def save(p: Path, v: np.ndarray) -> None:
+            def write(tmp: str) -> None:
+                with open(tmp, "wb") as fh:
+                    np.save(fh, v, allow_pickle=False)
+            atomic_write(p, write)
+
+        return self._get(self.path(kind, key, "npy"), lambda p: np.load(p, allow_pickle=False), compute, save)
+
+    def arrays(self, kind: str, key: str, compute: Callable[[], dict[str, np.ndarray]]) -> dict[str, np.ndarray]:
+        def load(p: Path) -> dict[str, np.ndarray]:
+            with np.load(p, allow_pickle=False) as z:
+                return {k: z[k] for k in z.files}
+
+        def save(p: Path, v: dict[str, np.ndarray]) -> None:
+            def write(tmp: str) -> None:
+                with open(tmp, "wb") as fh:
+                    np.savez(fh, **v)
+            atomic_write(p, write)
+
+        return self._get(self.path(kind, key, "npz"), load, compute, save)
+
+    def faiss_index(self, key: str, compute: Callable[[], Any]) -> Any:
+        import faiss
+
+        def save(p: Path, index: Any) -> None:
+            atomic_write(p, lambda tmp: faiss.write_index(index, tmp))
+
+        return self._get(self.path("index", key, "faiss"), lambda p: faiss.read_index(str(p)), compute, save)

@@ -1,0 +1,147 @@
+"""The ``ragsweep`` command: ``ragsweep <sweep|board> [overrides]``, each subcommand a Hydra app.
+
+Before handing over to Hydra, the overrides are composed once against the command's config so
+that an unknown option, a bad value or a missing mandatory key exits with code 2 and one clear
+line, not a Hydra traceback with exit code 1.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import hydra
+from hydra.core.hydra_config import HydraConfig
+from omegaconf import DictConfig
+
+from metrics.errors import InputError
+
+log = logging.getLogger("ragsweep")
+
+USAGE = """usage: ragsweep <command> [key=value ...]
+
+commands:
+  sweep   chunk, embed, index and retrieve over the test set for every variant; writes a leaderboard
+          e.g. ragsweep sweep chunker.size=256,512 'retriever.top_k=[1,5,10]'
+  board   rebuild the leaderboard of a sweep folder: ragsweep board outputs/sweeps/<stamp>
+
+Every option is a Hydra override; `ragsweep <command> --cfg job` prints the composed config,
+`ragsweep <command> --help` lists the config groups."""
+
+
+def _fail(message: str) -> None:
+    print(f"ragsweep: error: {message}", file=sys.stderr)
+    raise SystemExit(2)
+
+
+def _job_choices() -> dict[str, str]:
+    return {k: v for k, v in HydraConfig.get().runtime.choices.items() if isinstance(v, str)}
+
+
+@hydra.main(version_base="1.3", config_path="pkg://conf", config_name="sweep")
+def sweep_app(cfg: DictConfig) -> Any:
+    from harness.sweep import run_job_safely
+
+    logging.getLogger().setLevel(logging.INFO)
+    out_dir = Path(HydraConfig.get().runtime.output_dir)
+    try:
+        return run_job_safely(cfg, out_dir, _job_choices())
+    except InputError as exc:
+        _fail(str(exc))
+
+
+@hydra.main(version_base="1.3", config_path="pkg://conf", config_name="board")
+def board_app(cfg: DictConfig) -> None:
+    from harness.leaderboard import build
+
+    if not cfg.dir:
+        _fail("which sweep folder? ragsweep board outputs/sweeps/<stamp>")
+    try:
+        paths = build(cfg.dir, cfg.sort_by, cfg.seed)
+    except InputError as exc:
+        _fail(str(exc))
+    print(Path(paths["md"]).read_text(encoding="utf-8"))
+    print(f"leaderboard: {paths['md']}\n             {paths['csv']}")
+
+
+APPS: dict[str, tuple[Callable[[], Any], str]] = {"sweep": (sweep_app, "sweep"), "board": (board_app, "board")}
+
+
+def _message(exc: BaseException) -> str:
+    """The first non-empty message along the exception's cause chain."""
+    seen: BaseException | None = exc
+    while seen is not None:
+        text = str(seen).strip()
+        if text:
+            return text.splitlines()[0]
+        seen = seen.__cause__ or seen.__context__
+    return type(exc).__name__
+
+
+def validate(config_name: str, overrides: list[str]) -> None:
+    """Compose the config with the first value of every swept override; exit 2 on any error."""
+    from hydra import compose, initialize_config_module
+    from hydra.core.override_parser.overrides_parser import OverridesParser
+    from hydra.errors import HydraException
+    from omegaconf.errors import OmegaConfBaseException
+
+    try:
+        parsed = OverridesParser.create().parse_overrides(overrides)
+        single = []
+        for o in parsed:
+            if o.is_sweep_override():
+                first = next(iter(o.sweep_string_iterator()))
+                single.append(f"{o.get_key_element()}={first}")
+            elif not o.get_key_element().startswith("hydra"):
+                single.append(o.input_line)
+        with initialize_config_module(config_module="conf", version_base="1.3"):
+            cfg = compose(config_name=config_name, overrides=single)
+            from omegaconf import OmegaConf
+
+            missing = sorted(OmegaConf.missing_keys(cfg))
+    except (HydraException, OmegaConfBaseException, ValueError) as exc:
+        _fail(_message(exc))
+    if missing:
+        _fail(f"missing value for {', '.join(missing)}: pass {missing[0]}=...")
+
+
+# Hydra flags that take a value: the value is not an override.
+_VALUE_FLAGS = {"--cfg", "-c", "--package", "-p", "--config-path", "-cp", "--config-name", "-cn",
+                "--config-dir", "-cd", "--experimental-rerun"}
+
+
+def overrides_of(args: list[str]) -> list[str]:
+    """The ``key=value`` overrides among Hydra's own flags and their values."""
+    out, skip = [], False
+    for a in args:
+        if skip:
+            skip = False
+        elif a in _VALUE_FLAGS:
+            skip = True
+        elif not a.startswith("-"):
+            out.append(a)
+    return out
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = list(sys.argv[1:] if argv is None else argv)
+    if not args or args[0] in ("-h", "--help", "help"):
+        print(USAGE)
+        raise SystemExit(0 if args else 2)
+    command, rest = args[0], args[1:]
+    if command not in APPS:
+        _fail(f"unknown command {command!r}; expected one of: {', '.join(APPS)}")
+    app, config_name = APPS[command]
+    if command == "board" and rest and "=" not in rest[0] and not rest[0].startswith("-"):
+        rest[0] = f"dir={rest[0]}"
+    if not any(a in ("--help", "-h", "--hydra-help", "--info") for a in rest):
+        validate(config_name, overrides_of(rest))
+    sys.argv = [f"ragsweep-{command}", *rest]
+    app()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,162 @@
+"""``ragsweep sweep``: one Hydra job = one (corpus, chunker, embedder, index) variant, every top-K.
+
+The job searches once at the largest K and scores each K from that ranking. It writes into its
+Hydra job folder:
+
+- ``runs.jsonl``: a :class:`RunSample` per test sample (what was retrieved, at the largest K),
+- ``scores.jsonl``: a :class:`ScoredSample` per (sample, variant, metric), with explanations,
+- ``summary.json``: per variant, its parameters, every metric's mean, 95% CI and counts, and its cost.
+
+A job that fails writes ``error.json`` instead and the sweep goes on; bad input (a missing file, a
+bad option) stops the command with exit code 2 and a one-line message.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+import traceback
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from omegaconf import DictConfig, OmegaConf
+
+from gen.chunking import WholeDocument
+from gen.documents import Corpus, shipped_corpus_path, shipped_testset_path
+from gen.testset import TestSample, check_against, read_testset, samples_from_qrels
+from harness.cache import Cache, atomic_write, write_json
+from harness.evaluate import ChunkLocator, score_qrels, score_spans
+from harness.pipeline import Pipeline
+from harness.records import RunSample
+from metrics.errors import InputError
+from metrics.values import MetricValue, ScoredSample, summarise
+
+log = logging.getLogger(__name__)
+
+GROUPS = ("corpus", "chunker", "embedder", "index")
+
+
+def build(node: DictConfig, what: str) -> Any:
+    """``hydra.utils.instantiate`` with our own errors unwrapped from Hydra's wrapper."""
+    from hydra.errors import InstantiationException
+    from hydra.utils import instantiate
+
+    try:
+        return instantiate(node)
+    except InstantiationException as exc:
+        cause: BaseException | None = exc
+        while cause is not None and not isinstance(cause, InputError):
+            cause = cause.__cause__ or cause.__context__
+        if cause is not None:
+            raise cause from None
+        raise InputError(f"{what}: {exc}") from exc
+
+
+def load_samples(testset: str | None, corpus: Corpus) -> list[TestSample]:
+    """The test set to run: the file given, else the corpus's own (BEIR qrels, or the shipped set)."""
+    if testset:
+        samples = read_testset(testset)
+        check_against(samples, corpus, str(testset))
+        return samples
+    if corpus.qrels is not None:
+        return samples_from_qrels(corpus)
+    if Path(corpus.source).resolve() == shipped_corpus_path().resolve():
+        samples = read_testset(shipped_testset_path())
+        check_against(samples, corpus, str(shipped_testset_path()))
+        return samples
+    raise InputError(f"{corpus.source}: no test set for this corpus: pass testset=PATH (write one with `ragsweep gen`)")
+
+
+def top_ks(value: Any) -> list[int]:
+    ks = [value] if isinstance(value, int) else list(value)
+    if not ks or any(not isinstance(k, int) or k < 1 for k in ks):
+        raise InputError(f"retriever.top_k must be a positive integer or a list of them, got {value!r}")
+    return sorted(set(ks))
+
+
+def variant_params(cfg: DictConfig, choices: Mapping[str, str], k: int) -> dict[str, Any]:
+    """The parameters that name a variant: group choices, the chunk size/overlap, and K."""
+    params: dict[str, Any] = {g: choices.get(g) for g in GROUPS if choices.get(g)}
+    for key in ("size", "overlap"):
+        if key in cfg.chunker:
+            params[f"chunker.{key}"] = cfg.chunker[key]
+    params["top_k"] = k
+    return params
+
+
+def variant_name(params: Mapping[str, Any]) -> str:
+    return ",".join(f"{k}={v}" for k, v in params.items() if k != "corpus")
+
+
+def _aggregate(rows: list[ScoredSample], seed: int) -> dict[str, dict[str, Any]]:
+    by_metric: dict[str, list[MetricValue]] = {}
+    for r in rows:
+        by_metric.setdefault(r.metric, []).append(r.result)
+    return {m: summarise(((r.status, r.value) for r in results), seed) for m, results in by_metric.items()}
+
+
+def _write_jsonl(path: Path, rows: list[dict[str, Any]]) -> None:
+    def write(tmp: str) -> None:
+        with open(tmp, "w", encoding="utf-8") as fh:
+            for row in rows:
+                fh.write(json.dumps(row, ensure_ascii=False) + "\n")
+
+    atomic_write(path, write)
+
+
+def run_job(cfg: DictConfig, out_dir: Path, choices: Mapping[str, str]) -> dict[str, Any]:
+    """Run one job; return (and write) its summary."""
+    started = time.perf_counter()
+    corpus: Corpus = build(cfg.corpus, "corpus")
+    samples = load_samples(cfg.testset, corpus)
+    ks = top_ks(cfg.retriever.top_k)
+    chunker = build(cfg.chunker, "chunker")
+    pipe = Pipeline(corpus, chunker, build(cfg.embedder, "embedder"), build(cfg.index, "index"),
+                    Cache(cfg.cache.dir, cfg.cache.enabled), progress=cfg.progress)
+    span_mode = corpus.qrels is None
+    # Document-level judgements on chunks need enough chunks to fill K distinct documents.
+    k_search = max(ks) if span_mode or isinstance(chunker, WholeDocument) else max(ks) * 10
+    retrieved = pipe.search([s.question for s in samples], k_search)
+    locator = ChunkLocator(pipe.chunks) if span_mode else None
+
+    summaries, scored = [], []
+    for k in ks:
+        params = variant_params(cfg, choices, k)
+        name = variant_name(params)
+        rows = []
+        for sample, got in zip(samples, retrieved):
+            values = (score_spans(sample, got, k, locator) if locator is not None
+                      else score_qrels(corpus.qrels[sample.id], got, k))  # type: ignore[index]
+            rows.extend(ScoredSample(sample.id, name, f"{m}@k", v) for m, v in values.items())
+        scored.extend(rows)
+        summaries.append({"variant": name, "params": params, "n_samples": len(samples),
+                          "metrics": _aggregate(rows, cfg.seed)})
+    cost = {"seconds": {**pipe.cost.seconds, "total": time.perf_counter() - started},
+            "embedded_texts": pipe.cost.embedded_texts, "n_chunks": len(pipe.chunks),
+            "cache_hits": pipe.cache.hits, "cache_misses": pipe.cache.misses}
+    top = max(ks)
+    top_name = variant_name(variant_params(cfg, choices, top))
+    runs = [RunSample(s.id, top_name, tuple(got[:top])).to_dict(cfg.output.keep_text)
+            for s, got in zip(samples, retrieved)]
+    _write_jsonl(out_dir / "runs.jsonl", runs)
+    _write_jsonl(out_dir / "scores.jsonl", [r.to_dict() for r in scored])
+    summary = {"job": str(out_dir), "corpus": corpus.source, "seed": cfg.seed, "variants": summaries,
+               "cost": cost, "config": OmegaConf.to_container(cfg, resolve=True)}
+    write_json(out_dir / "summary.json", summary)
+    return summary
+
+
+def run_job_safely(cfg: DictConfig, out_dir: Path, choices: Mapping[str, str]) -> dict[str, Any] | None:
+    """Bad input propagates (the command exits 2); any other failure is recorded and the sweep goes on."""
+    try:
+        return run_job(cfg, out_dir, choices)
+    except InputError:
+        raise
+    except Exception as exc:  # keep the sweep alive; the leaderboard lists the failed job
+        log.error("job failed: %s", exc)
+        write_json(out_dir / "error.json", {"error": f"{type(exc).__name__}: {exc}",
+                                            "traceback": traceback.format_exc(),
+                                            "config": OmegaConf.to_container(cfg, resolve=False)})
+        return None

@@ -1,0 +1,101 @@
+"""Corpus readers: folder, JSONL, BEIR layout (SciFact as shipped in ../shared), and their errors."""
+
+from __future__ import annotations
+
+import gzip
+import json
+from pathlib import Path
+
+import pytest
+
+from gen.documents import Span, read_beir, read_folder, read_jsonl
+from metrics.errors import InputError
+
+SCIFACT = Path(__file__).resolve().parents[2] / ".." / "shared" / "data" / "scifact"
+
+
+def test_folder_reads_text_markdown_and_html(tmp_path):
+    (tmp_path / "a.txt").write_text("Alpha text.", encoding="utf-8")
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "b.md").write_text("# B\n\nBeta.", encoding="utf-8")
+    (tmp_path / "c.html").write_text("<html><style>x{}</style><p>Gamma <b>bold</b></p><p>Two</p></html>")
+    (tmp_path / "ignored.bin").write_bytes(b"\0\1")
+    corpus = read_folder(tmp_path)
+    assert [d.id for d in corpus.documents] == ["a.txt", "c.html", "sub/b.md"]
+    assert corpus.get("c.html").text == "Gamma bold\nTwo"
+    assert corpus.get("sub/b.md").text == "# B\n\nBeta."
+
+
+@pytest.mark.parametrize("setup, message", [
+    (lambda p: None, "no .txt"),
+    (lambda p: (p / "e.md").write_text("  \n"), "empty"),
+    (lambda p: (p / "bad.txt").write_bytes(b"\xff\xfe bad"), "not UTF-8"),
+])
+def test_folder_errors_name_the_file(tmp_path, setup, message):
+    setup(tmp_path)
+    with pytest.raises(InputError, match=message):
+        read_folder(tmp_path)
+
+
+def test_missing_paths_are_input_errors(tmp_path):
+    for reader in (read_folder, read_jsonl, read_beir):
+        with pytest.raises(InputError, match="not found"):
+            reader(tmp_path / "nope")
+
+
+def test_jsonl_with_title_and_gzip(tmp_path):
+    rows = [{"id": "1", "title": "T", "text": "body", "lang": "en"}, {"id": "2", "text": "two"}]
+    path = tmp_path / "kb.jsonl.gz"
+    with gzip.open(path, "wt") as fh:
+        fh.write("\n".join(json.dumps(r) for r in rows))
+    corpus = read_jsonl(path)
+    assert corpus.get("1").text == "T body" and corpus.get("1").metadata["lang"] == "en"
+    assert corpus.get("2").text == "two"
+
+
+def test_jsonl_errors_name_line_and_column(tmp_path):
+    path = tmp_path / "kb.jsonl"
+    path.write_text('{"id": "1", "text": "ok"}\n{"id": "2"}\n')
+    with pytest.raises(InputError, match=r"line 2: missing or non-string column 'text'"):
+        read_jsonl(path)
+    path.write_text('{"id": "1", "text": "ok"}\n{broken\n')
+    with pytest.raises(InputError, match="line 2: not valid JSON"):
+        read_jsonl(path)
+    path.write_text('{"id": "1", "text": "a"}\n{"id": "1", "text": "b"}\n')
+    with pytest.raises(InputError, match="appears twice"):
+        read_jsonl(path)
+
+
+def _beir(tmp_path: Path, qrels: str) -> Path:
+    (tmp_path / "corpus.jsonl").write_text('{"_id": "d1", "title": "", "text": "x"}\n{"_id": "d2", "text": "y"}\n')
+    (tmp_path / "queries.jsonl").write_text('{"_id": "q1", "text": "what"}\n{"_id": "q2", "text": "unjudged"}\n')
+    (tmp_path / "qrels").mkdir()
+    (tmp_path / "qrels" / "test.tsv").write_text(qrels)
+    return tmp_path
+
+
+def test_beir_layout_keeps_judged_queries(tmp_path):
+    corpus = read_beir(_beir(tmp_path, "query-id\tcorpus-id\tscore\nq1\td2\t1\n"))
+    assert [q.id for q in corpus.queries] == ["q1"]
+    assert corpus.qrels == {"q1": {"d2": 1}}
+
+
+def test_beir_qrels_naming_a_missing_document(tmp_path):
+    with pytest.raises(InputError, match=r"line 2: corpus-id 'd9' is not in the corpus"):
+        read_beir(_beir(tmp_path, "query-id\tcorpus-id\tscore\nq1\td9\t1\n"))
+
+
+@pytest.mark.skipif(not SCIFACT.is_dir(), reason="../shared/data/scifact not present")
+def test_scifact_loads_as_it_is():
+    corpus = read_beir(SCIFACT, split="dev")
+    assert len(corpus.documents) == 5183
+    assert len(corpus.queries) == 300  # = BEIR's SciFact test split
+    assert sum(len(v) for v in corpus.qrels.values()) == 339
+    evidence = read_beir(SCIFACT, split="dev", qrels="evidence")
+    assert sum(len(v) for v in evidence.qrels.values()) < 339
+
+
+def test_span_overlap_is_half_open():
+    s = Span("d", 10, 20)
+    assert s.overlaps("d", 19, 25) and s.overlaps("d", 0, 11)
+    assert not s.overlaps("d", 20, 30) and not s.overlaps("d", 0, 10) and not s.overlaps("e", 12, 13)

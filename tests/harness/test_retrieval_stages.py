@@ -1,0 +1,108 @@
+"""The cache, the FAISS indexes and span relevance, on small constructed data (fast, no model)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from gen.chunking import Chunk
+from gen.documents import Span
+from gen.testset import TestSample
+from harness.cache import Cache, make_key
+from harness.evaluate import ChunkLocator, dedupe_documents, score_qrels, score_spans
+from harness.records import Retrieved
+from harness.retriever import IndexSpec, search
+
+
+def test_cache_computes_once_and_survives_a_corrupt_entry(tmp_path):
+    cache = Cache(tmp_path)
+    calls = []
+    key = make_key("x", 1)
+    for _ in range(3):
+        got = cache.array("vec", key, lambda: calls.append(1) or np.arange(4, dtype=np.float32))
+    assert len(calls) == 1 and got.tolist() == [0, 1, 2, 3]
+    assert (cache.hits, cache.misses) == (2, 1)
+    cache.path("vec", key, "npy").write_bytes(b"garbage")
+    assert cache.array("vec", key, lambda: np.ones(2)).tolist() == [1, 1]
+    assert not list(tmp_path.rglob("*.tmp"))  # atomic writes leave no temporary files
+
+
+def test_disabled_cache_writes_nothing(tmp_path):
+    cache = Cache(tmp_path / "c", enabled=False)
+    cache.json("j", "k", lambda: {"a": 1})
+    assert not (tmp_path / "c").exists()
+
+
+def test_keys_depend_on_every_part():
+    assert make_key("a", {"x": 1, "y": 2}) == make_key("a", {"y": 2, "x": 1})
+    assert make_key("a", {"x": 1}) != make_key("a", {"x": 2})
+
+
+def _unit(rng, n, d=16):
+    v = rng.normal(size=(n, d)).astype(np.float32)
+    return v / np.linalg.norm(v, axis=1, keepdims=True)
+
+
+@pytest.mark.parametrize("kind", ["flat", "hnsw", "ivf"])
+def test_indexes_find_the_exact_neighbours_on_easy_data(kind):
+    rng = np.random.default_rng(0)
+    base = _unit(rng, 2000)
+    queries = base[:50] + 0.01 * _unit(rng, 50)
+    spec = IndexSpec(kind=kind, nprobe=64)
+    index = spec.build(base)
+    spec.configure(index)
+    _, ids = search(index, queries, 5)
+    assert (ids[:, 0] == np.arange(50)).mean() >= 0.96
+
+
+def test_ties_are_broken_by_position_and_k_is_capped():
+    spec = IndexSpec()
+    vecs = np.tile(np.eye(4, dtype=np.float32)[:1], (6, 1))  # six identical vectors
+    index = spec.build(vecs)
+    scores, ids = search(index, vecs[:1], 4)
+    assert ids[0].tolist() == [0, 1, 2, 3]
+    _, ids = search(index, vecs[:1], 50)
+    assert ids.shape == (1, 6)
+
+
+def _chunk(doc, s, e):
+    return Chunk(f"{doc}#{s}-{e}", doc, s, e, "x" * (e - s))
+
+
+def _ret(c, score=1.0):
+    return Retrieved(c.id, c.doc_id, c.start, c.end, score, c.text)
+
+
+def test_span_relevance_by_overlap_on_a_hand_case():
+    chunks = [_chunk("a", 0, 100), _chunk("a", 80, 180), _chunk("a", 160, 260), _chunk("b", 0, 100)]
+    sample = TestSample("q", "?", "", (Span("a", 90, 120),))  # overlaps chunks 0 and 1
+    locator = ChunkLocator(chunks)
+    assert locator.n_relevant(sample) == 2
+    ranked = [_ret(chunks[3]), _ret(chunks[1]), _ret(chunks[2]), _ret(chunks[0])]
+    got = score_spans(sample, ranked, 3, locator)
+    assert got["hit"].value == 1.0
+    assert got["mrr"].value == 0.5
+    assert got["precision"].value == pytest.approx(1 / 3)
+    assert got["recall"].value == 0.5  # one of the two overlapping chunks is in the top 3
+    assert got["ndcg"].value == pytest.approx((1 / np.log2(3)) / (1 + 1 / np.log2(3)))
+    # characters: gold 30 (90..120); retrieved a:80..260 (180) + b:0..100 (100); overlap 30
+    assert got["span_recall"].value == 1.0
+    assert got["span_precision"].value == pytest.approx(30 / 280)
+    assert got["span_iou"].value == pytest.approx(30 / 280)
+    assert got["hit"].explanation["relevant_retrieved"] == ["a#80-180"]
+
+
+def test_no_overlapping_chunk_is_undefined_not_zero():
+    chunks = [_chunk("a", 0, 10)]
+    sample = TestSample("q", "?", "", (Span("zzz", 0, 5),))
+    got = score_spans(sample, [_ret(chunks[0])], 1, ChunkLocator(chunks))
+    assert got["ndcg"].status == "undefined" and got["ndcg"].value is None
+    assert "no chunk" in got["ndcg"].explanation["reason"]
+
+
+def test_qrels_mode_collapses_chunks_to_documents():
+    chunks = [_chunk("d1", 0, 10), _chunk("d1", 10, 20), _chunk("d2", 0, 10), _chunk("d3", 0, 10)]
+    ranked = [_ret(c) for c in chunks]
+    assert [r.doc_id for r in dedupe_documents(ranked)] == ["d1", "d2", "d3"]
+    got = score_qrels({"d2": 1, "d9": 1}, ranked, 2)
+    assert got["mrr"].value == 0.5 and got["recall"].value == 0.5 and got["precision"].value == 0.5

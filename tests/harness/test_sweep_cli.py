@@ -1,0 +1,117 @@
+"""`ragsweep sweep` and `ragsweep board` as a user runs them: subprocesses, real model, real FAISS."""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.slow
+
+
+def ragsweep(*args: str, cwd: Path, cache: Path) -> subprocess.CompletedProcess:
+    env = {**os.environ, "RAGSWEEP_CACHE_DIR": str(cache), "HYDRA_FULL_ERROR": "0"}
+    return subprocess.run([sys.executable, "-m", "harness.cli", *args], cwd=cwd, env=env,
+                          capture_output=True, text=True, timeout=600)
+
+
+@pytest.fixture(scope="module")
+def default_sweep(tmp_path_factory):
+    """The README's default sweep (3 chunk sizes x 4 top-K) on the shipped corpus, run once."""
+    cwd = tmp_path_factory.mktemp("run")
+    cache = tmp_path_factory.mktemp("cache")
+    first = ragsweep("sweep", "progress=false", cwd=cwd, cache=cache)
+    assert first.returncode == 0, first.stderr[-3000:]
+    again = ragsweep("sweep", "progress=false", cwd=cwd, cache=cache)
+    assert again.returncode == 0, again.stderr[-3000:]
+    sweeps = sorted((cwd / "outputs" / "sweeps").iterdir())
+    return cwd, cache, sweeps, first, again
+
+
+def _board(sweep: Path) -> list[dict[str, str]]:
+    with (sweep / "leaderboard.csv").open() as fh:
+        return list(csv.DictReader(fh))
+
+
+def test_default_sweep_writes_a_leaderboard_row_per_variant(default_sweep):
+    cwd, _, sweeps, first, _ = default_sweep
+    rows = _board(sweeps[0])
+    assert len(rows) == 12  # chunk size {256, 512, 1024} x top_k {1, 3, 5, 10}
+    assert {(r["chunker.size"], r["top_k"]) for r in rows} == {
+        (str(s), str(k)) for s in (256, 512, 1024) for k in (1, 3, 5, 10)}
+    means = [float(r["ndcg@k"]) for r in rows]
+    assert means == sorted(means, reverse=True)  # best first
+    for r in rows:
+        assert float(r["ndcg@k_ci_low"]) <= float(r["ndcg@k"]) <= float(r["ndcg@k_ci_high"])
+        assert int(r["ndcg@k_n_ok"]) == 40 and r["error"] == ""
+    # recall can only grow with K for a fixed chunking
+    for size in ("256", "512", "1024"):
+        rec = [float(r["recall@k"]) for r in sorted((r for r in rows if r["chunker.size"] == size),
+                                                     key=lambda r: int(r["top_k"]))]
+        assert rec == sorted(rec)
+    assert "leaderboard:" in first.stdout and (sweeps[0] / "leaderboard.md").is_file()
+
+
+def test_jobs_keep_per_sample_records(default_sweep):
+    _, _, sweeps, _, _ = default_sweep
+    job = sweeps[0] / "0"
+    runs = [json.loads(line) for line in (job / "runs.jsonl").open()]
+    assert len(runs) == 40 and len(runs[0]["retrieved"]) == 10
+    hit = runs[0]["retrieved"][0]
+    assert {"chunk_id", "doc_id", "start", "end", "score", "text"} <= hit.keys()
+    scores = [json.loads(line) for line in (job / "scores.jsonl").open()]
+    assert {s["status"] for s in scores} == {"ok"}
+    assert all(s["value"] is not None for s in scores)
+    summary = json.loads((job / "summary.json").read_text())
+    assert [v["params"]["top_k"] for v in summary["variants"]] == [1, 3, 5, 10]
+
+
+def test_repeated_sweep_recomputes_nothing(default_sweep):
+    _, _, sweeps, _, _ = default_sweep
+    assert len(sweeps) == 2
+    for job in sorted(p for p in sweeps[1].iterdir() if p.is_dir() and p.name.isdigit()):
+        cost = json.loads((job / "summary.json").read_text())["cost"]
+        assert cost["embedded_texts"] == 0 and cost["cache_misses"] == 0, cost
+    assert _board(sweeps[0])[0]["ndcg@k"] == _board(sweeps[1])[0]["ndcg@k"]
+
+
+def test_board_rebuilds_the_leaderboard(default_sweep):
+    cwd, cache, sweeps, _, _ = default_sweep
+    (sweeps[0] / "leaderboard.csv").unlink()
+    out = ragsweep("board", str(sweeps[0]), "sort_by=recall@k", cwd=cwd, cache=cache)
+    assert out.returncode == 0, out.stderr
+    rows = _board(sweeps[0])
+    recall = [float(r["recall@k"]) for r in rows]
+    assert len(rows) == 12 and recall == sorted(recall, reverse=True)
+
+
+@pytest.mark.parametrize("args, message", [
+    (["sweep", "corpus=folder"], "corpus.path"),
+    (["sweep", "corpus=folder", "corpus.path=/no/such/folder"], "not found"),
+    (["sweep", "chunker=banana"], "banana"),
+    (["sweep", "no_such_key=1"], "no_such_key"),
+    (["sweep", "testset=/no/such.jsonl"], "not found"),
+    (["sweep", "retriever.top_k=0"], "top_k"),
+    (["board", "/no/such/sweep"], "not found"),
+    (["frobnicate"], "unknown command"),
+])
+def test_bad_input_exits_2_with_a_clear_message(tmp_path, args, message):
+    out = ragsweep(*args, "progress=false", cwd=tmp_path, cache=tmp_path / "cache") if args[0] == "sweep" \
+        else ragsweep(*args, cwd=tmp_path, cache=tmp_path / "cache")
+    assert out.returncode == 2, (out.returncode, out.stderr[-2000:])
+    assert message in out.stderr
+    assert "Traceback" not in out.stderr
+
+
+def test_empty_document_in_folder_exits_2(tmp_path):
+    kb = tmp_path / "kb"
+    kb.mkdir()
+    (kb / "a.md").write_text("Some text here.")
+    (kb / "empty.md").write_text("")
+    out = ragsweep("sweep", "corpus=folder", f"corpus.path={kb}", "progress=false", cwd=tmp_path, cache=tmp_path / "c")
+    assert out.returncode == 2 and "empty.md: document is empty" in out.stderr
