@@ -7,6 +7,7 @@ line, not a Hydra traceback with exit code 1.
 
 from __future__ import annotations
 
+import importlib
 import logging
 import sys
 from collections.abc import Callable
@@ -17,7 +18,7 @@ import hydra
 from hydra.core.hydra_config import HydraConfig
 from omegaconf import DictConfig
 
-from metrics.errors import InputError
+from metrics.errors import InputError, fail
 
 log = logging.getLogger("ragsweep")
 
@@ -27,14 +28,11 @@ commands:
   sweep   chunk, embed, index and retrieve over the test set for every variant; writes a leaderboard
           e.g. ragsweep sweep chunker.size=256,512 'retriever.top_k=[1,5,10]'
   board   rebuild the leaderboard of a sweep folder: ragsweep board outputs/sweeps/<stamp>
+  gen     write a test set (questions, reference answers, evidence spans) from a corpus
+  score   score recorded RAG outputs (CSV, JSONL, Parquet, datasets folder); exit 1 if a threshold fails
 
 Every option is a Hydra override; `ragsweep <command> --cfg job` prints the composed config,
 `ragsweep <command> --help` lists the config groups."""
-
-
-def _fail(message: str) -> None:
-    print(f"ragsweep: error: {message}", file=sys.stderr)
-    raise SystemExit(2)
 
 
 def _job_choices() -> dict[str, str]:
@@ -50,7 +48,7 @@ def sweep_app(cfg: DictConfig) -> Any:
     try:
         return run_job_safely(cfg, out_dir, _job_choices())
     except InputError as exc:
-        _fail(str(exc))
+        fail(str(exc))
 
 
 @hydra.main(version_base="1.3", config_path="pkg://conf", config_name="board")
@@ -58,16 +56,22 @@ def board_app(cfg: DictConfig) -> None:
     from harness.leaderboard import build
 
     if not cfg.dir:
-        _fail("which sweep folder? ragsweep board outputs/sweeps/<stamp>")
+        fail("which sweep folder? ragsweep board outputs/sweeps/<stamp>")
     try:
         paths = build(cfg.dir, cfg.sort_by, cfg.seed)
     except InputError as exc:
-        _fail(str(exc))
+        fail(str(exc))
     print(Path(paths["md"]).read_text(encoding="utf-8"))
     print(f"leaderboard: {paths['md']}\n             {paths['csv']}")
 
 
-APPS: dict[str, tuple[Callable[[], Any], str]] = {"sweep": (sweep_app, "sweep"), "board": (board_app, "board")}
+# command -> (module, Hydra app function, primary config). Imported only when that command runs.
+APPS: dict[str, tuple[str, str, str]] = {
+    "sweep": ("harness.cli", "sweep_app", "sweep"),
+    "board": ("harness.cli", "board_app", "board"),
+    "gen": ("gen.app", "gen_app", "gen"),
+    "score": ("harness.score", "score_app", "score"),
+}
 
 
 def _message(exc: BaseException) -> str:
@@ -103,9 +107,9 @@ def validate(config_name: str, overrides: list[str]) -> None:
 
             missing = sorted(OmegaConf.missing_keys(cfg))
     except (HydraException, OmegaConfBaseException, ValueError) as exc:
-        _fail(_message(exc))
+        fail(_message(exc))
     if missing:
-        _fail(f"missing value for {', '.join(missing)}: pass {missing[0]}=...")
+        fail(f"missing value for {', '.join(missing)}: pass {missing[0]}=...")
 
 
 # Hydra flags that take a value: the value is not an override.
@@ -133,13 +137,14 @@ def main(argv: list[str] | None = None) -> None:
         raise SystemExit(0 if args else 2)
     command, rest = args[0], args[1:]
     if command not in APPS:
-        _fail(f"unknown command {command!r}; expected one of: {', '.join(APPS)}")
-    app, config_name = APPS[command]
+        fail(f"unknown command {command!r}; expected one of: {', '.join(APPS)}")
+    module, function, config_name = APPS[command]
     if command == "board" and rest and "=" not in rest[0] and not rest[0].startswith("-"):
         rest[0] = f"dir={rest[0]}"
     if not any(a in ("--help", "-h", "--hydra-help", "--info") for a in rest):
         validate(config_name, overrides_of(rest))
     sys.argv = [f"ragsweep-{command}", *rest]
+    app: Callable[[], Any] = getattr(importlib.import_module(module), function)
     app()
 
 

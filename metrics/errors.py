@@ -1,5 +1,8 @@
 """Errors shared by every stage. ``metrics`` is the leaf package, so they live here."""
 
+import sys
+from typing import NoReturn
+
 
 class InputError(ValueError):
     """Bad user input: a missing file, row or column, an unknown option.
@@ -15,3 +18,9 @@ class JudgeError(RuntimeError):
     def __init__(self, message: str, raw: str | None = None) -> None:
         super().__init__(message)
         self.raw = raw
+
+
+def fail(message: str) -> NoReturn:
+    """End a command on bad input: one line on stderr, exit code 2 (the CLI contract)."""
+    print(f"ragsweep: error: {message}", file=sys.stderr)
+    raise SystemExit(2)
