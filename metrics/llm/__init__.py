@@ -1,0 +1,48 @@
+"""The LLM interface shared by the judge, the question writer and the answerer.
+
+Backends: :class:`OpenAICompatLLM` (any OpenAI-compatible endpoint), :class:`LocalLLM`
+(llama.cpp in-process on a packaged GGUF) and :class:`ScriptedLLM` (a fake for tests);
+:class:`CachedLLM` wraps any of them with a content-addressed SQLite cache. Optional SDKs
+(``openai``, ``xllamacpp``) are imported only when a call needs them.
+"""
+
+from metrics.llm.base import (
+    LLM,
+    Completion,
+    Logprobs,
+    Message,
+    PromptId,
+    Schema,
+    Usage,
+    complete_structured,
+    parse_structured,
+)
+from metrics.llm.cache import CachedLLM, CompletionStore, cache_key
+from metrics.llm.local import LocalLLM
+from metrics.llm.models import PACKAGED_MODELS, ModelIntegrityError, PackagedModel, assemble
+from metrics.llm.openai_compat import OpenAICompatLLM
+from metrics.llm.scripted import ScriptedCall, ScriptedLLM, ScriptExhausted
+
+__all__ = [
+    "LLM",
+    "PACKAGED_MODELS",
+    "CachedLLM",
+    "Completion",
+    "CompletionStore",
+    "LocalLLM",
+    "Logprobs",
+    "Message",
+    "ModelIntegrityError",
+    "OpenAICompatLLM",
+    "PackagedModel",
+    "PromptId",
+    "Schema",
+    "ScriptExhausted",
+    "ScriptedCall",
+    "ScriptedLLM",
+    "Usage",
+    "assemble",
+    "cache_key",
+    "complete_structured",
+    "parse_structured",
+]

@@ -1,0 +1,276 @@
+"""The one LLM interface shared by the judge, the question writer and the answerer.
+
+Every backend implements :class:`LLM`. Backends return raw text through a small ``generate``
+function; :func:`complete_structured` turns that into a validated object: it asks the
+backend to constrain decoding to the schema where it can, parses JSON out of the text,
+and on failure sends the bad output back once with the validation error before giving up
+with :class:`~metrics.errors.JudgeError` (the raw text kept).
+
+Schemas are pydantic models. A plain JSON-schema ``dict`` is accepted too, for callers that
+already hold one; it is then checked for JSON types, required keys and enums only.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol, TypedDict, runtime_checkable
+
+import pydantic
+
+from metrics.errors import JudgeError
+
+Schema = type[pydantic.BaseModel] | dict[str, Any]
+Logprobs = list[dict[str, float]]
+"""Top log-probabilities per generated position: ``[{token: logprob, ...}, ...]``."""
+
+
+class Message(TypedDict):
+    """One chat message, in the OpenAI shape every backend understands."""
+
+    role: Literal["system", "user", "assistant"]
+    content: str
+
+
+@dataclass(frozen=True)
+class PromptId:
+    """Which prompt produced the messages; its version is part of every cache key.
+
+    Attributes:
+        name: Stable prompt name, e.g. ``"faithfulness.claims"``.
+        version: Bumped whenever the wording or the examples change.
+    """
+
+    name: str
+    version: str
+
+
+@dataclass
+class Usage:
+    """Token counts of one call (or a sum of calls)."""
+
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(
+            self.prompt_tokens + other.prompt_tokens,
+            self.completion_tokens + other.completion_tokens,
+        )
+
+
+@dataclass
+class Completion:
+    """The result of :meth:`LLM.complete`.
+
+    Attributes:
+        text: The raw text the model produced (after a repair, the repaired text).
+        parsed: The validated object when a schema was given: a model instance for a
+            pydantic schema, the decoded JSON for a dict schema; otherwise None.
+        usage: Tokens spent, including a repair attempt.
+        logprobs: Top log-probabilities per position, or None when not asked for or the
+            backend gives none.
+        cached: True when the result came from the cache and no model ran.
+    """
+
+    text: str
+    parsed: Any = None
+    usage: Usage = field(default_factory=Usage)
+    logprobs: Logprobs | None = None
+    cached: bool = False
+
+
+@runtime_checkable
+class LLM(Protocol):
+    """A chat model. Implemented by the OpenAI-compatible client, the in-process
+    llama.cpp model, the scripted fake and the caching wrapper."""
+
+    @property
+    def model_id(self) -> str:
+        """A short human-readable model name, for reports."""
+        ...
+
+    def identity(self) -> dict[str, Any]:
+        """Everything about this model that changes its output (model, endpoint or file
+        hash, sampling parameters). Used in cache keys, so it never holds timeouts,
+        retry settings or credentials."""
+        ...
+
+    async def complete(
+        self,
+        messages: list[Message],
+        schema: Schema | None = None,
+        *,
+        prompt: PromptId | None = None,
+        logprobs: bool = False,
+        max_tokens: int | None = None,
+    ) -> Completion:
+        """Run the model on ``messages``; validate against ``schema`` when given.
+
+        Raises:
+            JudgeError: The call failed for good, or the output did not validate after
+                one repair attempt.
+        """
+        ...
+
+
+Generate = Callable[[list[Message], dict[str, Any] | None, bool, int | None], Awaitable[Completion]]
+"""A backend's raw call: (messages, json_schema or None, logprobs, max_tokens) -> Completion."""
+
+
+def json_schema_of(schema: Schema) -> dict[str, Any]:
+    """The JSON schema of a pydantic model or a schema dict (returned as is)."""
+    if isinstance(schema, dict):
+        return schema
+    return schema.model_json_schema()
+
+
+def schema_name(schema: Schema) -> str:
+    """A name for the schema, as OpenAI's ``response_format`` requires one."""
+    name = schema.get("title", "output") if isinstance(schema, dict) else schema.__name__
+    return re.sub(r"[^A-Za-z0-9_-]", "_", str(name))[:64] or "output"
+
+
+def parse_structured(text: str, schema: Schema) -> Any:
+    """Extract the JSON object from model text and validate it.
+
+    Accepts bare JSON, JSON inside a ```json fence, or JSON after some chatter (the first
+    balanced ``{...}`` is taken).
+
+    Raises:
+        ValueError: No JSON object found, or it does not match the schema; the message is
+            what a repair prompt shows the model.
+    """
+    data = _extract_json(text)
+    if isinstance(schema, dict):
+        problems = _check(data, schema, "$")
+        if problems:
+            raise ValueError("; ".join(problems[:10]))
+        return data
+    try:
+        return schema.model_validate(data)
+    except pydantic.ValidationError as err:
+        raise ValueError(str(err)) from None
+
+
+async def complete_structured(
+    generate: Generate,
+    messages: list[Message],
+    schema: Schema | None,
+    *,
+    logprobs: bool = False,
+    max_tokens: int | None = None,
+) -> Completion:
+    """Call ``generate`` and, with a schema, parse its text with one repair attempt.
+
+    Args:
+        generate: The backend's raw call; it receives the JSON schema so that it can
+            constrain decoding when the backend supports it.
+        messages: The chat.
+        schema: Pydantic model or JSON-schema dict, or None for free text.
+        logprobs: Ask for top log-probabilities.
+        max_tokens: Limit on generated tokens, or None for the backend's default.
+
+    Raises:
+        JudgeError: Still invalid after the repair; ``raw`` holds the last text.
+    """
+    js = json_schema_of(schema) if schema is not None else None
+    first = await generate(messages, js, logprobs, max_tokens)
+    if schema is None:
+        return first
+    try:
+        first.parsed = parse_structured(first.text, schema)
+        return first
+    except ValueError as err:
+        error = str(err)
+    # One repair: show the model its own output and the error; small models often fix a
+    # missing brace or a wrong field name when told exactly what is wrong.
+    repair = [*messages, *repair_messages(first.text, error, js)]
+    second = await generate(repair, js, logprobs, max_tokens)
+    second.usage = first.usage + second.usage
+    try:
+        second.parsed = parse_structured(second.text, schema)
+    except ValueError as err2:
+        raise JudgeError(
+            f"output does not match schema {schema_name(schema)} after one repair: {err2}",
+            raw=second.text,
+        ) from None
+    return second
+
+
+def repair_messages(bad: str, error: str, json_schema: dict[str, Any] | None) -> list[Message]:
+    """The two messages appended to the chat to ask for corrected JSON."""
+    schema_text = json.dumps(json_schema, ensure_ascii=False) if json_schema else "(see above)"
+    return [
+        {"role": "assistant", "content": bad},
+        {
+            "role": "user",
+            "content": (
+                f"Your reply is not valid: {error}\n"
+                f"Reply again with only the corrected JSON object, matching this JSON schema:\n"
+                f"{schema_text}\nNo explanations, no code fences."
+            ),
+        },
+    ]
+
+
+_FENCE = re.compile(r"```(?:json|JSON)?\s*\n?(.*?)```", re.DOTALL)
+
+
+def _extract_json(text: str) -> Any:
+    stripped = text.strip()
+    candidates = [stripped, *(m.group(1).strip() for m in _FENCE.finditer(text))]
+    for cand in candidates:
+        try:
+            return json.loads(cand)
+        except json.JSONDecodeError:
+            pass
+    decoder = json.JSONDecoder()
+    for start in (i for i, ch in enumerate(text) if ch == "{"):
+        try:
+            obj, _ = decoder.raw_decode(text, start)
+        except json.JSONDecodeError:
+            continue
+        return obj
+    raise ValueError("no JSON object found in the reply")
+
+
+_JSON_TYPES: dict[str, tuple[type, ...]] = {
+    "object": (dict,),
+    "array": (list,),
+    "string": (str,),
+    "integer": (int,),
+    "number": (int, float),
+    "boolean": (bool,),
+    "null": (type(None),),
+}
+
+
+def _check(value: Any, schema: dict[str, Any], where: str) -> list[str]:
+    """A small JSON-schema check (type, required, properties, items, enum) for dict schemas."""
+    problems: list[str] = []
+    types = schema.get("type")
+    if types is not None:
+        allowed = [types] if isinstance(types, str) else list(types)
+        ok = any(
+            isinstance(value, _JSON_TYPES.get(t, (object,)))
+            and not (t in ("integer", "number") and isinstance(value, bool))
+            for t in allowed
+        )
+        if not ok:
+            return [f"{where}: expected {'/'.join(allowed)}, got {type(value).__name__}"]
+    if "enum" in schema and value not in schema["enum"]:
+        problems.append(f"{where}: {value!r} is not one of {schema['enum']}")
+    if isinstance(value, dict):
+        for key in schema.get("required", []):
+            if key not in value:
+                problems.append(f"{where}: missing required key {key!r}")
+        for key, sub in schema.get("properties", {}).items():
+            if key in value and isinstance(sub, dict):
+                problems += _check(value[key], sub, f"{where}.{key}")
+    if isinstance(value, list) and isinstance(schema.get("items"), dict):
+        for i, item in enumerate(value):
+            problems += _check(item, schema["items"], f"{where}[{i}]")
+    return problems

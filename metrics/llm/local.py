@@ -1,0 +1,203 @@
+"""llama.cpp in-process through ``xllamacpp``: the default, offline LLM.
+
+xllamacpp embeds llama.cpp's own server (``xllamacpp.Server``) and takes OpenAI-shaped
+request dicts directly, without HTTP. What this module relies on:
+
+* ``Server.handle_chat_completions(request: dict) -> dict`` (no callback: one blocking call
+  that returns the whole response, or ``{"error": {...}}``; bad schemas raise ValueError);
+* ``"json_schema": {...}`` in the request constrains decoding to the schema (llama.cpp turns
+  it into a grammar; this build routes it through LLGuidance);
+* ``"logprobs": True, "top_logprobs": N`` returns ``choices[0].logprobs.content`` as OpenAI does.
+  The top log-probabilities are the model's own distribution before the grammar mask: under
+  a schema, position 0 can list tokens such as "Here" that the grammar would never allow;
+* ``"cache_prompt": True`` keeps the KV cache of the previous prompt, so calls that share a
+  long prefix (same instructions, same contexts) only evaluate the new tail.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+from metrics.errors import InputError, JudgeError
+from metrics.llm import models
+from metrics.llm.base import (
+    Completion,
+    Logprobs,
+    Message,
+    PromptId,
+    Schema,
+    Usage,
+    complete_structured,
+)
+
+_TOP_LOGPROBS = 5
+# Small models sometimes loop instead of stopping; bound a call when the caller gives no limit.
+DEFAULT_MAX_TOKENS = 1024
+
+
+class LocalLLM:
+    """A GGUF model run in this process by llama.cpp, on CPU.
+
+    The model loads on the first call, not in the constructor. Calls are serialised on one
+    worker thread: one model on a small CPU gains nothing from parallel requests, and the
+    event loop stays free while the model runs.
+
+    Args:
+        model_path: A GGUF file, or the name of a packaged model (a key of
+            :data:`metrics.llm.models.PACKAGED_MODELS`), assembled and hash-checked on
+            first use.
+        n_ctx: Context size in tokens (prompt plus output).
+        n_threads: CPU threads for prompt evaluation and generation.
+        temperature: Sampling temperature; 0 is greedy and repeatable.
+        seed: Sampling seed.
+    """
+
+    def __init__(
+        self,
+        model_path: str | Path,
+        n_ctx: int = 4096,
+        n_threads: int = 2,
+        temperature: float = 0.0,
+        seed: int = 0,
+    ) -> None:
+        self.model_path = model_path
+        self.n_ctx = n_ctx
+        self.n_threads = n_threads
+        self.temperature = temperature
+        self.seed = seed
+        self.usage = Usage()  # all tokens spent by this object
+        self.last_timings: dict[str, Any] = {}  # llama.cpp's timings of the last call
+        self._server: Any = None
+        self._file: Path | None = None
+        self._sha256: str | None = None
+        self._init_lock = threading.RLock()  # _load calls _resolve under it
+        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="llama")
+
+    @property
+    def model_id(self) -> str:
+        """The packaged model name, or the GGUF file's stem."""
+        name = str(self.model_path)
+        return name if name in models.PACKAGED_MODELS else Path(name).stem
+
+    def identity(self) -> dict[str, Any]:
+        """Model file hash, context size and sampling parameters."""
+        if self._sha256 is None:
+            self._sha256 = models.file_sha256(self._resolve())
+        return {
+            "backend": "llama.cpp",
+            "model": self.model_id,
+            "sha256": self._sha256,
+            "n_ctx": self.n_ctx,  # a smaller context can fail or truncate where a larger does not
+            "temperature": self.temperature,
+            "seed": self.seed,
+        }
+
+    async def complete(
+        self,
+        messages: list[Message],
+        schema: Schema | None = None,
+        *,
+        prompt: PromptId | None = None,
+        logprobs: bool = False,
+        max_tokens: int | None = None,
+    ) -> Completion:
+        """See :meth:`metrics.llm.base.LLM.complete`."""
+        del prompt  # only the cache uses it
+        return await complete_structured(
+            self._generate, messages, schema, logprobs=logprobs, max_tokens=max_tokens
+        )
+
+    def close(self) -> None:
+        """Free the model and the worker thread."""
+        self._executor.shutdown(wait=True)
+        self._server = None
+
+    async def _generate(
+        self,
+        messages: list[Message],
+        json_schema: dict[str, Any] | None,
+        logprobs: bool,
+        max_tokens: int | None,
+    ) -> Completion:
+        request: dict[str, Any] = {
+            "messages": [{"role": m["role"], "content": m["content"]} for m in messages],
+            "max_tokens": max_tokens or DEFAULT_MAX_TOKENS,
+            "temperature": self.temperature,
+            "seed": self.seed,
+            "cache_prompt": True,
+        }
+        if json_schema is not None:
+            request["json_schema"] = json_schema
+        if logprobs:
+            request.update(logprobs=True, top_logprobs=_TOP_LOGPROBS)
+        loop = asyncio.get_running_loop()
+        response = await loop.run_in_executor(self._executor, self._call, request)
+        if "error" in response:
+            err = response["error"]
+            message = err.get("message", err) if isinstance(err, dict) else err
+            raise JudgeError(f"{self.model_id}: llama.cpp error: {message}")
+        choice = response["choices"][0]
+        raw_usage = response.get("usage") or {}
+        usage = Usage(raw_usage.get("prompt_tokens", 0), raw_usage.get("completion_tokens", 0))
+        self.usage = self.usage + usage
+        self.last_timings = response.get("timings") or {}
+        return Completion(
+            text=choice["message"].get("content") or "",
+            usage=usage,
+            logprobs=_logprobs(choice) if logprobs else None,
+        )
+
+    def _call(self, request: dict[str, Any]) -> dict[str, Any]:
+        """Runs on the worker thread."""
+        server = self._load()
+        try:
+            return dict(server.handle_chat_completions(request))
+        except ValueError as err:  # e.g. a schema llama.cpp cannot turn into a grammar
+            raise JudgeError(f"{self.model_id}: llama.cpp rejected the request: {err}") from None
+
+    def _resolve(self) -> Path:
+        # Locked: identity() (from the cache's thread) and the worker may both come first.
+        with self._init_lock:
+            if self._file is None:
+                name = str(self.model_path)
+                if name in models.PACKAGED_MODELS:
+                    self._file = models.assemble(name)
+                else:
+                    self._file = Path(name).expanduser()
+                    if not self._file.is_file():
+                        raise InputError(f"{self._file}: GGUF model file not found")
+            return self._file
+
+    def _load(self) -> Any:
+        with self._init_lock:
+            if self._server is None:
+                import xllamacpp  # optional dependency: imported only when the model is used
+
+                params = xllamacpp.CommonParams()
+                params.model.path = str(self._resolve())
+                params.n_ctx = self.n_ctx
+                params.n_parallel = 1  # one slot: the whole context serves the one request
+                params.cpuparams.n_threads = self.n_threads
+                params.cpuparams_batch.n_threads = self.n_threads
+                params.cache_prompt = True
+                params.sampling.temp = self.temperature
+                params.sampling.seed = self.seed
+                params.warmup = True  # without it the first request decodes several times slower
+                params.verbosity = -1  # llama.cpp's per-request logs would flood stderr
+                self._server = xllamacpp.Server(params)
+            return self._server
+
+
+def _logprobs(choice: dict[str, Any]) -> Logprobs | None:
+    content = (choice.get("logprobs") or {}).get("content")
+    if not content:
+        return None
+    return [
+        {t["token"]: t["logprob"] for t in pos.get("top_logprobs") or []}
+        or {pos["token"]: pos["logprob"]}
+        for pos in content
+    ]

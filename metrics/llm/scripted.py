@@ -1,0 +1,126 @@
+"""A scripted fake LLM, so that every judged metric can be tested without a model.
+
+It goes through the same parsing and repair path as the real backends, so a broken reply
+followed by a good one exercises the repair, and two broken replies end in JudgeError.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, Union
+
+from metrics.llm.base import (
+    Completion,
+    Logprobs,
+    Message,
+    PromptId,
+    Schema,
+    Usage,
+    complete_structured,
+)
+
+Reply = Union[str, dict[str, Any], BaseException]
+"""A scripted reply: text, a dict sent as JSON text, or an exception to raise."""
+Responder = Callable[[list[Message], Union[Schema, None]], Union[str, dict[str, Any]]]
+
+
+class ScriptExhausted(AssertionError):
+    """The test made more model calls than it scripted replies for."""
+
+
+@dataclass
+class ScriptedCall:
+    """One model call as the fake saw it (a repair is a call of its own)."""
+
+    messages: list[Message]
+    schema: Schema | None
+    prompt: PromptId | None
+    logprobs: bool
+    max_tokens: int | None
+
+
+class ScriptedLLM:
+    """An :class:`~metrics.llm.base.LLM` that replies from a script and records every call.
+
+    Args:
+        responses: Replies served in order, or a function ``(messages, schema) -> str | dict``
+            called for every call (it may raise to simulate a failure). A reply that is an
+            exception instance is raised instead of returned, e.g. ``JudgeError("down")``.
+        logprobs: Returned when a call asks for logprobs; None simulates a backend that
+            gives none.
+        model_id: The id to report.
+        temperature: Only part of :meth:`identity`, so tests can show that a sampling
+            change misses the cache.
+    """
+
+    def __init__(
+        self,
+        responses: Sequence[Reply] | Responder,
+        *,
+        logprobs: Logprobs | None = None,
+        model_id: str = "scripted",
+        temperature: float = 0.0,
+    ) -> None:
+        self._responder = responses if callable(responses) else None
+        self._replies = [] if callable(responses) else list(responses)
+        self.logprobs = logprobs
+        self._model_id = model_id
+        self.temperature = temperature
+        self.calls: list[ScriptedCall] = []
+
+    @property
+    def model_id(self) -> str:
+        """The id given to the constructor."""
+        return self._model_id
+
+    def identity(self) -> dict[str, Any]:
+        """Backend name, model id and temperature."""
+        return {"backend": "scripted", "model": self._model_id, "temperature": self.temperature}
+
+    @property
+    def remaining(self) -> int:
+        """Scripted replies not used yet (0 for a function script)."""
+        return max(0, len(self._replies) - len(self.calls))
+
+    async def complete(
+        self,
+        messages: list[Message],
+        schema: Schema | None = None,
+        *,
+        prompt: PromptId | None = None,
+        logprobs: bool = False,
+        max_tokens: int | None = None,
+    ) -> Completion:
+        """See :meth:`metrics.llm.base.LLM.complete`."""
+
+        async def generate(
+            msgs: list[Message], _js: Any, want_lp: bool, limit: int | None
+        ) -> Completion:
+            return self._reply(ScriptedCall(list(msgs), schema, prompt, want_lp, limit))
+
+        return await complete_structured(
+            generate, messages, schema, logprobs=logprobs, max_tokens=max_tokens
+        )
+
+    def _reply(self, call: ScriptedCall) -> Completion:
+        index = len(self.calls)
+        self.calls.append(call)
+        if self._responder is not None:
+            reply: Reply = self._responder(call.messages, call.schema)
+        elif index < len(self._replies):
+            reply = self._replies[index]
+        else:
+            raise ScriptExhausted(
+                f"ScriptedLLM got call {index + 1} but only {len(self._replies)} replies are scripted"
+            )
+        if isinstance(reply, BaseException):
+            raise reply
+        text = reply if isinstance(reply, str) else json.dumps(reply)
+        prompt_words = sum(len(m["content"].split()) for m in call.messages)
+        return Completion(
+            text=text,
+            usage=Usage(prompt_words, len(text.split())),  # words stand in for tokens
+            logprobs=self.logprobs if call.logprobs else None,
+        )
