@@ -1,0 +1,52 @@
+"""The human-labelled calibration sets load as the field reports them, with a fixed tune/held-out split."""
+
+from __future__ import annotations
+
+import pytest
+
+from harness.calibration import LOADERS, SHARED_DATA, split_of
+
+pytestmark = pytest.mark.skipif(not SHARED_DATA.is_dir(), reason="../shared/data not present")
+
+
+def test_sizes_and_split_are_fixed():
+    sizes = {name: len(load(split="all", n=None).samples) for name, load in LOADERS.items()}
+    assert sizes == {"halueval": 4000, "qags": 953, "begin": 1229, "ragchecker": 560}
+    for name, load in LOADERS.items():
+        tune = {s.id for s in load(split="tune", n=None).samples}
+        held = {s.id for s in load(split="heldout", n=None).samples}
+        assert tune and held and not tune & held
+    assert split_of("halueval", "h1") == split_of("halueval", "h1")
+
+
+def test_sampling_is_seeded():
+    a = [s.id for s in LOADERS["qags"](n=10, seed=3).samples]
+    assert a == [s.id for s in LOADERS["qags"](n=10, seed=3).samples]
+    assert a != [s.id for s in LOADERS["qags"](n=10, seed=4).samples]
+
+
+def test_an_oracle_agrees_perfectly_and_an_inverted_one_does_not():
+    halu = LOADERS["halueval"](n=20)
+    oracle = {s.id: float(s.id.endswith("right")) for s in halu.samples}
+    assert halu.evaluate(oracle) == {"n_pairs": 20.0, "pairwise_acc": 1.0, "roc_auc": 1.0}
+    assert halu.evaluate({k: 1 - v for k, v in oracle.items()})["roc_auc"] == 0.0
+    begin = LOADERS["begin"](n=60)
+    label = {s.id: 1.0 for s in begin.samples}  # constant scores: AUC 0.5, never NaN
+    assert begin.evaluate(label)["roc_auc"] == 0.5
+
+
+def test_ragchecker_differences_follow_the_label_direction():
+    rc = LOADERS["ragchecker"](n=30)
+    import json
+
+    data = json.loads((SHARED_DATA / "ragchecker" / "human_labeled_data.json").read_text())
+    mean_label: dict[str, list[float]] = {}
+    for row in data:
+        mean_label.setdefault(str(row["instance_id"]), []).append(row["correctness_label"])
+    # response 2 scores the human label: Pearson with correctness must be 1
+    scores = {}
+    for s in rc.samples:
+        rid, model = s.id[1:].split(".")
+        lab = sum(mean_label[rid]) / len(mean_label[rid])
+        scores[s.id] = lab if model == "model2" else 0.0
+    assert rc.evaluate(scores)["correctness_pearson"] == pytest.approx(1.0)
