@@ -1,0 +1,359 @@
+"""``ragsweep score``: score recorded RAG outputs from a file and gate on thresholds.
+
+Reads CSV, JSONL, Parquet or a saved ``datasets`` folder whose columns use the usual
+names (``question, contexts, answer, ground_truths`` or ``user_input, retrieved_contexts,
+response, reference, reference_contexts``), scores every row with the chosen metrics and writes
+``result.csv``, ``summary.csv`` and ``explanations.jsonl`` to ``out``. Exit code 0 when every
+threshold holds, 1 when one fails, 2 on bad input.
+
+List cells in CSV (contexts, reference contexts, ground truths) are split on ``;``; a cell that
+holds a list literal (``["a; b", "c"]`` as JSON, or ``['a', 'b']`` as pandas writes lists) is
+read as that list, which is the way to keep a ``;`` inside a passage. With several ground
+truths the first is the reference the metrics see; the input cell is copied to ``result.csv``
+unchanged, so none is lost.
+"""
+
+from __future__ import annotations
+
+import ast
+import asyncio
+import csv
+import io
+import json
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any
+
+import hydra
+from omegaconf import DictConfig, OmegaConf
+
+from harness.cache import atomic_write
+from metrics.catalogue import FIELDS, MetricSpec, RagSample, catalogue, resolve
+from metrics.errors import InputError, fail
+from metrics.scoring import check_thresholds, metric_kwargs, score_samples, summary_rows
+
+#: Accepted column names for each sample field, in the order they are looked for.
+ALIASES: dict[str, tuple[str, ...]] = {
+    "question": ("question", "user_input"),
+    "answer": ("answer", "response"),
+    "contexts": ("contexts", "retrieved_contexts"),
+    "reference": ("reference", "ground_truth", "ground_truths"),
+    "reference_contexts": ("reference_contexts",),
+}
+LIST_COLUMNS = {"contexts", "retrieved_contexts", "reference_contexts", "ground_truths"}
+
+Table = tuple[list[str], list[dict[str, Any]], list[str]]
+"""``(columns, rows, row labels for messages)``."""
+
+
+def _text(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise InputError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from exc
+
+
+def _read_csv(path: Path) -> Table:
+    rows, labels = [], []
+    # strict: an unbalanced quote is an error, not a cell that swallows the rest of the file
+    reader = csv.reader(io.StringIO(_text(path), newline=""), strict=True)
+    try:
+        header = [h.strip() for h in next(reader, [])]
+        if len(set(header)) != len(header):
+            raise InputError(f"{path}: header names a column twice: {', '.join(header)}")
+        for i, cells in enumerate(reader, start=1):
+            if not any(c.strip() for c in cells):
+                continue
+            if len(cells) != len(header):
+                raise InputError(f"{path} row {i} (line {reader.line_num}): {len(cells)} fields, "
+                                 f"header has {len(header)} (unquoted comma or quote?)")
+            rows.append(dict(zip(header, cells)))
+            labels.append(f"row {i}")
+    except csv.Error as exc:
+        raise InputError(f"{path}: malformed CSV near line {reader.line_num}: {exc}") from exc
+    return header, rows, labels
+
+
+def _read_jsonl(path: Path) -> Table:
+    rows, labels = [], []
+    for n, line in enumerate(_text(path).splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise InputError(f"{path} line {n}: not JSON ({exc.msg})") from exc
+        if not isinstance(row, dict):
+            raise InputError(f"{path} line {n}: expected a JSON object, got {type(row).__name__}")
+        rows.append(row)
+        labels.append(f"line {n}")
+    return list(dict.fromkeys(k for r in rows for k in r)), rows, labels
+
+
+def _read_parquet(path: Path) -> Table:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    try:
+        table = pq.read_table(path)
+    except (pa.ArrowException, OSError) as exc:
+        raise InputError(f"{path}: not a Parquet file ({exc})") from exc
+    return table.column_names, table.to_pylist(), [f"row {i}" for i in range(1, table.num_rows + 1)]
+
+
+def _read_dataset(path: Path, split: str | None) -> Table:
+    import datasets
+
+    try:
+        ds = datasets.load_from_disk(str(path))
+    except (FileNotFoundError, ValueError) as exc:
+        raise InputError(f"{path}: not a saved datasets folder ({exc})") from exc
+    if isinstance(ds, datasets.DatasetDict):
+        if split is None and len(ds) != 1:
+            raise InputError(f"{path}: splits {', '.join(ds)}; choose one with split=NAME")
+        name = split if split is not None else next(iter(ds))
+        if name not in ds:
+            raise InputError(f"{path}: no split {name!r}; splits: {', '.join(ds)}")
+        ds = ds[name]
+    return ds.column_names, ds.to_list(), [f"row {i}" for i in range(1, len(ds) + 1)]
+
+
+def _list_cell(text: str, where: str) -> tuple[str, ...] | None:
+    """A CSV list cell: a JSON or Python list literal, else ``;``-separated items; blank -> None."""
+    text = text.strip()
+    if not text:
+        return None
+    if text.startswith("[") and text.endswith("]"):
+        value: Any = None
+        for parse in (json.loads, ast.literal_eval):
+            try:
+                value = parse(text)
+                break
+            except (ValueError, SyntaxError):
+                continue
+        if value is None and text[:2] in ('["', "['"):
+            raise InputError(f"{where}: a list literal that does not parse")
+        if value is not None:
+            return _typed_list(value, where)
+    return tuple(p.strip() for p in text.split(";") if p.strip())
+
+
+def _typed_list(value: Any, where: str) -> tuple[str, ...] | None:
+    if value is None:
+        return None
+    if isinstance(value, (list, tuple)) and all(isinstance(v, str) for v in value):
+        return tuple(value)
+    raise InputError(f"{where}: expected a list of strings, got {type(value).__name__} {str(value)[:60]!r}")
+
+
+def _typed_text(value: Any, where: str) -> str | None:
+    if value is None or isinstance(value, str):
+        return value
+    raise InputError(f"{where}: expected a string, got {type(value).__name__} {str(value)[:60]!r}")
+
+
+def field_columns(path: Path, columns: Iterable[str]) -> dict[str, str]:
+    """Which input column feeds each sample field; two columns for one field is an InputError."""
+    present = set(columns)
+    out = {}
+    for field, names in ALIASES.items():
+        found = [n for n in names if n in present]
+        if len(found) > 1:
+            raise InputError(f"{path}: columns {' and '.join(found)} both give the {field}; keep one")
+        if found:
+            out[field] = found[0]
+    return out
+
+
+def read_samples(path: str | Path, split: str | None = None) -> tuple[list[RagSample], dict[str, str], Table]:
+    """Read an input file into samples.
+
+    Returns:
+        The samples, the column of each field present, and the raw table (for ``result.csv``).
+
+    Raises:
+        InputError: Missing, empty or malformed file; duplicate id; a cell of the wrong type.
+    """
+    path = Path(path)
+    if not path.exists():
+        raise InputError(f"{path}: no such file or folder")
+    if path.is_dir():
+        table = _read_dataset(path, split)
+    else:
+        readers: dict[str, Callable[[Path], Table]] = {
+            ".csv": _read_csv, ".jsonl": _read_jsonl, ".parquet": _read_parquet}
+        if path.suffix.lower() not in readers:
+            raise InputError(f"{path}: unknown format {path.suffix!r}; expected .csv, .jsonl, .parquet "
+                             "or a saved datasets folder")
+        if path.stat().st_size == 0:
+            raise InputError(f"{path}: empty file")
+        table = readers[path.suffix.lower()](path)
+    columns, rows, labels = table
+    if not rows:
+        raise InputError(f"{path}: no rows")
+    is_csv = path.suffix.lower() == ".csv"
+    fields = field_columns(path, columns)
+    samples, seen = [], set()
+    for n, (row, label) in enumerate(zip(rows, labels), start=1):
+        values: dict[str, Any] = {}
+        for field, col in fields.items():
+            where, cell = f"{path} {label}, column {col}", row.get(col)
+            if col in LIST_COLUMNS:
+                items = _list_cell(cell, where) if is_csv else _typed_list(cell, where)
+                values[field] = (items[0] if items else None) if field == "reference" else items
+            elif is_csv:
+                values[field] = cell if cell.strip() else None
+            else:
+                values[field] = _typed_text(cell, where)
+        raw_id = row.get("id")
+        sid = str(n) if raw_id is None or str(raw_id).strip() == "" else str(raw_id).strip()
+        if sid in seen:
+            raise InputError(f"{path} {label}, column id: duplicate id {sid!r}")
+        seen.add(sid)
+        samples.append(RagSample(id=sid, **values))
+    return samples, fields, table
+
+
+def choose_metrics(path: Path, names: list[str] | None, fields: dict[str, str], has_judge: bool) -> list[MetricSpec]:
+    """The requested metrics (each checked against the columns), or every metric the file supports."""
+    if names is None:
+        specs = [s for s in catalogue().values()
+                 if set(s.inputs) <= set(fields) and (has_judge or not s.needs_judge)]
+        if not specs:
+            raise InputError(f"{path}: no metric can be scored from columns {', '.join(fields) or 'none'} "
+                             f"(known fields: {', '.join(FIELDS)})")
+        return specs
+    specs = resolve(names)
+    missing = [(s.name, f) for s in specs for f in s.inputs if f not in fields]
+    if missing:
+        name, field = missing[0]
+        raise InputError(f"{path}: no column {' or '.join(ALIASES[field])}, which metric {name} needs")
+    return specs
+
+
+def _cell(value: Any) -> str:
+    # lists as JSON literals, which the CSV reader reads back exactly (even with a ';' inside)
+    if isinstance(value, (list, tuple, dict)):
+        return json.dumps(value, ensure_ascii=False)
+    return "" if value is None else str(value)
+
+
+def _write_csv(path: Path, header: list[str], rows: list[list[Any]]) -> None:
+    def write(tmp: str) -> None:
+        with open(tmp, "w", encoding="utf-8", newline="") as fh:
+            w = csv.writer(fh)
+            w.writerow(header)
+            w.writerows([[_cell(c) for c in r] for r in rows])
+
+    atomic_write(path, write)
+
+
+def write_outputs(out: Path, samples: list[RagSample], table: Table, specs: list[MetricSpec],
+                  scored: list, summary: list[dict[str, Any]], cfg_yaml: str) -> None:
+    """``result.csv``, ``summary.csv``, ``explanations.jsonl`` and the resolved ``config.yaml``."""
+    columns, rows, _ = table
+    inputs = [c for c in columns if c != "id"]
+    m = len(specs)
+    header = ["id", *inputs, *[c for s in specs for c in (s.name, f"{s.name}_status")]]
+    lines = []
+    for i, (sample, row) in enumerate(zip(samples, rows)):
+        results = [r.result for r in scored[i * m:(i + 1) * m]]
+        lines.append([sample.id, *[row.get(c) for c in inputs],
+                      *[c for r in results for c in (r.value, r.status)]])
+    _write_csv(out / "result.csv", header, lines)
+    keys = ["metric", "mean", "ci_low", "ci_high", "n_ok", "n_undefined", "n_error", "threshold",
+            "passed", "reason"]
+    flat = [[str(r[k]).lower() if isinstance(r[k], bool) else r[k] for k in keys] for r in summary]
+    _write_csv(out / "summary.csv", keys, flat)
+    text = "".join(json.dumps({"sample_id": r.sample_id, "metric": r.metric, "value": r.result.value,
+                               "status": r.result.status, "explanation": r.result.explanation},
+                              ensure_ascii=False, default=str) + "\n" for r in scored)
+    atomic_write(out / "explanations.jsonl", lambda tmp: Path(tmp).write_text(text, encoding="utf-8"))
+    atomic_write(out / "config.yaml", lambda tmp: Path(tmp).write_text(cfg_yaml, encoding="utf-8"))
+
+
+def format_summary(summary: list[dict[str, Any]]) -> str:
+    """The summary as a fixed-width text table."""
+    def num(v: Any) -> str:
+        return "-" if v is None or v == "" else f"{v:.4f}" if isinstance(v, float) else str(v).lower()
+
+    head = ("metric", "mean", "95% CI", "ok", "undef", "error", "threshold", "passed")
+    body = [(r["metric"], num(r["mean"]),
+             "-" if r["ci_low"] is None else f"[{r['ci_low']:.4f}, {r['ci_high']:.4f}]",
+             str(r["n_ok"]), str(r["n_undefined"]), str(r["n_error"]), num(r["threshold"]),
+             num(r["passed"])) for r in summary]
+    widths = [max(len(row[i]) for row in (head, *body)) for i in range(len(head))]
+    return "\n".join("  ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip() for row in (head, *body))
+
+
+def _names(value: Any) -> list[str] | None:
+    """``metrics`` as a list of names: a list, a comma-separated string, or None (choose from the file)."""
+    if value is None:
+        return None
+    names = [n.strip() for n in value.split(",")] if isinstance(value, str) else [str(n) for n in value]
+    if not any(names):
+        raise InputError("metrics selects no metric; name some, or leave metrics unset for all the file supports")
+    return [n for n in names if n]
+
+
+def _build(node: Any, what: str) -> Any:
+    """Instantiate a config group; a bad setting (missing key, unknown option) is an InputError."""
+    from hydra.errors import InstantiationException
+
+    try:
+        return hydra.utils.instantiate(node)
+    except InstantiationException as exc:
+        raise InputError(f"cannot build the {what}: {str(exc).strip().splitlines()[-1]}") from exc
+
+
+def run(cfg: DictConfig) -> int:
+    """Score ``cfg.input``; returns the exit code (0 thresholds hold, 1 one fails)."""
+    if not cfg.input:
+        raise InputError("which file? ragsweep score input=FILE")
+    path = Path(str(cfg.input))
+    samples, fields, table = read_samples(path, cfg.split)
+    # The llm config group builds the judge (its `none` option builds None); unset, no judge.
+    judge = _build(cfg.llm, "llm") if cfg.llm is not None else None
+    specs = choose_metrics(path, _names(cfg.metrics), fields, judge is not None)
+    thresholds = check_thresholds(OmegaConf.to_container(cfg.thresholds), specs)
+    options = OmegaConf.to_container(cfg.metric_options)
+    for spec in specs:  # check options before a dry run reports success
+        metric_kwargs(spec, options)
+    judged = [s.name for s in specs if s.needs_judge]
+    if cfg.dry_run:
+        print(f"dry run: {len(samples)} samples from {path}")
+        print(f"metrics: {', '.join(s.name for s in specs)}")
+        print(f"judged: {len(samples)} samples x {len(judged)} metrics"
+              + ("" if judge is not None else " (no llm: they will be undefined)") if judged else "judge calls: 0")
+        return 0
+    embedder = _build(cfg.embedder, "embedder") if any(s.needs_embedder for s in specs) else None
+    concurrency = cfg.concurrency
+    if concurrency is None:  # as many calls as the judge serves at once (1 for an in-process model)
+        from metrics.llm.factory import concurrency_of
+
+        concurrency = concurrency_of(judge) if judge is not None else 4
+    try:
+        scored = asyncio.run(score_samples(samples, specs, judge=judge, embedder=embedder, options=options,
+                                           concurrency=int(concurrency), progress=bool(cfg.progress)))
+    finally:
+        for part in (judge, getattr(judge, "inner", None)):
+            if callable(getattr(part, "close", None)):
+                part.close()
+    summary = summary_rows(scored, specs, thresholds, seed=int(cfg.seed))
+    out = Path(str(cfg.out))
+    write_outputs(out, samples, table, specs, scored, summary, OmegaConf.to_yaml(cfg, resolve=True))
+    print(format_summary(summary))
+    print(f"\nscores: {out}")
+    failed = [r for r in summary if r["passed"] is False]
+    for r in failed:
+        print(f"threshold failed: {r['metric']}: {r['reason']}")
+    return 1 if failed else 0
+
+
+@hydra.main(version_base="1.3", config_path="pkg://conf", config_name="score")
+def score_app(cfg: DictConfig) -> None:
+    try:
+        code = run(cfg)
+    except InputError as exc:
+        fail(str(exc))
+    raise SystemExit(code)

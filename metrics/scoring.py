@@ -1,0 +1,166 @@
+"""Run metric specs over samples, and summarise the results per metric with thresholds.
+
+The runner is shared by ``ragsweep score`` and the sweep. Its promise: every sample x metric
+pair gets exactly one :class:`~metrics.values.ScoredSample`, in sample order then metric order,
+whatever the metric does. A missing input or a missing judge is ``undefined``; a judge that
+fails for good, or a metric that raises, is ``error`` with the reason kept — the other rows
+are unaffected and nothing becomes NaN.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import logging
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from metrics.catalogue import MetricSpec, RagSample
+from metrics.errors import InputError, JudgeError
+from metrics.values import MetricValue, ScoredSample, summarise
+
+log = logging.getLogger("ragsweep")
+
+NO_JUDGE = "needs an LLM judge (llm=none)"
+
+
+def metric_kwargs(spec: MetricSpec, options: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
+    """The spec's default options updated by ``options[spec.name]``; an unknown option is an InputError."""
+    given = dict(options.get(spec.name) or {})
+    unknown = sorted(set(given) - set(spec.options))
+    if unknown:
+        known = ", ".join(sorted(spec.options)) or "none"
+        raise InputError(f"metric {spec.name} has no option {', '.join(unknown)} (options: {known})")
+    return {**spec.options, **given}
+
+
+async def _score_one(sample: RagSample, spec: MetricSpec, kwargs: dict[str, Any], judge: Any,
+                     embedder: Any, limit: asyncio.Semaphore) -> MetricValue:
+    missing = [f for f in spec.inputs if sample.get(f) is None]
+    if missing:
+        return MetricValue.undefined(f"no {' and no '.join(missing)}", missing=missing)
+    if spec.needs_judge and judge is None:
+        return MetricValue.undefined(NO_JUDGE)
+    if spec.needs_embedder and embedder is None:
+        return MetricValue.undefined("needs an embedder")
+    call = {f: sample.get(f) for f in spec.inputs} | kwargs
+    if spec.needs_judge:
+        call["judge"] = judge
+    if spec.needs_embedder:
+        call["embedder"] = embedder
+    # The semaphore bounds how many metrics are in flight at once, which for judged metrics is
+    # the number of concurrent model calls; synchronous metrics hold it only while they run.
+    async with limit:
+        try:
+            out = spec.fn(**call)
+            if inspect.isawaitable(out):
+                out = await out
+        except JudgeError as exc:
+            return MetricValue.error(str(exc) or "judge failed", raw=exc.raw)
+        except Exception as exc:  # noqa: BLE001 - a metric bug must not lose the other rows
+            return MetricValue.error(f"{type(exc).__name__}: {exc}", exception=type(exc).__name__)
+    if not isinstance(out, MetricValue):
+        return MetricValue.error(f"metric returned {type(out).__name__}, not a MetricValue")
+    return out
+
+
+async def score_samples(
+    samples: list[RagSample],
+    specs: list[MetricSpec],
+    *,
+    judge: Any = None,
+    embedder: Any = None,
+    options: Mapping[str, Mapping[str, Any]] | None = None,
+    concurrency: int = 4,
+    progress: bool = True,
+    variant: str = "",
+) -> list[ScoredSample]:
+    """Score every sample with every metric.
+
+    Args:
+        samples: The samples, in the order results should come back.
+        specs: The metrics to run, in column order.
+        judge: An :class:`metrics.llm.LLM` for judged metrics; None leaves them ``undefined``.
+        embedder: An embedder (``embed(texts) -> rows``) for metrics with ``needs_embedder``.
+        options: Per-metric keyword options, ``{metric: {option: value}}``, over the spec defaults.
+        concurrency: Most metric calls in flight at once (>= 1).
+        progress: Show a tqdm bar on stderr.
+        variant: Recorded on every result (the sweep's variant name; "" for ``ragsweep score``).
+
+    Returns:
+        One :class:`ScoredSample` per sample x metric, sample-major, in input order.
+
+    Raises:
+        InputError: An option a metric does not take, or concurrency < 1.
+    """
+    if concurrency < 1:
+        raise InputError(f"concurrency must be >= 1, got {concurrency}")
+    kwargs = {spec.name: metric_kwargs(spec, options or {}) for spec in specs}
+    limit = asyncio.Semaphore(concurrency)
+    from tqdm import tqdm
+
+    bar = tqdm(total=len(samples) * len(specs), desc="scoring", unit="score", disable=not progress)
+
+    async def run(sample: RagSample, spec: MetricSpec) -> ScoredSample:
+        result = await _score_one(sample, spec, kwargs[spec.name], judge, embedder, limit)
+        bar.update(1)
+        return ScoredSample(sample.id, variant, spec.name, result)
+
+    try:
+        # gather keeps argument order, so results are deterministic however calls interleave.
+        results = await asyncio.gather(*(run(s, m) for s in samples for m in specs))
+    finally:
+        bar.close()
+    n_error = sum(r.result.status == "error" for r in results)
+    if n_error:
+        log.warning("%d of %d scores are errors (see explanations)", n_error, len(results))
+    return list(results)
+
+
+def check_thresholds(thresholds: Mapping[str, Any], specs: Sequence[MetricSpec]) -> dict[str, float]:
+    """Thresholds as floats; a threshold on a metric not being scored, or not a number, is an InputError."""
+    names = {s.name for s in specs}
+    out = {}
+    for name, value in thresholds.items():
+        if name not in names:
+            raise InputError(f"threshold for {name}, which is not among the metrics scored "
+                             f"({', '.join(sorted(names)) or 'none'})")
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+            raise InputError(f"threshold for {name} must be a finite number, got {value!r}")
+        out[name] = float(value)
+    return out
+
+
+def summary_rows(scored: Sequence[ScoredSample], specs: Sequence[MetricSpec],
+                 thresholds: Mapping[str, float], seed: int = 0) -> list[dict[str, Any]]:
+    """One row per metric: mean, 95% bootstrap CI, counts, threshold and whether it holds.
+
+    ``passed`` is True/False when the metric has a threshold (mean >= threshold when higher is
+    better, mean <= threshold otherwise) and "" when it has none. A thresholded metric without a
+    single ``ok`` value fails: a gate that cannot be checked must not pass. ``reason`` says why a
+    row failed.
+    """
+    limits = check_thresholds(thresholds, specs)
+    by_metric: dict[str, list[tuple[str, float | None]]] = {s.name: [] for s in specs}
+    for row in scored:
+        if row.metric in by_metric:
+            by_metric[row.metric].append((row.result.status, row.result.value))
+    rows = []
+    for spec in specs:
+        stats = summarise(by_metric[spec.name], seed=seed)
+        threshold = limits.get(spec.name)
+        passed: bool | str = ""
+        reason = ""
+        if threshold is not None:
+            mean = stats["mean"]
+            if mean is None:
+                passed, reason = False, "no ok value to compare with the threshold"
+            else:
+                passed = mean >= threshold if spec.higher_is_better else mean <= threshold
+                if not passed:
+                    sign = "<" if spec.higher_is_better else ">"
+                    reason = f"mean {mean:.4f} {sign} threshold {threshold:g}"
+        rows.append({"metric": spec.name, **stats, "threshold": threshold, "passed": passed,
+                     "reason": reason})
+    return rows

@@ -1,0 +1,186 @@
+"""`ragsweep score` as a user runs it (subprocesses), and its input readers (in-process)."""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from harness.score import read_samples
+from metrics.errors import InputError
+
+ROWS = [
+    {"question": "What is the capital of France?", "answer": "Paris is the capital.",
+     "contexts": ["Paris is the capital of France.", "France is in Europe."],
+     "ground_truths": ["Paris is the capital of France."],
+     "reference_contexts": ["Paris is the capital of France."]},
+    {"question": "Who wrote Hamlet?", "answer": "Shakespeare wrote Hamlet.",
+     "contexts": ["Hamlet is a play by Shakespeare.", "It is a tragedy; set in Denmark."],
+     "ground_truths": ["William Shakespeare", "Shakespeare"],
+     "reference_contexts": ["Hamlet is a play by William Shakespeare."]},
+    {"question": "What is 2+2?", "answer": "4", "contexts": ["Arithmetic basics."],
+     "ground_truths": ["four"], "reference_contexts": ["Two plus two is four."]},
+    {"question": "Where is the Eiffel Tower?", "answer": "In Paris.",
+     "contexts": ["The Eiffel Tower is in Paris."], "ground_truths": ["The Eiffel Tower is in Paris."],
+     "reference_contexts": ["The Eiffel Tower stands in Paris."]},
+]
+LEXICAL = "metrics=[exact_match,token_f1,bleu,rouge_l,string_similarity,non_llm_context_recall," \
+          "non_llm_context_precision]"
+
+
+def write_ragas_csv(path: Path) -> Path:
+    """Ragas' classic layout: lists joined by ';', except one cell as a JSON list (it holds a ';')."""
+    with path.open("w", newline="") as fh:
+        w = csv.writer(fh)
+        w.writerow(["question", "contexts", "answer", "ground_truths", "reference_contexts"])
+        for r in ROWS:
+            ctx = json.dumps(r["contexts"]) if any(";" in c for c in r["contexts"]) else ";".join(r["contexts"])
+            w.writerow([r["question"], ctx, r["answer"], ";".join(r["ground_truths"]),
+                        ";".join(r["reference_contexts"])])
+    return path
+
+
+def ragsweep(*args: str, cwd: Path) -> subprocess.CompletedProcess:
+    env = {**os.environ, "RAGSWEEP_CACHE_DIR": str(cwd / "cache"), "HYDRA_FULL_ERROR": "0"}
+    return subprocess.run([sys.executable, "-m", "harness.cli", "score", "progress=false", *args],
+                          check=False, cwd=cwd, env=env, capture_output=True, text=True, timeout=300)
+
+
+def read_csv(path: Path) -> list[dict[str, str]]:
+    with path.open(newline="") as fh:
+        return list(csv.DictReader(fh))
+
+
+@pytest.fixture(scope="module")
+def scored(tmp_path_factory):
+    """The 4-row CSV scored once with the default metrics and a threshold that holds."""
+    cwd = tmp_path_factory.mktemp("score")
+    write_ragas_csv(cwd / "results.csv")
+    proc = ragsweep("input=results.csv", "out=out", "++thresholds.rouge_l=0.0", cwd=cwd)
+    return cwd, proc
+
+
+def test_csv_writes_results_summary_and_explanations(scored):
+    cwd, proc = scored
+    assert proc.returncode == 0, proc.stderr
+    out = cwd / "out"
+    result = read_csv(out / "result.csv")
+    assert [r["id"] for r in result] == ["1", "2", "3", "4"]
+    assert result[1]["ground_truths"] == "William Shakespeare;Shakespeare"  # input kept as given
+    assert result[0]["exact_match"] == "0.0" and result[0]["exact_match_status"] == "ok"
+    summary = read_csv(out / "summary.csv")
+    metrics = [r["metric"] for r in summary]
+    assert metrics == ["exact_match", "token_f1", "bleu", "rouge_l", "string_similarity",
+                       "non_llm_context_recall", "non_llm_context_precision", "answer_semantic_similarity"]
+    rouge = summary[metrics.index("rouge_l")]
+    assert rouge["threshold"] == "0.0" and rouge["passed"] == "true" and rouge["n_ok"] == "4"
+    lines = (out / "explanations.jsonl").read_text().splitlines()
+    assert len(lines) == 4 * len(metrics)
+    first = json.loads(lines[0])
+    assert first["sample_id"] == "1" and first["metric"] == "exact_match" and first["status"] == "ok"
+    assert "rouge_l" in proc.stdout and "scores: out" in proc.stdout
+    assert not (cwd / "outputs").exists()  # Hydra wrote nothing outside `out`
+
+
+def test_failing_threshold_exits_1_and_names_the_metric(scored):
+    cwd, _ = scored
+    proc = ragsweep("input=results.csv", "out=fail", LEXICAL, "++thresholds.rouge_l=0.99", cwd=cwd)
+    assert proc.returncode == 1, proc.stderr
+    assert "threshold failed: rouge_l" in proc.stdout
+    assert read_csv(cwd / "fail" / "summary.csv")[3]["passed"] == "false"
+
+
+def test_dry_run_scores_nothing(scored):
+    cwd, _ = scored
+    proc = ragsweep("input=results.csv", "out=dry", "dry_run=true", cwd=cwd)
+    assert proc.returncode == 0 and "4 samples" in proc.stdout and "judge calls: 0" in proc.stdout
+    assert not (cwd / "dry").exists()
+
+
+@pytest.mark.parametrize("name, content, args, expected", [
+    ("missing", None, ["input=nope.csv"], "nope.csv: no such file"),
+    ("nocol", "question,answer\nq,a\n", ["input=nocol.csv", "metrics=[rouge_l]"],
+     "nocol.csv: no column reference or ground_truth or ground_truths, which metric rouge_l needs"),
+    ("quote", 'question,answer,reference\n"q,a,r\nq2,a2,r2\n', ["input=quote.csv"], "quote.csv: malformed CSV"),
+    ("fields", "question,answer,reference\nq,a,r,extra\n", ["input=fields.csv"], "fields.csv row 1"),
+    ("empty", "", ["input=empty.csv"], "empty.csv: empty file"),
+    ("metric", "question,answer,reference\nq,a,r\n", ["input=metric.csv", "metrics=[rouge_x]"],
+     "unknown metric(s) rouge_x"),
+    ("typed", '{"answer": "a", "reference": 3}\n', ["input=typed.jsonl"],
+     "typed.jsonl line 1, column reference: expected a string, got int"),
+])
+def test_bad_input_exits_2_with_one_clear_line(tmp_path, name, content, args, expected):
+    if content is not None:
+        (tmp_path / args[0].split("=", 1)[1]).write_text(content)
+    proc = ragsweep(*args, cwd=tmp_path)
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert expected in proc.stderr
+    assert "Traceback" not in proc.stderr
+
+
+def test_jsonl_parquet_and_datasets_folder_score_like_the_csv(tmp_path):
+    import datasets
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    write_ragas_csv(tmp_path / "in.csv")
+    (tmp_path / "in.jsonl").write_text("".join(json.dumps(r) + "\n" for r in ROWS))
+    pq.write_table(pa.Table.from_pylist(ROWS), tmp_path / "in.parquet")
+    datasets.Dataset.from_list(ROWS).save_to_disk(str(tmp_path / "in_ds"))
+    scores = {}
+    for src in ("in.csv", "in.jsonl", "in.parquet", "in_ds"):
+        proc = ragsweep(f"input={src}", f"out=out_{src}", LEXICAL, cwd=tmp_path)
+        assert proc.returncode == 0, proc.stderr
+        rows = read_csv(tmp_path / f"out_{src}" / "result.csv")
+        scores[src] = [{k: v for k, v in r.items() if k not in ROWS[0]} for r in rows]
+        assert len(rows) == 4 and all(r["rouge_l_status"] == "ok" for r in rows)
+    assert scores["in.jsonl"] == scores["in.csv"]
+    assert scores["in.parquet"] == scores["in.csv"]
+    assert scores["in_ds"] == scores["in.csv"]
+
+
+def test_csv_cells_json_and_pandas_list_literals(tmp_path):
+    p = tmp_path / "cells.csv"
+    p.write_text('id,user_input,retrieved_contexts,response,ground_truth\n'
+                 'x,q,"[""a; b"", ""c""]",ans,"ref; with semicolon"\n'
+                 "y,q,\"['d', 'e']\",,ref\n"
+                 "z,q,[1] Smith;[2] Jones,ans,ref\n")
+    samples, fields, _ = read_samples(p)
+    assert fields == {"question": "user_input", "answer": "response", "contexts": "retrieved_contexts",
+                      "reference": "ground_truth"}
+    assert samples[0].contexts == ("a; b", "c")
+    assert samples[0].reference == "ref; with semicolon"  # a single ground_truth is never split
+    assert samples[1].contexts == ("d", "e") and samples[1].answer is None
+    assert samples[2].contexts == ("[1] Smith", "[2] Jones")
+
+
+def test_reader_errors_name_file_row_and_column(tmp_path):
+    p = tmp_path / "dup.csv"
+    p.write_text("id,answer,reference\n1,a,r\n1,b,r\n")
+    with pytest.raises(InputError, match=r"dup.csv row 2, column id: duplicate id '1'"):
+        read_samples(p)
+    p = tmp_path / "list.csv"
+    p.write_text('answer,contexts\na,"[1, 2]"\n')
+    with pytest.raises(InputError, match=r"list.csv row 1, column contexts: expected a list of strings"):
+        read_samples(p)
+    p = tmp_path / "both.csv"
+    p.write_text("answer,response\na,b\n")
+    with pytest.raises(InputError, match="columns answer and response both give the answer"):
+        read_samples(p)
+
+
+def test_dataset_dict_needs_a_split_when_it_has_several(tmp_path):
+    import datasets
+
+    dd = datasets.DatasetDict({"dev": datasets.Dataset.from_list(ROWS[:1]),
+                               "test": datasets.Dataset.from_list(ROWS)})
+    dd.save_to_disk(str(tmp_path / "dd"))
+    with pytest.raises(InputError, match="splits dev, test; choose one with split=NAME"):
+        read_samples(tmp_path / "dd")
+    samples, _, _ = read_samples(tmp_path / "dd", split="test")
+    assert len(samples) == 4 and samples[1].reference == "William Shakespeare"
