@@ -43,6 +43,32 @@ class Cost:
         self.seconds[stage] = self.seconds.get(stage, 0.0) + time.perf_counter() - start
 
 
+class CachedEmbedder:
+    """The job's embedder with a memory of every vector it made and a disk cache for each batch.
+
+    Metrics embed one or two texts per sample; :meth:`prime` embeds all of them in one batched,
+    disk-cached call first, so the per-sample calls are lookups and a repeated sweep embeds nothing.
+    """
+
+    def __init__(self, embedder: Embedder, cache: Cache, identity: dict[str, Any]) -> None:
+        self.embedder, self.cache, self._identity = embedder, cache, identity
+        self._memo: dict[str, np.ndarray] = {}
+
+    def identity(self) -> dict[str, Any]:
+        return self._identity
+
+    def prime(self, texts: Sequence[str], progress: bool = False) -> None:
+        new = sorted({t for t in texts if t not in self._memo})
+        if new:
+            key = make_key("texts", hashlib.sha256("\0".join(new).encode()).hexdigest(), self._identity)
+            vecs = self.cache.array("texts", key, lambda: self.embedder.embed(new, progress=progress))
+            self._memo.update(zip(new, vecs))
+
+    def embed(self, texts: list[str], *, progress: bool = False) -> np.ndarray:
+        self.prime(texts, progress)
+        return np.stack([self._memo[t] for t in texts]) if texts else np.zeros((0, 0), dtype=np.float32)
+
+
 class Pipeline:
     """Chunks -> vectors -> index -> search for one (corpus, chunker, embedder, index) combination."""
 
@@ -55,6 +81,11 @@ class Pipeline:
     @cached_property
     def embedder_id(self) -> dict[str, Any]:
         return self.embedder.identity()
+
+    @cached_property
+    def cached_embedder(self) -> CachedEmbedder:
+        """The job's embedder behind the disk cache, for texts other than chunks and queries."""
+        return CachedEmbedder(self.embedder, self.cache, self.embedder_id)
 
     @cached_property
     def chunks_key(self) -> str:

@@ -28,6 +28,7 @@ import hydra
 from omegaconf import DictConfig, OmegaConf
 
 from harness.cache import atomic_write
+from harness.parts import build
 from metrics.catalogue import FIELDS, MetricSpec, RagSample, catalogue, resolve
 from metrics.errors import InputError, fail
 from metrics.scoring import check_thresholds, metric_kwargs, score_samples, summary_rows
@@ -214,11 +215,16 @@ def read_samples(path: str | Path, split: str | None = None) -> tuple[list[RagSa
     return samples, fields, table
 
 
+DEFAULT_JUDGED = ("faithfulness", "answer_relevancy", "context_precision", "context_recall")
+
+
 def choose_metrics(path: Path, names: list[str] | None, fields: dict[str, str], has_judge: bool) -> list[MetricSpec]:
     """The requested metrics (each checked against the columns), or every metric the file supports."""
     if names is None:
-        specs = [s for s in catalogue().values()
-                 if set(s.inputs) <= set(fields) and (has_judge or not s.needs_judge)]
+        # Judged metrics by default: the four that answer "is it grounded, on topic, well retrieved"
+        # (about 4 judge calls a sample); the others are one `metrics=[...]` away.
+        specs = [s for s in catalogue().values() if set(s.inputs) <= set(fields)
+                 and (not s.needs_judge or (has_judge and s.name in DEFAULT_JUDGED))]
         if not specs:
             raise InputError(f"{path}: no metric can be scored from columns {', '.join(fields) or 'none'} "
                              f"(known fields: {', '.join(FIELDS)})")
@@ -296,14 +302,21 @@ def _names(value: Any) -> list[str] | None:
     return [n for n in names if n]
 
 
-def _build(node: Any, what: str) -> Any:
-    """Instantiate a config group; a bad setting (missing key, unknown option) is an InputError."""
-    from hydra.errors import InstantiationException
+def dry_run(samples: list[RagSample], specs: list[MetricSpec], options: Any, path: Path, concurrency: int) -> int:
+    """Run the metrics against a recording fake judge: print the calls and tokens a real run would spend."""
+    from metrics.llm.dryrun import DryRunEmbedder, DryRunLLM, dry_run_report
 
-    try:
-        return hydra.utils.instantiate(node)
-    except InstantiationException as exc:
-        raise InputError(f"cannot build the {what}: {str(exc).strip().splitlines()[-1]}") from exc
+    print(f"dry run: {len(samples)} samples from {path}")
+    print(f"metrics: {', '.join(s.name for s in specs)}")
+    judged = [s for s in specs if s.needs_judge]
+    if not judged:
+        print("judge calls: 0")
+        return 0
+    judge = DryRunLLM()
+    asyncio.run(score_samples(samples, judged, judge=judge, embedder=DryRunEmbedder(), options=options,
+                              concurrency=concurrency, progress=False))
+    print(dry_run_report(judge.calls, n_samples=len(samples)))
+    return 0
 
 
 def run(cfg: DictConfig) -> int:
@@ -313,7 +326,7 @@ def run(cfg: DictConfig) -> int:
     path = Path(str(cfg.input))
     samples, fields, table = read_samples(path, cfg.split)
     # The llm config group builds the judge (its `none` option builds None); unset, no judge.
-    judge = _build(cfg.llm, "llm") if cfg.llm is not None else None
+    judge = build(cfg.llm, "llm") if cfg.llm is not None else None
     specs = choose_metrics(path, _names(cfg.metrics), fields, judge is not None)
     thresholds = check_thresholds(OmegaConf.to_container(cfg.thresholds), specs)
     options = OmegaConf.to_container(cfg.metric_options)
@@ -321,12 +334,10 @@ def run(cfg: DictConfig) -> int:
         metric_kwargs(spec, options)
     judged = [s.name for s in specs if s.needs_judge]
     if cfg.dry_run:
-        print(f"dry run: {len(samples)} samples from {path}")
-        print(f"metrics: {', '.join(s.name for s in specs)}")
-        print(f"judged: {len(samples)} samples x {len(judged)} metrics"
-              + ("" if judge is not None else " (no llm: they will be undefined)") if judged else "judge calls: 0")
-        return 0
-    embedder = _build(cfg.embedder, "embedder") if any(s.needs_embedder for s in specs) else None
+        return dry_run(samples, specs, options, path, int(cfg.concurrency or 4))
+    if judged and judge is not None:
+        judge.identity()  # fail fast (exit 2) when the model is missing, before any sample is scored
+    embedder = build(cfg.embedder, "embedder") if any(s.needs_embedder for s in specs) else None
     concurrency = cfg.concurrency
     if concurrency is None:  # as many calls as the judge serves at once (1 for an in-process model)
         from metrics.llm.factory import concurrency_of

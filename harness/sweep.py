@@ -13,6 +13,7 @@ bad option) stops the command with exit code 2 and a one-line message.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import time
@@ -28,30 +29,17 @@ from gen.documents import Corpus, shipped_corpus_path, shipped_testset_path
 from gen.testset import TestSample, check_against, read_testset, samples_from_qrels
 from harness.cache import Cache, atomic_write, write_json
 from harness.evaluate import ChunkLocator, score_qrels, score_spans
+from harness.parts import build
 from harness.pipeline import Pipeline
 from harness.records import RunSample
+from metrics.catalogue import RagSample, resolve
 from metrics.errors import InputError
+from metrics.scoring import score_samples
 from metrics.values import MetricValue, ScoredSample, summarise
 
 log = logging.getLogger(__name__)
 
 GROUPS = ("corpus", "chunker", "embedder", "index")
-
-
-def build(node: DictConfig, what: str) -> Any:
-    """``hydra.utils.instantiate`` with our own errors unwrapped from Hydra's wrapper."""
-    from hydra.errors import InstantiationException
-    from hydra.utils import instantiate
-
-    try:
-        return instantiate(node)
-    except InstantiationException as exc:
-        cause: BaseException | None = exc
-        while cause is not None and not isinstance(cause, InputError):
-            cause = cause.__cause__ or cause.__context__
-        if cause is not None:
-            raise cause from None
-        raise InputError(f"{what}: {exc}") from exc
 
 
 def load_samples(testset: str | None, corpus: Corpus) -> list[TestSample]:
@@ -106,6 +94,16 @@ def _write_jsonl(path: Path, rows: list[dict[str, Any]]) -> None:
     atomic_write(path, write)
 
 
+def answer_samples(answerer: Any, samples: list[TestSample], retrieved: list[list[Any]],
+                   corpus: Corpus) -> list[RagSample]:
+    """Answer every question from its retrieved chunks; the evidence texts are the reference contexts."""
+    contexts = [[r.text for r in got] for got in retrieved]
+    answers = answerer.answer_all([s.question for s in samples], contexts)
+    return [RagSample(s.id, s.question, a, tuple(ctx), s.reference or None,
+                      tuple(corpus.get(e.doc_id).text[e.start:e.end] for e in s.evidence) or None)
+            for s, a, ctx in zip(samples, answers, contexts)]
+
+
 def run_job(cfg: DictConfig, out_dir: Path, choices: Mapping[str, str]) -> dict[str, Any]:
     """Run one job; return (and write) its summary."""
     started = time.perf_counter()
@@ -121,7 +119,11 @@ def run_job(cfg: DictConfig, out_dir: Path, choices: Mapping[str, str]) -> dict[
     retrieved = pipe.search([s.question for s in samples], k_search)
     locator = ChunkLocator(pipe.chunks) if span_mode else None
 
-    summaries, scored = [], []
+    llm = build(cfg.llm, "llm")
+    answerer = build(cfg.answerer, "answerer", llm=llm, embedder=pipe.cached_embedder)
+    specs = resolve(list(cfg.metrics.generation)) if answerer is not None and span_mode else []
+
+    summaries, scored, answers = [], [], []
     for k in ks:
         params = variant_params(cfg, choices, k)
         name = variant_name(params)
@@ -130,6 +132,15 @@ def run_job(cfg: DictConfig, out_dir: Path, choices: Mapping[str, str]) -> dict[
             values = (score_spans(sample, got, k, locator) if locator is not None
                       else score_qrels(corpus.qrels[sample.id], got, k))  # type: ignore[index]
             rows.extend(ScoredSample(sample.id, name, f"{m}@k", v) for m, v in values.items())
+        if specs:
+            t = time.perf_counter()
+            rag = answer_samples(answerer, samples, [got[:k] for got in retrieved], corpus)
+            answers.extend({"sample_id": r.id, "variant": name, "answer": r.answer} for r in rag)
+            pipe.cached_embedder.prime([t for r in rag for t in (r.answer, r.reference) if t])
+            gen = asyncio.run(score_samples(rag, specs, judge=llm, embedder=pipe.cached_embedder,
+                                            options=cfg.metrics.options, variant=name, progress=False))
+            rows.extend(ScoredSample(g.sample_id, name, f"{g.metric}@k", g.result) for g in gen)
+            pipe.cost.timed("answer+generation metrics", t)
         scored.extend(rows)
         summaries.append({"variant": name, "params": params, "n_samples": len(samples),
                           "metrics": _aggregate(rows, cfg.seed)})
@@ -142,6 +153,8 @@ def run_job(cfg: DictConfig, out_dir: Path, choices: Mapping[str, str]) -> dict[
             for s, got in zip(samples, retrieved)]
     _write_jsonl(out_dir / "runs.jsonl", runs)
     _write_jsonl(out_dir / "scores.jsonl", [r.to_dict() for r in scored])
+    if answers:
+        _write_jsonl(out_dir / "answers.jsonl", answers)
     summary = {"job": str(out_dir), "corpus": corpus.source, "seed": cfg.seed, "variants": summaries,
                "cost": cost, "config": OmegaConf.to_container(cfg, resolve=True)}
     write_json(out_dir / "summary.json", summary)

@@ -76,9 +76,9 @@ class MetricSpec:
 def _families() -> list[Sequence[MetricSpec]]:
     # Imported here, not at module level, so that importing the catalogue stays cheap and
     # every family is listed in exactly one place.
-    from metrics import lexical
+    from metrics import correctness, critique, generation, lexical
 
-    return [lexical.SPECS]
+    return [lexical.SPECS, generation.SPECS, correctness.SPECS, critique.SPECS]
 
 
 def catalogue() -> dict[str, MetricSpec]:

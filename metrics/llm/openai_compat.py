@@ -8,6 +8,7 @@ exponential backoff and full jitter, so that it is counted and testable.
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import os
 import random
@@ -157,7 +158,9 @@ class OpenAICompatLLM:
         import openai  # optional dependency: imported only when a call is made
 
         client, sem = self._client_for_loop(openai)
-        retryable = (openai.RateLimitError, openai.InternalServerError, openai.APIConnectionError)
+        # A 200 whose body is not JSON (a proxy cut the response short) is as transient as a 5xx.
+        retryable = (openai.RateLimitError, openai.InternalServerError, openai.APIConnectionError,
+                     openai.APIResponseValidationError, json.JSONDecodeError)
         attempt = 0
         while True:
             try:

@@ -47,7 +47,7 @@ def write_ragas_csv(path: Path) -> Path:
 
 def ragsweep(*args: str, cwd: Path) -> subprocess.CompletedProcess:
     env = {**os.environ, "RAGSWEEP_CACHE_DIR": str(cwd / "cache"), "HYDRA_FULL_ERROR": "0"}
-    return subprocess.run([sys.executable, "-m", "harness.cli", "score", "progress=false", *args],
+    return subprocess.run([sys.executable, "-m", "harness.cli", "score", "progress=false", "llm=none", *args],
                           check=False, cwd=cwd, env=env, capture_output=True, text=True, timeout=300)
 
 
@@ -184,3 +184,18 @@ def test_dataset_dict_needs_a_split_when_it_has_several(tmp_path):
         read_samples(tmp_path / "dd")
     samples, _, _ = read_samples(tmp_path / "dd", split="test")
     assert len(samples) == 4 and samples[1].reference == "William Shakespeare"
+
+
+def test_dry_run_counts_four_judge_calls_for_the_core_metrics(tmp_path):
+    """faithfulness + answer relevancy + context precision + context recall, 5 contexts: 4 calls (Ragas ~11)."""
+    path = tmp_path / "one.csv"
+    with path.open("w", newline="") as fh:
+        w = csv.writer(fh)
+        w.writerow(["question", "contexts", "answer", "ground_truths"])
+        w.writerow(["Who built the bridge?", ";".join(f"Context number {i}." for i in range(5)),
+                    "Ada built it in 1901.", "Ada built the bridge."])
+    proc = ragsweep("input=one.csv", "dry_run=true", "llm=local",
+                    "metrics=[faithfulness,answer_relevancy,context_precision,context_recall]", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert "judge calls: 4" in proc.stdout, proc.stdout
+    assert not (tmp_path / "outputs").exists()  # a dry run writes nothing and loads no model

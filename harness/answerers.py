@@ -1,0 +1,103 @@
+"""Reference answerers: turn a question and its top-K retrieved chunks into an answer.
+
+- ``extractive`` (default, no LLM): the ``max_sentences`` sentences of the retrieved chunks closest
+  to the question by embedding cosine, in reading order. Deterministic and fast: it measures what
+  the retriever hands an answerer, not a model's wording.
+- ``llm``: the shared ``llm`` object answers from the numbered contexts (one call per question and K;
+  cached, so a repeated sweep makes no call).
+
+Both implement ``answer_all(questions, contexts_per_question) -> list[str]``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from gen.chunking import sentence_spans
+from metrics.embedding import Embedder
+
+
+class ExtractiveAnswerer:
+    """Best-matching sentences of the contexts, by cosine to the question."""
+
+    name = "extractive"
+
+    def __init__(self, max_sentences: int = 2, embedder: Embedder | None = None, llm: Any = None) -> None:
+        self.max_sentences = max_sentences
+        # The sweep passes its memoising, disk-cached embedder, so the sentences that every K re-reads
+        # are embedded once. `llm` is accepted (all answerers share one signature) and unused.
+        self.embedder = embedder
+
+    def params(self) -> dict[str, Any]:
+        return {"name": self.name, "max_sentences": self.max_sentences}
+
+    def answer_all(self, questions: Sequence[str], contexts: Sequence[Sequence[str]]) -> list[str]:
+        if self.embedder is None:
+            raise ValueError("ExtractiveAnswerer needs an embedder")
+        per_q = [[(ci, s, c[s:e]) for ci, c in enumerate(ctxs) for s, e in sentence_spans(c)] for ctxs in contexts]
+        unique = sorted({text for sents in per_q for _, _, text in sents})
+        if not unique:
+            return ["" for _ in questions]
+        index = {t: i for i, t in enumerate(unique)}
+        sent_vecs = self.embedder.embed(unique)
+        q_vecs = self.embedder.embed(list(questions))
+        answers = []
+        for qv, sents in zip(q_vecs, per_q):
+            if not sents:
+                answers.append("")
+                continue
+            sims = sent_vecs[[index[t] for _, _, t in sents]] @ qv
+            # Highest cosine first; ties by position, so the choice never depends on set order.
+            best = sorted(np.argsort(-sims, kind="stable")[: self.max_sentences])
+            answers.append(" ".join(sents[i][2] for i in best))
+        return answers
+
+
+ANSWER_INSTRUCTION = (
+    "Answer the question using only the numbered contexts. Be brief: one or two sentences. "
+    "If the contexts do not contain the answer, say \"I don't know.\""
+)
+
+
+class LLMAnswerer:
+    """The shared ``llm`` answers from the numbered contexts."""
+
+    name = "llm"
+
+    def __init__(self, llm: Any = None, max_tokens: int = 160, embedder: Any = None) -> None:
+        if llm is None:
+            from metrics.errors import InputError
+
+            raise InputError("answerer=llm needs a model: add llm=local, llm=local_small or llm=openai")
+        self.llm, self.max_tokens = llm, max_tokens
+
+    def params(self) -> dict[str, Any]:
+        return {"name": self.name, "model": getattr(self.llm, "model_id", str(self.llm)), "max_tokens": self.max_tokens}
+
+    async def _answer(self, question: str, contexts: Sequence[str]) -> str | None:
+        from metrics.errors import JudgeError
+        from metrics.llm import PromptId
+
+        numbered = "\n\n".join(f"[{i + 1}] {c}" for i, c in enumerate(contexts)) or "(no context)"
+        messages = [{"role": "system", "content": ANSWER_INSTRUCTION},
+                    {"role": "user", "content": f"Contexts:\n{numbered}\n\nQuestion: {question}\nAnswer:"}]
+        try:
+            done = await self.llm.complete(messages, prompt=PromptId("answerer.llm", "1"), max_tokens=self.max_tokens)
+        except JudgeError:  # recorded as a missing answer; its metrics say so instead of crashing the job
+            return None
+        return done.text.strip()
+
+    def answer_all(self, questions: Sequence[str], contexts: Sequence[Sequence[str]]) -> list[str | None]:
+        async def run() -> list[str | None]:
+            return list(await asyncio.gather(*(self._answer(q, c) for q, c in zip(questions, contexts))))
+
+        return asyncio.run(run())
+
+
+def no_answerer(**_: Any) -> None:
+    """``answerer=none``: the sweep scores retrieval only."""
+    return None

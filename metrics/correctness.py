@@ -1,0 +1,195 @@
+"""Correctness against a reference answer, and the harmonic-mean summary score.
+
+Factual correctness follows Ragas ``FactualCorrectness`` (and RAGChecker's claim-level
+precision/recall): the answer's claims are checked against the reference (TP supported, FP
+not) and the reference's claims against the answer (FN not attributable). Both checks reuse
+the generation metrics' prompts -- ``claims_verdicts`` with the reference as the only passage,
+``reference_claims_attribution`` with the answer as the only passage -- so answer correctness
+and factual correctness with the same settings share the same two calls per sample.
+
+With ``llm=none`` every metric here is ``undefined`` ("needs an LLM judge").
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from metrics.catalogue import MetricSpec
+from metrics.errors import InputError
+from metrics.generation import NEEDS_JUDGE
+from metrics.llm.base import LLM
+from metrics.prompts import (
+    CLAIMS_VERDICTS,
+    REFERENCE_CLAIMS_ATTRIBUTION,
+    AttributionInput,
+    ClaimsInput,
+    ask,
+)
+from metrics.values import MetricValue
+
+MODES = ("precision", "recall", "f1")
+
+
+def f_beta(tp: int, fp: int, fn: int, beta: float = 1.0) -> float:
+    """F-beta from counts: (1 + b^2) P R / (b^2 P + R), P = TP/(TP+FP), R = TP/(TP+FN); 0 when TP = 0.
+
+    With beta = 1 this is 2TP / (2TP + FP + FN) = TP / (TP + (FP + FN)/2).
+    """
+    if tp == 0:
+        return 0.0
+    p, r = tp / (tp + fp), tp / (tp + fn)
+    b2 = beta * beta
+    return (1 + b2) * p * r / (b2 * p + r)
+
+
+async def factual_correctness(answer: str, reference: str, *, judge: LLM, mode: str = "f1", beta: float = 1.0,
+                              atomicity: str = "low", coverage: str = "low") -> MetricValue:
+    """Claim-level precision, recall or F-beta of the answer against the reference (Ragas
+    ``FactualCorrectness``).
+
+    TP = answer claims the reference supports, FP = answer claims it does not, FN = reference
+    claims the answer does not support. precision = TP/(TP+FP), recall = TP/(TP+FN),
+    F-beta = (1+b^2)PR/(b^2 P + R) (see :func:`f_beta`). ``atomicity`` and ``coverage``
+    ("low"/"high", Ragas' defaults low/low) set how finely both texts are decomposed.
+    Range [0, 1], higher is better. Blank reference -> undefined; precision with no answer
+    claim, recall with no reference claim, F with neither -> undefined; TP = 0 otherwise -> 0.
+    Calls: one ``claims_verdicts`` (always: TP comes from it) and one
+    ``reference_claims_attribution`` (skipped for ``mode="precision"``). Evidence: TP/FP/FN
+    claim lists with reasons.
+    """
+    if mode not in MODES:
+        raise InputError(f"factual_correctness mode must be one of {', '.join(MODES)}, got {mode!r}")
+    if beta <= 0:
+        raise InputError(f"factual_correctness beta must be > 0, got {beta}")
+    if not reference.strip():
+        return MetricValue.undefined("empty reference")
+    grain = {"atomicity": atomicity, "coverage": coverage}
+    forward = ask(judge, CLAIMS_VERDICTS, ClaimsInput(text=answer, passages=[reference], **grain))
+    if mode == "precision":
+        answer_side, reference_side = await forward, None
+    else:
+        backward = ask(judge, REFERENCE_CLAIMS_ATTRIBUTION,
+                       AttributionInput(reference=reference, passages=[answer], **grain))
+        answer_side, reference_side = await asyncio.gather(forward, backward)
+    tp = [{"claim": c.claim, "reason": c.reason} for c in answer_side.claims if c.verdict == "supported"]
+    fp = [{"claim": c.claim, "reason": c.reason} for c in answer_side.claims if c.verdict != "supported"]
+    fn = ([] if reference_side is None else
+          [{"claim": c.claim, "reason": c.reason} for c in reference_side.claims if not c.attributed])
+    evidence: dict[str, Any] = {"mode": mode, "tp": tp, "fp": fp, "fn": fn, **grain}
+    n_ref = 0 if reference_side is None else len(reference_side.claims)
+    precision = len(tp) / (len(tp) + len(fp)) if tp or fp else None
+    recall = (len(tp) / (len(tp) + len(fn)) if tp or fn else 0.0) if n_ref else None
+    evidence.update(precision=precision, recall=recall)
+    if mode == "precision":
+        return (MetricValue.undefined("no claims extracted from the answer", **evidence) if precision is None
+                else MetricValue.ok(precision, **evidence))
+    if mode == "recall":
+        return (MetricValue.undefined("no claims extracted from the reference", **evidence) if recall is None
+                else MetricValue.ok(recall, **evidence))
+    if not answer_side.claims and not n_ref:
+        return MetricValue.undefined("no claims extracted from the answer or the reference", **evidence)
+    return MetricValue.ok(f_beta(len(tp), len(fp), len(fn), beta), beta=beta, **evidence)
+
+
+async def answer_correctness(answer: str, reference: str, *, judge: LLM, embedder: Any,
+                             weights: Sequence[float] = (0.75, 0.25), beta: float = 1.0,
+                             threshold: float | None = None, atomicity: str = "low",
+                             coverage: str = "low") -> MetricValue:
+    """Weighted mean of factual F-beta and semantic similarity (Ragas ``AnswerCorrectness``).
+
+    score = (w1 x F-beta + w2 x cos) / (w1 + w2), with F-beta from :func:`factual_correctness`
+    (same calls, so scoring both costs nothing extra) and cos from
+    :func:`metrics.lexical.answer_semantic_similarity`; Ragas' default weights [0.75, 0.25].
+    With ``threshold`` the score becomes 1 if score >= threshold else 0. Range [0, 1], higher
+    is better. Factual part undefined -> undefined. w2 = 0 skips the embedder.
+    """
+    from metrics.lexical import answer_semantic_similarity
+
+    w = [float(x) for x in weights]
+    if len(w) != 2 or min(w) < 0 or sum(w) <= 0:
+        raise InputError(f"answer_correctness weights must be two non-negative numbers, not both 0; got {weights!r}")
+    fact = await factual_correctness(answer, reference, judge=judge, mode="f1", beta=beta,
+                                     atomicity=atomicity, coverage=coverage)
+    if fact.value is None:
+        return MetricValue(None, fact.status, {**fact.explanation, "weights": w})
+    sim = 0.0
+    if w[1] > 0:
+        sim_value = answer_semantic_similarity(answer, reference, embedder=embedder)
+        if sim_value.value is None:
+            return MetricValue.undefined(f"similarity: {sim_value.explanation.get('reason')}")
+        sim = sim_value.value
+    score = (w[0] * fact.value + w[1] * sim) / sum(w)
+    evidence = {"factual_f": fact.value, "similarity": sim, "weights": w, "weighted": score,
+                **{k: fact.explanation[k] for k in ("tp", "fp", "fn", "precision", "recall")}}
+    if threshold is None:
+        return MetricValue.ok(score, **evidence)
+    return MetricValue.ok(float(score >= threshold), threshold=threshold, **evidence)
+
+
+DEFAULT_SUMMARY = ("faithfulness", "answer_relevancy", "context_precision", "context_recall")
+
+
+async def summary_score(question: str, answer: str, contexts: Sequence[str], reference: str, *,
+                        judge: LLM, embedder: Any, metrics: Sequence[str] = DEFAULT_SUMMARY,
+                        options: Mapping[str, Mapping[str, Any]] | None = None) -> MetricValue:
+    """Harmonic mean of the selected metrics (the original Ragas score).
+
+    summary = k / sum_i (1 / m_i) over the k selected metrics. Any component error -> error;
+    any undefined -> undefined (naming it); any component <= 0 -> 0. Only higher-is-better
+    metrics can be combined. Range [0, 1], higher is better. Each component runs with its
+    default options (or ``options[name]``); its judge calls are the same calls the component
+    makes on its own, so scoring it next to them costs no extra call through a CachedLLM.
+    """
+    from metrics.catalogue import catalogue
+
+    table = catalogue()
+    unknown = [m for m in metrics if m not in table]
+    if unknown or not metrics:
+        raise InputError(f"summary_score: unknown metric(s) {unknown or 'none given'}")
+    lower = [m for m in metrics if not table[m].higher_is_better or m == "summary_score"]
+    if lower:
+        raise InputError(f"summary_score cannot combine {', '.join(lower)}")
+    fields = {"question": question, "answer": answer, "contexts": contexts, "reference": reference}
+
+    async def run(name: str) -> MetricValue:
+        spec = table[name]
+        missing = [f for f in spec.inputs if f not in fields]
+        if missing:
+            return MetricValue.undefined(f"{name} needs {', '.join(missing)}")
+        call = {f: fields[f] for f in spec.inputs} | dict(spec.options) | dict((options or {}).get(name) or {})
+        if spec.needs_judge:
+            call["judge"] = judge
+        if spec.needs_embedder:
+            call["embedder"] = embedder
+        out = spec.fn(**call)
+        return await out if inspect.isawaitable(out) else out
+
+    parts = dict(zip(metrics, await asyncio.gather(*(run(m) for m in metrics))))
+    components = {m: {"value": v.value, "status": v.status, "explanation": v.explanation} for m, v in parts.items()}
+    for status in ("error", "undefined"):
+        bad = [m for m, v in parts.items() if v.status == status]
+        if bad:
+            return MetricValue(None, status, {"reason": f"{status}: {', '.join(bad)}", "components": components})
+    values = [v.value for v in parts.values()]
+    score = 0.0 if min(values) <= 0 else len(values) / sum(1 / v for v in values)
+    return MetricValue.ok(score, metrics=list(metrics), components=components)
+
+
+_A_R = ("answer", "reference")
+
+SPECS: tuple[MetricSpec, ...] = (
+    MetricSpec("factual_correctness", factual_correctness, _A_R, needs_judge=True, offline=NEEDS_JUDGE,
+               options={"mode": "f1", "beta": 1.0, "atomicity": "low", "coverage": "low"},
+               description="claim-level precision/recall/F of the answer against the reference"),
+    MetricSpec("answer_correctness", answer_correctness, _A_R, needs_judge=True, needs_embedder=True,
+               offline=NEEDS_JUDGE, options={"weights": (0.75, 0.25), "beta": 1.0, "threshold": None,
+                                             "atomicity": "low", "coverage": "low"},
+               description="0.75 x factual F1 + 0.25 x semantic similarity (weights configurable)"),
+    MetricSpec("summary_score", summary_score, ("question", "answer", "contexts", "reference"),
+               needs_judge=True, needs_embedder=True, offline=NEEDS_JUDGE,
+               options={"metrics": DEFAULT_SUMMARY, "options": None},
+               description="harmonic mean of faithfulness, answer relevancy, context precision and recall"),
+)

@@ -1,0 +1,329 @@
+"""LLM-judged generation and context metrics (Ragas, DeepEval, RAGChecker formulas).
+
+Every metric takes plain strings and lists plus ``judge=`` (an :class:`metrics.llm.LLM`) and
+returns a :class:`~metrics.values.MetricValue` whose explanation keeps the evidence.
+
+Cost. The metrics share judge calls: each piece of evidence comes from one helper below, which
+always sends the same prompt with the same inputs, so with a :class:`~metrics.llm.CachedLLM`
+judge the second metric that needs it waits for (single-flight) or reads (cache) the first's
+call. Per sample:
+
+- :func:`answer_claims` (``claims_verdicts``): the answer's claims, each checked against all
+  contexts in one call -- faithfulness, hallucination, noise sensitivity.
+- :func:`reference_claims` (``reference_claims_attribution``): the reference's claims
+  attributed to the contexts in one call -- context recall, noise sensitivity.
+- ``chunk_verdicts``: all chunks judged in one call -- context precision (against the
+  reference), context utilization (against the answer).
+- ``question_generation``: n questions and the noncommittal flag in one call -- answer relevancy.
+
+So faithfulness + answer relevancy + context precision + context recall cost 4 calls per
+sample, whatever the number of contexts (Ragas: 2 + 1..3 + one per context + 1).
+
+With ``llm=none`` every metric here is ``undefined`` ("needs an LLM judge"); deterministic
+fallbacks are a later issue.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import unicodedata
+from collections.abc import Sequence
+from typing import Any
+
+from metrics.catalogue import MetricSpec
+from metrics.llm.base import LLM
+from metrics.prompts import (
+    CHUNK_VERDICTS,
+    CLAIM_VERIFICATION,
+    CLAIMS_VERDICTS,
+    ENTITIES,
+    QUESTION_GENERATION,
+    REFERENCE_CLAIMS_ATTRIBUTION,
+    STATEMENT_RELEVANCE,
+    AttributionInput,
+    Attributions,
+    ChunkInput,
+    ClaimsInput,
+    ClaimsVerdicts,
+    EntitiesInput,
+    QuestionInput,
+    StatementInput,
+    VerificationInput,
+    ask,
+)
+from metrics.values import MetricValue
+
+NEEDS_JUDGE = "needs an LLM judge"
+
+
+def _numbers(indices: Sequence[int], n: int) -> list[int]:
+    """The distinct passage numbers in 1..n (a judge may invent one that does not exist)."""
+    return sorted({i for i in indices if 1 <= i <= n})
+
+
+async def answer_claims(judge: LLM, question: str | None, answer: str, contexts: Sequence[str]) -> ClaimsVerdicts:
+    """The answer's claims with verdicts against all contexts: one shared ``claims_verdicts`` call."""
+    return await ask(judge, CLAIMS_VERDICTS, ClaimsInput(question=question, text=answer, passages=list(contexts)))
+
+
+async def reference_claims(judge: LLM, question: str | None, reference: str, contexts: Sequence[str]) -> Attributions:
+    """The reference's claims attributed to the contexts: one shared ``reference_claims_attribution`` call."""
+    return await ask(judge, REFERENCE_CLAIMS_ATTRIBUTION,
+                     AttributionInput(question=question, reference=reference, passages=list(contexts)))
+
+
+def _claim_rows(verdicts: ClaimsVerdicts, n: int) -> list[dict[str, Any]]:
+    return [{"claim": c.claim, "verdict": c.verdict, "reason": c.reason,
+             "supporting": _numbers(c.supporting, n), "contradicting": _numbers(c.contradicting, n)}
+            for c in verdicts.claims]
+
+
+async def faithfulness(question: str, answer: str, contexts: Sequence[str], *, judge: LLM) -> MetricValue:
+    """Share of the answer's claims that the contexts support (Ragas ``Faithfulness``).
+
+    faithfulness = |claims with verdict supported| / |claims|. Range [0, 1], higher is better.
+    No claim extracted (e.g. an empty answer) -> undefined. Evidence: every claim with its
+    verdict, reason and supporting/contradicting context numbers. One ``claims_verdicts`` call,
+    shared with hallucination and noise sensitivity.
+    """
+    rows = _claim_rows(await answer_claims(judge, question, answer, contexts), len(contexts))
+    if not rows:
+        return MetricValue.undefined("no claims extracted from the answer", claims=[])
+    supported = sum(r["verdict"] == "supported" for r in rows)
+    return MetricValue.ok(supported / len(rows), supported=supported, total=len(rows), claims=rows)
+
+
+async def hallucination(question: str, answer: str, contexts: Sequence[str], *, judge: LLM) -> MetricValue:
+    """Share of the contexts that the answer contradicts (DeepEval ``HallucinationMetric``).
+
+    hallucination = |{contexts contradicted by at least one answer claim}| / |contexts|.
+    Range [0, 1], LOWER is better. No context, or no claim extracted -> undefined. Shares the
+    ``claims_verdicts`` call with faithfulness.
+    """
+    if not contexts:
+        return MetricValue.undefined("no contexts")
+    rows = _claim_rows(await answer_claims(judge, question, answer, contexts), len(contexts))
+    if not rows:
+        return MetricValue.undefined("no claims extracted from the answer", claims=[])
+    contradicted = sorted({i for r in rows for i in r["contradicting"]})
+    return MetricValue.ok(len(contradicted) / len(contexts), contradicted_contexts=contradicted,
+                          contexts=len(contexts), claims=rows)
+
+
+async def answer_relevancy(question: str, answer: str, *, judge: LLM, embedder: Any, n: int = 3) -> MetricValue:
+    """How well the answer addresses the question (Ragas ``ResponseRelevancy``).
+
+    The judge writes ``n`` questions the answer answers (all in one call) and flags a
+    noncommittal answer; relevancy = mean_i cos(E(question), E(q_i)) x (0 if noncommittal else 1),
+    cos as in :func:`metrics.lexical.answer_semantic_similarity`. Range [-1, 1] (in practice
+    [0, 1]), higher is better. A blank answer -> 0; no question generated -> error.
+    """
+    from metrics.lexical import answer_semantic_similarity
+
+    if not answer.strip():
+        return MetricValue.ok(0.0, reason="empty answer", questions=[], similarities=[])
+    out = await ask(judge, QUESTION_GENERATION, QuestionInput(answer=answer, n=n))
+    questions = [q for q in out.questions if q.strip()]
+    if not questions:
+        return MetricValue.error("the judge generated no question", noncommittal=out.noncommittal)
+    sims = []
+    for q in questions:
+        sim = answer_semantic_similarity(q, question, embedder=embedder)
+        if sim.value is None:
+            return MetricValue.undefined(f"question: {sim.explanation.get('reason', 'not comparable')}")
+        sims.append(sim.value)
+    mean = sum(sims) / len(sims)
+    return MetricValue.ok(0.0 if out.noncommittal else mean, mean_similarity=mean,
+                          noncommittal=out.noncommittal, questions=questions, similarities=sims)
+
+
+async def answer_relevancy_llm(question: str, answer: str, *, judge: LLM) -> MetricValue:
+    """Share of the answer's statements relevant to the question (DeepEval ``AnswerRelevancyMetric``).
+
+    relevancy = |statements with verdict yes or idk| / |statements| (an ambiguous statement is
+    not held against the answer, as in DeepEval). Range [0, 1], higher is better. No statement
+    -> undefined. One ``statement_relevance`` call on the answer alone.
+    """
+    out = await ask(judge, STATEMENT_RELEVANCE, StatementInput(question=question, texts=[answer]))
+    rows = [s.model_dump() for s in out.statements]
+    if not rows:
+        return MetricValue.undefined("no statements extracted from the answer", statements=[])
+    relevant = sum(r["verdict"] != "no" for r in rows)
+    return MetricValue.ok(relevant / len(rows), relevant=relevant, total=len(rows), statements=rows)
+
+
+def average_precision(verdicts: Sequence[bool]) -> float:
+    """AP over ranked binary verdicts: sum_k (precision@k x v_k) / sum_k v_k; 0 when none is relevant."""
+    hits, total = 0, 0.0
+    for k, v in enumerate(verdicts, start=1):
+        if v:
+            hits += 1
+            total += hits / k
+    return total / hits if hits else 0.0
+
+
+async def _chunk_ap(question: str, target: str, contexts: Sequence[str], judge: LLM) -> MetricValue:
+    if not contexts:
+        return MetricValue.undefined("no contexts")
+    out = await ask(judge, CHUNK_VERDICTS, ChunkInput(question=question, answer=target, chunks=list(contexts)))
+    by_chunk: dict[int, Any] = {}
+    for v in out.verdicts:
+        by_chunk.setdefault(v.chunk, v)
+    missing = [k for k in range(1, len(contexts) + 1) if k not in by_chunk]
+    if missing:
+        return MetricValue.error(f"the judge gave no verdict for chunk(s) {missing}",
+                                 verdicts=[v.model_dump() for v in out.verdicts])
+    rows = [by_chunk[k].model_dump() for k in range(1, len(contexts) + 1)]
+    flags = [r["relevant"] for r in rows]
+    ap = average_precision(flags)
+    extra = {} if any(flags) else {"reason": "no chunk is relevant"}
+    return MetricValue.ok(ap, relevant=sum(flags), total=len(flags), verdicts=rows, **extra)
+
+
+async def context_precision(question: str, contexts: Sequence[str], reference: str, *, judge: LLM) -> MetricValue:
+    """Average precision of the ranked contexts, judged against the reference (Ragas
+    ``LLMContextPrecisionWithReference``).
+
+    v_k = 1 when chunk k was useful to arrive at the reference. AP = sum_k (precision@k x v_k) /
+    sum_k v_k with precision@k = sum_{i<=k} v_i / k. No relevant chunk -> 0 (with the reason);
+    no context -> undefined. Range [0, 1], higher is better. All chunks in one
+    ``chunk_verdicts`` call; a chunk without a verdict -> error.
+    """
+    return await _chunk_ap(question, reference, contexts, judge)
+
+
+async def context_utilization(question: str, answer: str, contexts: Sequence[str], *, judge: LLM) -> MetricValue:
+    """Context precision judged against the answer instead of the reference (Ragas
+    ``LLMContextPrecisionWithoutReference`` / ``ContextUtilization``): same AP formula, edge
+    cases and single ``chunk_verdicts`` call."""
+    return await _chunk_ap(question, answer, contexts, judge)
+
+
+async def context_recall(question: str, contexts: Sequence[str], reference: str, *, judge: LLM) -> MetricValue:
+    """Share of the reference's claims attributable to the contexts (Ragas ``LLMContextRecall``).
+
+    recall = |reference claims attributed to some context| / |reference claims|. Range [0, 1],
+    higher is better. Blank reference or no claim -> undefined. One
+    ``reference_claims_attribution`` call, shared with noise sensitivity.
+    """
+    if not reference.strip():
+        return MetricValue.undefined("empty reference")
+    out = await reference_claims(judge, question, reference, contexts)
+    rows = [{**c.model_dump(), "passages": _numbers(c.passages, len(contexts))} for c in out.claims]
+    if not rows:
+        return MetricValue.undefined("no claims extracted from the reference", claims=[])
+    attributed = sum(r["attributed"] for r in rows)
+    return MetricValue.ok(attributed / len(rows), attributed=attributed, total=len(rows), claims=rows)
+
+
+async def context_relevancy(question: str, contexts: Sequence[str], *, judge: LLM) -> MetricValue:
+    """Share of the contexts' statements relevant to the question (DeepEval ``ContextualRelevancyMetric``).
+
+    relevancy = |statements with verdict yes| / |statements in all contexts|. Range [0, 1], higher
+    is better. No context or no statement -> undefined. All contexts in one
+    ``statement_relevance`` call.
+    """
+    if not contexts:
+        return MetricValue.undefined("no contexts")
+    out = await ask(judge, STATEMENT_RELEVANCE, StatementInput(question=question, texts=list(contexts)))
+    rows = [s.model_dump() for s in out.statements]
+    if not rows:
+        return MetricValue.undefined("no statements extracted from the contexts", statements=[])
+    relevant = sum(r["verdict"] == "yes" for r in rows)
+    return MetricValue.ok(relevant / len(rows), relevant=relevant, total=len(rows), statements=rows)
+
+
+def _entity_key(entity: str) -> str:
+    return " ".join(unicodedata.normalize("NFKC", entity).casefold().split())
+
+
+async def context_entity_recall(contexts: Sequence[str], reference: str, *, judge: LLM) -> MetricValue:
+    """Share of the reference's entities found in the contexts (Ragas ``ContextEntityRecall``).
+
+    recall = |E(reference) ∩ E(contexts)| / |E(reference)|, entities compared after Unicode NFKC,
+    case folding and whitespace squeezing. Range [0, 1], higher is better. No reference entity ->
+    undefined. Both entity lists come from one ``entities`` call (Ragas makes two), which also
+    lets the judge spell an entity the same way on both sides.
+    """
+    out = await ask(judge, ENTITIES, EntitiesInput(reference=reference, passages=list(contexts)))
+    ref = {_entity_key(e): e for e in out.reference_entities if e.strip()}
+    ctx = {_entity_key(e) for e in out.passage_entities if e.strip()}
+    if not ref:
+        return MetricValue.undefined("no entities in the reference", context_entities=sorted(ctx))
+    found = [e for k, e in ref.items() if k in ctx]
+    missing = [e for k, e in ref.items() if k not in ctx]
+    return MetricValue.ok(len(found) / len(ref), found=found, missing=missing,
+                          reference_entities=list(ref.values()), context_entities=out.passage_entities)
+
+
+async def noise_sensitivity(question: str, answer: str, contexts: Sequence[str], reference: str, *,
+                            judge: LLM, mode: str = "relevant") -> MetricValue:
+    """Share of the answer's claims that are wrong yet supported by a relevant (or irrelevant)
+    context (RAGChecker noise sensitivity; Ragas ``NoiseSensitivity``).
+
+    A context is relevant when at least one reference claim is attributed to it. An answer claim
+    is incorrect when the reference does not support it. With ``mode="relevant"``:
+    score = |incorrect claims supported by a relevant context| / |answer claims|; with
+    ``mode="irrelevant"``: |incorrect claims supported by an irrelevant context and by no
+    relevant one| / |answer claims| (the denominator is every answer claim, as in RAGChecker
+    and Ragas). Range [0, 1], LOWER is better. No answer claim -> undefined.
+
+    Calls: the ``claims_verdicts`` call of faithfulness (answer claims vs contexts), the
+    ``reference_claims_attribution`` call of context recall, and one ``claim_verification`` of
+    the same answer claims against the reference -- one call of its own.
+    """
+    if mode not in ("relevant", "irrelevant"):
+        raise ValueError(f"noise_sensitivity mode must be 'relevant' or 'irrelevant', got {mode!r}")
+    n = len(contexts)
+    claims, ref = await asyncio.gather(answer_claims(judge, question, answer, contexts),
+                                       reference_claims(judge, question, reference, contexts))
+    rows = _claim_rows(claims, n)
+    if not rows:
+        return MetricValue.undefined("no claims extracted from the answer", claims=[])
+    relevant = {i for c in ref.claims if c.attributed for i in _numbers(c.passages, n)}
+    check = await ask(judge, CLAIM_VERIFICATION,
+                      VerificationInput(claims=[r["claim"] for r in rows], passages=[reference]))
+    if len(check.claims) != len(rows):
+        return MetricValue.error(f"the judge checked {len(check.claims)} of {len(rows)} claims "
+                                 "against the reference", claims=rows)
+    for row, v in zip(rows, check.claims):
+        by_relevant = any(i in relevant for i in row["supporting"])
+        by_irrelevant = any(i not in relevant for i in row["supporting"]) and not by_relevant
+        row.update(correct=v.verdict == "supported", reference_reason=v.reason,
+                   in_relevant=by_relevant, in_irrelevant=by_irrelevant)
+    key = "in_relevant" if mode == "relevant" else "in_irrelevant"
+    noisy = [r["claim"] for r in rows if not r["correct"] and r[key]]
+    return MetricValue.ok(len(noisy) / len(rows), mode=mode, noisy_claims=noisy, total=len(rows),
+                          relevant_contexts=sorted(relevant), claims=rows)
+
+
+_Q_A_C = ("question", "answer", "contexts")
+_Q_C_R = ("question", "contexts", "reference")
+
+SPECS: tuple[MetricSpec, ...] = (
+    MetricSpec("faithfulness", faithfulness, _Q_A_C, needs_judge=True, offline=NEEDS_JUDGE,
+               description="share of the answer's claims supported by the contexts"),
+    MetricSpec("hallucination", hallucination, _Q_A_C, needs_judge=True, higher_is_better=False,
+               offline=NEEDS_JUDGE, description="share of contexts the answer contradicts"),
+    MetricSpec("answer_relevancy", answer_relevancy, ("question", "answer"), needs_judge=True,
+               needs_embedder=True, offline=NEEDS_JUDGE, options={"n": 3},
+               description="mean cosine of the question and questions generated from the answer"),
+    MetricSpec("answer_relevancy_llm", answer_relevancy_llm, ("question", "answer"), needs_judge=True,
+               offline=NEEDS_JUDGE, description="share of the answer's statements relevant to the question"),
+    MetricSpec("context_precision", context_precision, _Q_C_R, needs_judge=True, offline=NEEDS_JUDGE,
+               description="average precision of the contexts judged useful for the reference"),
+    MetricSpec("context_utilization", context_utilization, _Q_A_C, needs_judge=True, offline=NEEDS_JUDGE,
+               description="average precision of the contexts judged useful for the answer"),
+    MetricSpec("context_recall", context_recall, _Q_C_R, needs_judge=True, offline=NEEDS_JUDGE,
+               description="share of the reference's claims attributable to the contexts"),
+    MetricSpec("context_relevancy", context_relevancy, ("question", "contexts"), needs_judge=True,
+               offline=NEEDS_JUDGE, description="share of the contexts' statements relevant to the question"),
+    MetricSpec("context_entity_recall", context_entity_recall, ("contexts", "reference"), needs_judge=True,
+               offline=NEEDS_JUDGE, description="share of the reference's entities present in the contexts"),
+    MetricSpec("noise_sensitivity", noise_sensitivity, (*_Q_A_C, "reference"), needs_judge=True,
+               higher_is_better=False, offline=NEEDS_JUDGE, options={"mode": "relevant"},
+               description="share of the answer's wrong claims supported by a relevant context"),
+    MetricSpec("noise_sensitivity_irrelevant", noise_sensitivity, (*_Q_A_C, "reference"), needs_judge=True,
+               higher_is_better=False, offline=NEEDS_JUDGE, options={"mode": "irrelevant"},
+               description="share of the answer's wrong claims supported only by irrelevant contexts"),
+)

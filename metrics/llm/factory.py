@@ -1,0 +1,50 @@
+"""Factories behind the shared ``llm`` config group (``conf/llm/*.yaml``).
+
+Each builds one backend and, unless ``cache`` is off, wraps it in a
+:class:`~metrics.llm.CachedLLM` under ``<cache_dir>/llm.sqlite``, so every command that uses
+the group (``gen``, ``score``) replays identical calls for free and resumes after a crash.
+``none`` builds no model: the command falls back to its deterministic heuristics.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from metrics.llm.base import LLM
+from metrics.llm.cache import CachedLLM
+from metrics.llm.local import LocalLLM
+from metrics.llm.openai_compat import OpenAICompatLLM
+
+
+def _wrap(inner: Any, cache: bool, cache_dir: str | None, max_concurrency: int) -> LLM:
+    llm = CachedLLM(inner, Path(cache_dir).expanduser() / "llm.sqlite") if cache and cache_dir else inner
+    llm.max_concurrency = max_concurrency  # type: ignore[union-attr]  # read by callers that batch calls
+    return llm
+
+
+def local(model: str = "qwen2.5-coder-1.5b-instruct-q4_k_m", n_ctx: int = 4096, threads: int = 2,
+          temperature: float = 0.0, seed: int = 0, cache: bool = True, cache_dir: str | None = None) -> LLM:
+    """llama.cpp in-process on a packaged GGUF (a key of ``PACKAGED_MODELS``) or a GGUF path."""
+    return _wrap(LocalLLM(model, n_ctx=n_ctx, n_threads=threads, temperature=temperature, seed=seed),
+                 cache, cache_dir, 1)  # one model on the CPU: calls are serialised anyway
+
+
+def openai(model: str, base_url: str | None = None, api_key_env: str = "OPENAI_API_KEY",
+           temperature: float = 0.0, seed: int = 0, max_concurrency: int = 8, timeout_s: float = 60.0,
+           max_retries: int = 5, cache: bool = True, cache_dir: str | None = None) -> LLM:
+    """Any OpenAI-compatible endpoint; the key is read from the variable named ``api_key_env``."""
+    inner = OpenAICompatLLM(model, base_url=base_url, api_key_env=api_key_env, temperature=temperature,
+                            max_concurrency=max_concurrency, timeout_s=timeout_s, max_retries=max_retries,
+                            seed=seed)
+    return _wrap(inner, cache, cache_dir, max_concurrency)
+
+
+def none(**_: Any) -> None:
+    """No model: commands use their rule-based fallbacks."""
+    return None
+
+
+def concurrency_of(llm: Any) -> int:
+    """How many calls a caller should have in flight at once (1 when unknown)."""
+    return int(getattr(llm, "max_concurrency", None) or getattr(getattr(llm, "inner", None), "max_concurrency", 1) or 1)

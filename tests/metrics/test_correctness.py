@@ -1,0 +1,128 @@
+"""Factual correctness, answer correctness and the summary score with a scripted judge."""
+
+import asyncio
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from metrics.catalogue import catalogue
+from metrics.correctness import answer_correctness, f_beta, factual_correctness, summary_score
+from metrics.errors import InputError
+from metrics.llm import ScriptedLLM
+from metrics.prompts import identify
+
+CASES = json.loads((Path(__file__).parent / "judged_cases.json").read_text())
+F1_CASE = CASES["correctness"][0]
+
+
+def routed(replies):
+    """A ScriptedLLM replying by prompt name."""
+    return ScriptedLLM(lambda messages, schema: replies[identify(messages).name])
+
+
+class FakeEmbedder:
+    def __init__(self, vectors):
+        self.vectors = {k: np.asarray(v, dtype=float) for k, v in vectors.items()}
+
+    def identity(self):
+        return {"backend": "fake"}
+
+    def embed(self, texts, *, progress=False):
+        rows = np.stack([self.vectors[t] for t in texts])
+        return rows / np.linalg.norm(rows, axis=1, keepdims=True)
+
+
+@pytest.mark.parametrize("case", CASES["correctness"], ids=lambda c: c["name"])
+def test_worked_example(case):
+    spec = catalogue()[case["metric"]]
+    kwargs = {**spec.options, **case.get("options", {}), **case["inputs"], "judge": routed(case["replies"])}
+    if spec.needs_embedder:
+        kwargs["embedder"] = FakeEmbedder(case["vectors"])
+    out = asyncio.run(spec.fn(**kwargs))
+    e = case["expected"]
+    assert out.status == "ok", out.explanation
+    assert out.value == pytest.approx(e[0] / e[1] if isinstance(e, list) else e, abs=1e-12)
+
+
+def test_f1_example_rounds_to_0_571_and_keeps_tp_fp_fn():
+    out = asyncio.run(factual_correctness(**F1_CASE["inputs"], judge=routed(F1_CASE["replies"])))
+    assert round(out.value, 3) == 0.571
+    ex = out.explanation
+    assert [c["claim"] for c in ex["tp"]] == ["a1", "a2"]
+    assert [c["claim"] for c in ex["fp"]] == ["a3"]
+    assert [c["claim"] for c in ex["fn"]] == ["r3", "r4"]
+    assert (ex["precision"], ex["recall"]) == (pytest.approx(2 / 3), pytest.approx(1 / 2))
+
+
+@pytest.mark.parametrize("tp, fp, fn, beta, f", [(2, 1, 2, 1.0, 4 / 7), (0, 3, 3, 1.0, 0.0),
+                                                 (1, 0, 1, 2.0, 5 * 0.5 / (4 * 1 + 0.5))])
+def test_f_beta(tp, fp, fn, beta, f):
+    assert f_beta(tp, fp, fn, beta) == pytest.approx(f)
+
+
+def test_precision_mode_makes_one_call():
+    judge = routed(F1_CASE["replies"])
+    asyncio.run(factual_correctness("A.", "R.", judge=judge, mode="precision"))
+    assert len(judge.calls) == 1
+
+
+def test_atomicity_and_coverage_reach_the_prompt():
+    judge = routed(F1_CASE["replies"])
+    asyncio.run(factual_correctness("A.", "R.", judge=judge, atomicity="high", coverage="low"))
+    last = [c.messages[-1]["content"] for c in judge.calls]
+    assert all("## atomicity\nhigh" in m and "## coverage\nlow" in m for m in last)
+
+
+def test_no_claims_on_either_side_is_undefined():
+    judge = routed({"claims_verdicts": {"claims": []}, "reference_claims_attribution": {"claims": []}})
+    assert asyncio.run(factual_correctness("", "R.", judge=judge)).status == "undefined"
+
+
+def test_bad_mode_is_an_input_error():
+    with pytest.raises(InputError):
+        asyncio.run(factual_correctness("A.", "R.", judge=routed({}), mode="accuracy"))
+
+
+def test_answer_correctness_weights_and_threshold():
+    emb = FakeEmbedder(CASES["correctness"][3]["vectors"])
+    run = lambda **kw: asyncio.run(answer_correctness("A.", "R.", judge=routed(F1_CASE["replies"]), embedder=emb, **kw))
+    assert run(weights=(1, 1)).value == pytest.approx((4 / 7 + 0.8) / 2)
+    assert run(weights=(1, 0)).value == pytest.approx(4 / 7)
+    assert run(threshold=0.6).value == 1.0 and run(threshold=0.7).value == 0.0
+    assert run(threshold=0.7).explanation["weighted"] == pytest.approx(0.75 * 4 / 7 + 0.2)
+    with pytest.raises(InputError):
+        run(weights=(0, 0))
+
+
+SUMMARY_REPLIES = {
+    "claims_verdicts": {"claims": [{"claim": "a", "reason": "r", "verdict": "supported"},
+                                   {"claim": "b", "reason": "r", "verdict": "not_found"}]},
+    "reference_claims_attribution": {"claims": [{"claim": "r", "reason": "r", "attributed": True, "passages": [1]}]},
+}
+
+
+def test_summary_score_is_the_harmonic_mean():
+    out = asyncio.run(summary_score("Q?", "A.", ["c"], "R.", judge=routed(SUMMARY_REPLIES), embedder=None,
+                                    metrics=["faithfulness", "context_recall"]))
+    assert out.value == pytest.approx(2 / (1 / 0.5 + 1 / 1.0))
+    assert out.explanation["components"]["faithfulness"]["value"] == 0.5
+
+
+def test_summary_score_is_zero_with_a_zero_and_undefined_with_an_undefined():
+    zero = {**SUMMARY_REPLIES, "reference_claims_attribution": {"claims": [
+        {"claim": "r", "reason": "r", "attributed": False}]}}
+    out = asyncio.run(summary_score("Q?", "A.", ["c"], "R.", judge=routed(zero), embedder=None,
+                                    metrics=["faithfulness", "context_recall"]))
+    assert out.status == "ok" and out.value == 0.0
+    undefined = {**SUMMARY_REPLIES, "claims_verdicts": {"claims": []}}
+    out = asyncio.run(summary_score("Q?", "A.", ["c"], "R.", judge=routed(undefined), embedder=None,
+                                    metrics=["faithfulness", "context_recall"]))
+    assert out.status == "undefined" and "faithfulness" in out.explanation["reason"]
+
+
+def test_summary_score_refuses_lower_is_better_metrics():
+    with pytest.raises(InputError):
+        asyncio.run(summary_score("Q?", "A.", ["c"], "R.", judge=routed({}), embedder=None,
+                                  metrics=["faithfulness", "hallucination"]))

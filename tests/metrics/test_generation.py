@@ -1,0 +1,170 @@
+"""Generation and context metrics against the field's worked examples, with a scripted judge.
+
+The cases live in ``judged_cases.json``; each scripts the judge's reply per prompt and states
+the exact expected value.
+"""
+
+import asyncio
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from metrics.catalogue import RagSample, catalogue, resolve
+from metrics.errors import InputError
+from metrics.generation import average_precision, context_precision, faithfulness, noise_sensitivity
+from metrics.llm import ScriptedLLM
+from metrics.prompts import identify
+from metrics.scoring import score_samples
+
+CASES = json.loads((Path(__file__).parent / "judged_cases.json").read_text())
+
+
+def routed(replies):
+    """A ScriptedLLM replying by prompt name; a list of replies is served in order."""
+    served: dict[str, int] = {}
+
+    def respond(messages, schema):
+        name = identify(messages).name
+        reply = replies[name]
+        if isinstance(reply, list):
+            served[name] = served.get(name, 0) + 1
+            return reply[served[name] - 1]
+        return reply
+
+    return ScriptedLLM(respond)
+
+
+class FakeEmbedder:
+    def __init__(self, vectors):
+        self.vectors = {k: np.asarray(v, dtype=float) for k, v in vectors.items()}
+
+    def identity(self):
+        return {"backend": "fake"}
+
+    def embed(self, texts, *, progress=False):
+        rows = np.stack([self.vectors[t] for t in texts])
+        return rows / np.linalg.norm(rows, axis=1, keepdims=True)
+
+
+def run_case(case):
+    spec = catalogue()[case["metric"]]
+    kwargs = {**spec.options, **case.get("options", {}), **case["inputs"], "judge": routed(case["replies"])}
+    if spec.needs_embedder:
+        kwargs["embedder"] = FakeEmbedder(case.get("vectors", {}))
+    return asyncio.run(spec.fn(**kwargs))
+
+
+def expected_value(case):
+    e = case["expected"]
+    return e[0] / e[1] if isinstance(e, list) else e
+
+
+@pytest.mark.parametrize("case", CASES["generation"], ids=lambda c: c["name"])
+def test_worked_example(case):
+    out = run_case(case)
+    assert out.status == "ok", out.explanation
+    assert out.value == pytest.approx(expected_value(case), abs=1e-12)
+
+
+def test_faithfulness_keeps_claims_verdicts_and_reasons():
+    out = run_case(CASES["generation"][0])
+    claims = out.explanation["claims"]
+    assert [c["verdict"] for c in claims] == ["supported", "contradicted"]
+    assert claims[1]["contradicting"] == [1] and claims[1]["reason"]
+    assert (out.explanation["supported"], out.explanation["total"]) == (1, 2)
+
+
+def test_faithfulness_without_claims_is_undefined():
+    out = asyncio.run(faithfulness("Q?", "", ["c"], judge=routed({"claims_verdicts": {"claims": []}})))
+    assert out.status == "undefined" and out.value is None
+
+
+def test_context_precision_without_relevant_chunk_says_why():
+    case = next(c for c in CASES["generation"] if c["name"].startswith("context precision: no relevant"))
+    out = run_case(case)
+    assert out.value == 0.0 and out.explanation["reason"] == "no chunk is relevant"
+
+
+def test_context_precision_missing_chunk_verdict_is_an_error():
+    judge = routed({"chunk_verdicts": {"verdicts": [{"chunk": 1, "reason": "r", "relevant": True}]}})
+    out = asyncio.run(context_precision("Q?", ["c1", "c2"], "R.", judge=judge))
+    assert out.status == "error" and "chunk(s) [2]" in out.explanation["reason"]
+
+
+def test_context_precision_without_contexts_is_undefined_and_calls_nothing():
+    judge = ScriptedLLM([])
+    assert asyncio.run(context_precision("Q?", [], "R.", judge=judge)).status == "undefined"
+    assert judge.calls == []
+
+
+@pytest.mark.parametrize("flags, ap", [([True], 1.0), ([False, True], 0.5), ([True, False, True], 5 / 6),
+                                       ([False, False], 0.0), ([], 0.0)])
+def test_average_precision(flags, ap):
+    assert average_precision(flags) == pytest.approx(ap)
+
+
+def test_noise_sensitivity_relevant_mode_on_the_irrelevant_case():
+    case = next(c for c in CASES["generation"] if "irrelevant" in c["name"])
+    out = asyncio.run(noise_sensitivity(**case["inputs"], judge=routed(case["replies"]), mode="relevant"))
+    # a1 (relevant context 1) and a3 (contexts 1 and 4) are wrong and backed by the relevant context 1.
+    assert out.value == pytest.approx(2 / 4)
+    assert out.explanation["noisy_claims"] == ["a1", "a3"] and out.explanation["relevant_contexts"] == [1]
+
+
+def test_answer_relevancy_keeps_questions_and_similarities():
+    case = next(c for c in CASES["generation"] if c["metric"] == "answer_relevancy")
+    out = run_case(case)
+    assert out.explanation["questions"] == ["q1", "q2", "q3"]
+    assert out.explanation["similarities"] == pytest.approx([1.0, 0.6, 0.0])
+    assert out.explanation["noncommittal"] is False
+
+
+def test_entity_recall_lists_found_and_missing():
+    case = next(c for c in CASES["generation"] if c["metric"] == "context_entity_recall")
+    out = run_case(case)
+    assert set(out.explanation["missing"]) == {"Yamuna", "1631"}
+
+
+def test_judge_failure_becomes_an_error_row_with_the_reason():
+    from metrics.errors import JudgeError
+
+    judge = ScriptedLLM([JudgeError("server down")])
+    sample = RagSample("s", question="Q?", answer="A.", contexts=("c",))
+    rows = asyncio.run(score_samples([sample], resolve(["faithfulness"]), judge=judge, progress=False))
+    assert rows[0].result.status == "error" and "server down" in rows[0].result.explanation["reason"]
+
+
+def test_without_a_judge_every_judged_metric_is_undefined():
+    sample = RagSample("s", question="Q?", answer="A.", contexts=("c",), reference="R.")
+    specs = [s for s in catalogue().values() if s.needs_judge and set(s.inputs) <= {"question", "answer", "contexts", "reference"}]
+    rows = asyncio.run(score_samples([sample], specs, judge=None, embedder=None, progress=False))
+    assert {r.result.status for r in rows} == {"undefined"}
+    assert all(s.offline for s in specs)
+
+
+SMALL_MODEL = "qwen2.5-coder-0.5b-instruct-q4_k_m"
+
+
+@pytest.mark.model
+def test_faithfulness_end_to_end_on_the_packaged_small_model():
+    pytest.importorskip("xllamacpp", reason="xllamacpp is not installed")
+    from metrics.llm import LocalLLM, models
+
+    try:
+        models.part_paths(SMALL_MODEL)
+    except InputError as err:  # the parts are an optional extra (pip install .[model-small])
+        pytest.skip(f"packaged model not installed: {err}")
+    judge = LocalLLM(SMALL_MODEL, n_ctx=4096, n_threads=2)
+    try:
+        out = asyncio.run(faithfulness(
+            "Where was Marie Curie born and what did she discover?",
+            "Marie Curie was born in Warsaw. She discovered penicillin.",
+            ["Marie Curie was born in Warsaw in 1867. With Pierre Curie she discovered polonium and radium."],
+            judge=judge))
+    finally:
+        judge.close()
+    assert out.status == "ok", out.explanation
+    assert out.explanation["claims"] and all(c["claim"] and c["verdict"] for c in out.explanation["claims"])
+    assert 0.0 <= out.value <= 1.0

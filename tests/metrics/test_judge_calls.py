@@ -1,0 +1,86 @@
+"""The call budget: metrics that need the same evidence share one judge call per sample."""
+
+import asyncio
+from collections import Counter
+
+import numpy as np
+
+from metrics.catalogue import RagSample, resolve
+from metrics.llm import CachedLLM, ScriptedLLM
+from metrics.llm.dryrun import DryRunEmbedder, DryRunLLM, dry_run_report, minimal_instance
+from metrics.prompts import identify
+from metrics.scoring import score_samples
+
+FOUR = ["faithfulness", "answer_relevancy", "context_precision", "context_recall"]
+SAMPLE = RagSample("s1", question="Who discovered radium?", answer="Marie and Pierre Curie discovered radium in 1898.",
+                   contexts=tuple(f"Passage {i} about the Curies." for i in range(1, 6)),
+                   reference="Radium was discovered by Marie and Pierre Curie in 1898.")
+
+
+def valid_replies():
+    """A scripted judge giving a schema-valid reply (five items per list) to any prompt."""
+    return ScriptedLLM(lambda messages, schema: minimal_instance(schema.model_json_schema(), items=5))
+
+
+def score(names, judge, concurrency=4, samples=(SAMPLE,)):
+    return asyncio.run(score_samples(list(samples), resolve(names), judge=judge, embedder=DryRunEmbedder(),
+                                     concurrency=concurrency, progress=False))
+
+
+def test_four_core_metrics_cost_at_most_four_calls_on_five_contexts(tmp_path):
+    inner = valid_replies()
+    rows = score(FOUR, CachedLLM(inner, tmp_path / "llm.sqlite"))
+    assert [r.result.status for r in rows] == ["ok"] * 4
+    assert len(inner.calls) <= 4  # Ragas: 2 (faithfulness) + 1 (relevancy, n=3) + 5 (one per context) + 1 = ~11
+    assert sorted(identify(c.messages).name for c in inner.calls) == [
+        "chunk_verdicts", "claims_verdicts", "question_generation", "reference_claims_attribution"]
+
+
+def test_shared_evidence_is_one_call_whatever_the_concurrency(tmp_path):
+    names = [*FOUR, "hallucination", "noise_sensitivity", "noise_sensitivity_irrelevant", "context_utilization",
+             "factual_correctness", "answer_correctness", "summary_score"]
+    for concurrency in (1, 8):
+        inner = valid_replies()
+        rows = score(names, CachedLLM(inner, tmp_path / f"llm{concurrency}.sqlite"), concurrency=concurrency)
+        assert all(r.result.status == "ok" for r in rows), [r.result.explanation for r in rows]
+        calls = Counter(identify(c.messages).name for c in inner.calls)
+        # claims_verdicts: vs contexts + vs reference; attribution: vs contexts + vs answer;
+        # chunk_verdicts: vs reference + vs answer; + question generation + claim verification.
+        assert calls == {"claims_verdicts": 2, "reference_claims_attribution": 2, "chunk_verdicts": 2,
+                         "question_generation": 1, "claim_verification": 1}
+
+
+def test_a_second_run_makes_no_call(tmp_path):
+    inner = valid_replies()
+    first = score(FOUR, CachedLLM(inner, tmp_path / "llm.sqlite"))
+    n = len(inner.calls)
+    again = score(FOUR, CachedLLM(inner, tmp_path / "llm.sqlite"))
+    assert len(inner.calls) == n and [r.result for r in again] == [r.result for r in first]
+
+
+def test_dry_run_says_four_calls_per_sample():
+    judge = DryRunLLM()
+    samples = [SAMPLE, RagSample("s2", question="Where?", answer="In Paris.", contexts=SAMPLE.contexts,
+                                 reference="Paris.")]
+    rows = score(FOUR, judge, samples=samples)
+    assert all(r.result.status == "ok" for r in rows)
+    report = dry_run_report(judge.calls, n_samples=2)
+    assert "judge calls: 8 (4.0 per sample)" in report
+    assert {c.prompt for c in judge.calls} == {"claims_verdicts", "question_generation", "chunk_verdicts",
+                                               "reference_claims_attribution"}
+    assert all(c.prompt_tokens > 0 and c.max_tokens for c in judge.calls)
+
+
+def test_dry_run_counts_identical_calls_once():
+    judge = DryRunLLM()
+    score(["faithfulness", "hallucination"], judge)
+    assert len(judge.calls) == 2 and [c.shared for c in judge.calls].count(True) == 1
+    assert "judge calls: 1" in dry_run_report(judge.calls)
+
+
+def test_dry_run_replies_are_schema_valid_with_numbered_items():
+    from metrics.prompts import ChunkVerdicts
+
+    obj = minimal_instance(ChunkVerdicts.model_json_schema(), items=3)
+    assert [v["chunk"] for v in ChunkVerdicts.model_validate(obj).model_dump()["verdicts"]] == [1, 2, 3]
+    assert np.allclose(np.linalg.norm(DryRunEmbedder().embed(["a", "b"]), axis=1), 1.0)
