@@ -89,7 +89,7 @@ class OnnxMiniLM:
 
     MODEL_ID = "sentence-transformers/all-MiniLM-L6-v2@onnx-int8"
 
-    def __init__(self, max_length: int = 256, batch_size: int = 64, threads: int = 0) -> None:
+    def __init__(self, max_length: int = 256, batch_size: int = 16, threads: int = 0) -> None:
         self.max_length, self.batch_size, self.threads = max_length, batch_size, threads
 
     @cached_property
