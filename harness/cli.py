@@ -58,11 +58,12 @@ def board_app(cfg: DictConfig) -> None:
     if not cfg.dir:
         fail("which sweep folder? ragsweep board outputs/sweeps/<stamp>")
     try:
-        paths = build(cfg.dir, cfg.sort_by, cfg.seed)
+        paths = build(cfg.dir, cfg.sort_by, cfg.seed, baseline=cfg.baseline, alpha=cfg.alpha,
+                      n_resamples=cfg.n_resamples, top=cfg.top, html=cfg.html)
     except InputError as exc:
         fail(str(exc))
     print(Path(paths["md"]).read_text(encoding="utf-8"))
-    print(f"leaderboard: {paths['md']}\n             {paths['csv']}")
+    print("leaderboard: " + "\n             ".join(str(p) for p in paths.values()))
 
 
 # command -> (module, Hydra app function, primary config). Imported only when that command runs.

@@ -49,10 +49,15 @@ class MetricSpec:
         name: The public name (``"faithfulness"``, ``"rouge_l"``).
         fn: The metric function (see the module docstring for the calling convention).
         inputs: Sample fields passed to ``fn`` by name; a sample lacking one is ``undefined``.
+        optional: Sample fields passed by name when the sample has them and as None when not
+            (faithfulness uses the question when there is one; QAGS summaries have none).
         needs_judge: Takes ``judge=`` (an LLM).
         needs_embedder: Takes ``embedder=``.
         higher_is_better: Direction, for leaderboards and thresholds.
         offline: What the metric does with ``llm=none`` ("" when it needs no LLM at all).
+        offline_fn: The deterministic stand-in run when there is no judge (``metrics/offline.py``);
+            None leaves the metric ``undefined`` without a judge. It takes the same inputs, an
+            optional ``embedder=``, and those of the metric's options it names.
         description: One line for ``--help`` style listings and the README.
         options: Default keyword options (overridable from config ``metric_options.<name>``).
     """
@@ -60,15 +65,17 @@ class MetricSpec:
     name: str
     fn: MetricFn
     inputs: tuple[str, ...]
+    optional: tuple[str, ...] = ()
     needs_judge: bool = False
     needs_embedder: bool = False
     higher_is_better: bool = True
     offline: str = ""
+    offline_fn: MetricFn | None = None
     description: str = ""
     options: Mapping[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        unknown = set(self.inputs) - set(FIELDS)
+        unknown = (set(self.inputs) | set(self.optional)) - set(FIELDS)
         if unknown:
             raise ValueError(f"metric {self.name}: unknown inputs {sorted(unknown)}")
 

@@ -7,7 +7,9 @@ the generation metrics' prompts -- ``claims_verdicts`` with the reference as the
 ``reference_claims_attribution`` with the answer as the only passage -- so answer correctness
 and factual correctness with the same settings share the same two calls per sample.
 
-With ``llm=none`` every metric here is ``undefined`` ("needs an LLM judge").
+With ``llm=none``, factual correctness runs its deterministic stand-in
+(:func:`metrics.offline.factual_correctness`: the answer's and the reference's sentences checked
+against each other by numbers, names and words); the others are ``undefined``.
 """
 
 from __future__ import annotations
@@ -17,9 +19,11 @@ import inspect
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from metrics import offline
 from metrics.catalogue import MetricSpec
 from metrics.errors import InputError
 from metrics.generation import NEEDS_JUDGE
+from metrics.judging import sentence_support
 from metrics.llm.base import LLM
 from metrics.prompts import (
     CLAIMS_VERDICTS,
@@ -46,7 +50,7 @@ def f_beta(tp: int, fp: int, fn: int, beta: float = 1.0) -> float:
 
 
 async def factual_correctness(answer: str, reference: str, *, judge: LLM, mode: str = "f1", beta: float = 1.0,
-                              atomicity: str = "low", coverage: str = "low") -> MetricValue:
+                              atomicity: str = "low", coverage: str = "low", claims: str = "judge") -> MetricValue:
     """Claim-level precision, recall or F-beta of the answer against the reference (Ragas
     ``FactualCorrectness``).
 
@@ -59,6 +63,11 @@ async def factual_correctness(answer: str, reference: str, *, judge: LLM, mode: 
     Calls: one ``claims_verdicts`` (always: TP comes from it) and one
     ``reference_claims_attribution`` (skipped for ``mode="precision"``). Evidence: TP/FP/FN
     claim lists with reasons.
+
+    ``claims="sentences"``: the claims are the two texts' sentences, judged with probabilities
+    (one ``support_verdicts`` call each way, blended with the deterministic evidence as in
+    faithfulness); TP = sum of P(answer sentence supported by the reference), FP = |answer
+    sentences| - TP, FN = sum of 1 - P(reference sentence supported by the answer).
     """
     if mode not in MODES:
         raise InputError(f"factual_correctness mode must be one of {', '.join(MODES)}, got {mode!r}")
@@ -66,6 +75,10 @@ async def factual_correctness(answer: str, reference: str, *, judge: LLM, mode: 
         raise InputError(f"factual_correctness beta must be > 0, got {beta}")
     if not reference.strip():
         return MetricValue.undefined("empty reference")
+    if claims == "sentences":
+        return await _sentence_correctness(answer, reference, judge, mode, beta)
+    if claims != "judge":
+        raise InputError(f"factual_correctness claims must be 'judge' or 'sentences', got {claims!r}")
     grain = {"atomicity": atomicity, "coverage": coverage}
     forward = ask(judge, CLAIMS_VERDICTS, ClaimsInput(text=answer, passages=[reference], **grain))
     if mode == "precision":
@@ -92,6 +105,36 @@ async def factual_correctness(answer: str, reference: str, *, judge: LLM, mode: 
     if not answer_side.claims and not n_ref:
         return MetricValue.undefined("no claims extracted from the answer or the reference", **evidence)
     return MetricValue.ok(f_beta(len(tp), len(fp), len(fn), beta), beta=beta, **evidence)
+
+
+async def _sentence_correctness(answer: str, reference: str, judge: LLM, mode: str, beta: float) -> MetricValue:
+    a_claims, r_claims = offline.sentences(answer), offline.sentences(reference)
+    weights = offline.CORRECTNESS_WEIGHTS
+    a_rows = await sentence_support(judge, None, a_claims, [reference], weights) if a_claims else []
+    r_rows = (await sentence_support(judge, None, r_claims, [answer], weights)
+              if mode != "precision" and r_claims else [])
+    tp = sum(r["p_supported"] for r in a_rows)
+    fp = len(a_rows) - tp
+    fn = sum(1 - r["p_supported"] for r in r_rows)
+    precision = tp / len(a_rows) if a_rows else None
+    recall = (tp / (tp + fn) if tp + fn > 0 else 0.0) if r_rows else None
+    evidence: dict[str, Any] = {"mode": mode, "claims": "sentences", "precision": precision, "recall": recall,
+                                "tp": [r for r in a_rows if r["verdict"] == "supported"],
+                                "fp": [r for r in a_rows if r["verdict"] != "supported"],
+                                "fn": [r for r in r_rows if r["verdict"] != "supported"]}
+    if mode == "precision":
+        return (MetricValue.undefined("no claims extracted from the answer", **evidence) if precision is None
+                else MetricValue.ok(precision, **evidence))
+    if mode == "recall":
+        return (MetricValue.undefined("no claims extracted from the reference", **evidence) if recall is None
+                else MetricValue.ok(recall, **evidence))
+    if precision is None and recall is None:
+        return MetricValue.undefined("no claims extracted from the answer or the reference", **evidence)
+    if tp <= 0:
+        return MetricValue.ok(0.0, beta=beta, **evidence)
+    p, r = tp / (tp + fp), tp / (tp + fn)
+    b2 = beta * beta
+    return MetricValue.ok((1 + b2) * p * r / (b2 * p + r), beta=beta, **evidence)
 
 
 async def answer_correctness(answer: str, reference: str, *, judge: LLM, embedder: Any,
@@ -159,7 +202,8 @@ async def summary_score(question: str, answer: str, contexts: Sequence[str], ref
         missing = [f for f in spec.inputs if f not in fields]
         if missing:
             return MetricValue.undefined(f"{name} needs {', '.join(missing)}")
-        call = {f: fields[f] for f in spec.inputs} | dict(spec.options) | dict((options or {}).get(name) or {})
+        call = ({f: fields[f] for f in (*spec.inputs, *spec.optional)} | dict(spec.options)
+                | dict((options or {}).get(name) or {}))
         if spec.needs_judge:
             call["judge"] = judge
         if spec.needs_embedder:
@@ -181,8 +225,10 @@ async def summary_score(question: str, answer: str, contexts: Sequence[str], ref
 _A_R = ("answer", "reference")
 
 SPECS: tuple[MetricSpec, ...] = (
-    MetricSpec("factual_correctness", factual_correctness, _A_R, needs_judge=True, offline=NEEDS_JUDGE,
-               options={"mode": "f1", "beta": 1.0, "atomicity": "low", "coverage": "low"},
+    MetricSpec("factual_correctness", factual_correctness, _A_R, needs_judge=True,
+               offline_fn=offline.factual_correctness,
+               offline="F of expected TP/FP/FN from sentence-level number, name and word checks both ways",
+               options={"mode": "f1", "beta": 1.0, "atomicity": "low", "coverage": "low", "claims": "judge"},
                description="claim-level precision/recall/F of the answer against the reference"),
     MetricSpec("answer_correctness", answer_correctness, _A_R, needs_judge=True, needs_embedder=True,
                offline=NEEDS_JUDGE, options={"weights": (0.75, 0.25), "beta": 1.0, "threshold": None,

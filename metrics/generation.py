@@ -8,8 +8,12 @@ always sends the same prompt with the same inputs, so with a :class:`~metrics.ll
 judge the second metric that needs it waits for (single-flight) or reads (cache) the first's
 call. Per sample:
 
+- ``support_verdicts``: faithfulness (the calibrated default): the answer's sentences, all
+  judged in one call whose verdict probabilities come from the log-probabilities, blended with
+  the deterministic evidence of :mod:`metrics.offline`.
 - :func:`answer_claims` (``claims_verdicts``): the answer's claims, each checked against all
-  contexts in one call -- faithfulness, hallucination, noise sensitivity.
+  contexts in one call -- hallucination, noise sensitivity, and faithfulness with
+  ``claims="judge"`` (Ragas' decomposition).
 - :func:`reference_claims` (``reference_claims_attribution``): the reference's claims
   attributed to the contexts in one call -- context recall, noise sensitivity.
 - ``chunk_verdicts``: all chunks judged in one call -- context precision (against the
@@ -19,8 +23,9 @@ call. Per sample:
 So faithfulness + answer relevancy + context precision + context recall cost 4 calls per
 sample, whatever the number of contexts (Ragas: 2 + 1..3 + one per context + 1).
 
-With ``llm=none`` every metric here is ``undefined`` ("needs an LLM judge"); deterministic
-fallbacks are a later issue.
+With ``llm=none``, faithfulness and context recall run their deterministic stand-ins in
+:mod:`metrics.offline` (each spec's ``offline_fn``; ``offline`` says what it does); the other
+metrics here are ``undefined`` ("needs an LLM judge").
 """
 
 from __future__ import annotations
@@ -30,7 +35,9 @@ import unicodedata
 from collections.abc import Sequence
 from typing import Any
 
+from metrics import offline
 from metrics.catalogue import MetricSpec
+from metrics.judging import sentence_support
 from metrics.llm.base import LLM
 from metrics.prompts import (
     CHUNK_VERDICTS,
@@ -78,19 +85,41 @@ def _claim_rows(verdicts: ClaimsVerdicts, n: int) -> list[dict[str, Any]]:
             for c in verdicts.claims]
 
 
-async def faithfulness(question: str, answer: str, contexts: Sequence[str], *, judge: LLM) -> MetricValue:
+async def faithfulness(question: str | None, answer: str, contexts: Sequence[str], *, judge: LLM,
+                       claims: str = "sentences") -> MetricValue:
     """Share of the answer's claims that the contexts support (Ragas ``Faithfulness``).
 
-    faithfulness = |claims with verdict supported| / |claims|. Range [0, 1], higher is better.
-    No claim extracted (e.g. an empty answer) -> undefined. Evidence: every claim with its
-    verdict, reason and supporting/contradicting context numbers. One ``claims_verdicts`` call,
-    shared with hallucination and noise sensitivity.
+    faithfulness = sum_i P(claim i supported) / |claims|. Range [0, 1], higher is better.
+    No claim (e.g. an empty answer) -> undefined.
+
+    ``claims="sentences"`` (default, the calibrated judge): the claims are the answer's sentences,
+    all judged in ONE ``support_verdicts`` call that sees the question (so a bare "Conyers" is
+    judged as the answer to it); P(supported) is read from the log-probability of each verdict
+    token and blended with the deterministic number/name/word evidence of :mod:`metrics.offline`
+    (weights :data:`metrics.judging.BLEND`). Evidence per claim: the judge's verdict and
+    probability, the evidence's probability, missing numbers and names, the best context sentence.
+    Without logprobs the verdicts count 1/0 and the formula is Ragas' exactly.
+
+    ``claims="judge"``: Ragas' recipe in one call: the judge decomposes the answer into atomic
+    claims and gives each a verdict, a reason and the supporting/contradicting context numbers
+    (``claims_verdicts``, shared with hallucination and noise sensitivity); value =
+    |supported| / |claims|.
     """
-    rows = _claim_rows(await answer_claims(judge, question, answer, contexts), len(contexts))
-    if not rows:
+    if claims == "judge":
+        rows = _claim_rows(await answer_claims(judge, question, answer, contexts), len(contexts))
+        if not rows:
+            return MetricValue.undefined("no claims extracted from the answer", claims=[])
+        supported = sum(r["verdict"] == "supported" for r in rows)
+        return MetricValue.ok(supported / len(rows), supported=supported, total=len(rows), claims=rows)
+    if claims != "sentences":
+        raise ValueError(f"faithfulness claims must be 'sentences' or 'judge', got {claims!r}")
+    statements = offline.sentences(answer)
+    if not statements:
         return MetricValue.undefined("no claims extracted from the answer", claims=[])
+    rows = await sentence_support(judge, question, statements, contexts)
+    value = sum(r["p_supported"] for r in rows) / len(rows)
     supported = sum(r["verdict"] == "supported" for r in rows)
-    return MetricValue.ok(supported / len(rows), supported=supported, total=len(rows), claims=rows)
+    return MetricValue.ok(value, supported=supported, total=len(rows), claims=rows)
 
 
 async def hallucination(question: str, answer: str, contexts: Sequence[str], *, judge: LLM) -> MetricValue:
@@ -301,7 +330,9 @@ _Q_A_C = ("question", "answer", "contexts")
 _Q_C_R = ("question", "contexts", "reference")
 
 SPECS: tuple[MetricSpec, ...] = (
-    MetricSpec("faithfulness", faithfulness, _Q_A_C, needs_judge=True, offline=NEEDS_JUDGE,
+    MetricSpec("faithfulness", faithfulness, ("answer", "contexts"), optional=("question",), needs_judge=True,
+               offline_fn=offline.faithfulness, options={"claims": "sentences"},
+               offline="mean P(supported) of the answer's sentences from number, name and word checks",
                description="share of the answer's claims supported by the contexts"),
     MetricSpec("hallucination", hallucination, _Q_A_C, needs_judge=True, higher_is_better=False,
                offline=NEEDS_JUDGE, description="share of contexts the answer contradicts"),
@@ -314,7 +345,8 @@ SPECS: tuple[MetricSpec, ...] = (
                description="average precision of the contexts judged useful for the reference"),
     MetricSpec("context_utilization", context_utilization, _Q_A_C, needs_judge=True, offline=NEEDS_JUDGE,
                description="average precision of the contexts judged useful for the answer"),
-    MetricSpec("context_recall", context_recall, _Q_C_R, needs_judge=True, offline=NEEDS_JUDGE,
+    MetricSpec("context_recall", context_recall, _Q_C_R, needs_judge=True, offline_fn=offline.context_recall,
+               offline="mean P(supported) of the reference's sentences from number, name and word checks",
                description="share of the reference's claims attributable to the contexts"),
     MetricSpec("context_relevancy", context_relevancy, ("question", "contexts"), needs_judge=True,
                offline=NEEDS_JUDGE, description="share of the contexts' statements relevant to the question"),

@@ -2,9 +2,10 @@
 
 The runner is shared by ``ragsweep score`` and the sweep. Its promise: every sample x metric
 pair gets exactly one :class:`~metrics.values.ScoredSample`, in sample order then metric order,
-whatever the metric does. A missing input or a missing judge is ``undefined``; a judge that
-fails for good, or a metric that raises, is ``error`` with the reason kept — the other rows
-are unaffected and nothing becomes NaN.
+whatever the metric does. A missing input is ``undefined``; without a judge a metric runs its
+deterministic stand-in (``MetricSpec.offline_fn``, ``metrics/offline.py``) or, having none, is
+``undefined``; a judge that fails for good, or a metric that raises, is ``error`` with the
+reason kept — the other rows are unaffected and nothing becomes NaN.
 """
 
 from __future__ import annotations
@@ -35,25 +36,40 @@ def metric_kwargs(spec: MetricSpec, options: Mapping[str, Mapping[str, Any]]) ->
     return {**spec.options, **given}
 
 
+def _offline_call(fn: Any, sample: RagSample, spec: MetricSpec, kwargs: dict[str, Any],
+                  embedder: Any) -> dict[str, Any]:
+    """Arguments for a metric's ``llm=none`` stand-in: its inputs, the options it names, the embedder."""
+    params = inspect.signature(fn).parameters
+    call = {f: sample.get(f) for f in (*spec.inputs, *spec.optional)}
+    call |= {k: v for k, v in kwargs.items() if k in params}
+    if "embedder" in params and embedder is not None:
+        call["embedder"] = embedder
+    return call
+
+
 async def _score_one(sample: RagSample, spec: MetricSpec, kwargs: dict[str, Any], judge: Any,
                      embedder: Any, limit: asyncio.Semaphore) -> MetricValue:
     missing = [f for f in spec.inputs if sample.get(f) is None]
     if missing:
         return MetricValue.undefined(f"no {' and no '.join(missing)}", missing=missing)
+    fn = spec.fn
     if spec.needs_judge and judge is None:
-        return MetricValue.undefined(NO_JUDGE)
-    if spec.needs_embedder and embedder is None:
+        if spec.offline_fn is None:
+            return MetricValue.undefined(NO_JUDGE)
+        fn, call = spec.offline_fn, _offline_call(spec.offline_fn, sample, spec, kwargs, embedder)
+    elif spec.needs_embedder and embedder is None:
         return MetricValue.undefined("needs an embedder")
-    call = {f: sample.get(f) for f in spec.inputs} | kwargs
-    if spec.needs_judge:
-        call["judge"] = judge
-    if spec.needs_embedder:
-        call["embedder"] = embedder
+    else:
+        call = {f: sample.get(f) for f in (*spec.inputs, *spec.optional)} | kwargs
+        if spec.needs_judge:
+            call["judge"] = judge
+        if spec.needs_embedder:
+            call["embedder"] = embedder
     # The semaphore bounds how many metrics are in flight at once, which for judged metrics is
     # the number of concurrent model calls; synchronous metrics hold it only while they run.
     async with limit:
         try:
-            out = spec.fn(**call)
+            out = fn(**call)
             if inspect.isawaitable(out):
                 out = await out
         except JudgeError as exc:

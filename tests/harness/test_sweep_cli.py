@@ -14,10 +14,10 @@ import pytest
 pytestmark = pytest.mark.slow
 
 
-def ragsweep(*args: str, cwd: Path, cache: Path) -> subprocess.CompletedProcess:
+def ragsweep(*args: str, cwd: Path, cache: Path, timeout: int = 600) -> subprocess.CompletedProcess:
     env = {**os.environ, "RAGSWEEP_CACHE_DIR": str(cache), "HYDRA_FULL_ERROR": "0"}
     return subprocess.run([sys.executable, "-m", "harness.cli", *args], cwd=cwd, env=env,
-                          capture_output=True, text=True, timeout=600)
+                          capture_output=True, text=True, timeout=timeout)
 
 
 @pytest.fixture(scope="module")
@@ -134,7 +134,8 @@ SCIFACT = Path(__file__).resolve().parents[2] / ".." / "shared" / "data" / "scif
 def test_scifact_ndcg_matches_the_published_figure(tmp_path):
     """all-MiniLM-L6-v2 on SciFact (BEIR test = our dev split): nDCG@10 ~0.645 (MTEB). Takes ~4 min."""
     out = ragsweep("sweep", "corpus=beir", f"corpus.path={SCIFACT}", "corpus.split=dev", "chunker=none",
-                   "retriever.top_k=10", "progress=false", cwd=tmp_path, cache=tmp_path / "cache")
+                   "retriever.top_k=10", "progress=false", cwd=tmp_path, cache=tmp_path / "cache",
+                   timeout=2400)  # ~5 min alone on 2 cores; much longer when the machine is shared
     assert out.returncode == 0, out.stderr[-3000:]
     row = _board(next((tmp_path / "outputs" / "sweeps").iterdir()))[0]
     assert int(row["ndcg@k_n_ok"]) == 300

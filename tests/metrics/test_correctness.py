@@ -96,6 +96,8 @@ def test_answer_correctness_weights_and_threshold():
         run(weights=(0, 0))
 
 
+# faithfulness with Ragas' claim decomposition, so the scripted claims_verdicts reply feeds it.
+JUDGE_CLAIMS = {"faithfulness": {"claims": "judge"}}
 SUMMARY_REPLIES = {
     "claims_verdicts": {"claims": [{"claim": "a", "reason": "r", "verdict": "supported"},
                                    {"claim": "b", "reason": "r", "verdict": "not_found"}]},
@@ -105,7 +107,7 @@ SUMMARY_REPLIES = {
 
 def test_summary_score_is_the_harmonic_mean():
     out = asyncio.run(summary_score("Q?", "A.", ["c"], "R.", judge=routed(SUMMARY_REPLIES), embedder=None,
-                                    metrics=["faithfulness", "context_recall"]))
+                                    metrics=["faithfulness", "context_recall"], options=JUDGE_CLAIMS))
     assert out.value == pytest.approx(2 / (1 / 0.5 + 1 / 1.0))
     assert out.explanation["components"]["faithfulness"]["value"] == 0.5
 
@@ -114,11 +116,11 @@ def test_summary_score_is_zero_with_a_zero_and_undefined_with_an_undefined():
     zero = {**SUMMARY_REPLIES, "reference_claims_attribution": {"claims": [
         {"claim": "r", "reason": "r", "attributed": False}]}}
     out = asyncio.run(summary_score("Q?", "A.", ["c"], "R.", judge=routed(zero), embedder=None,
-                                    metrics=["faithfulness", "context_recall"]))
+                                    metrics=["faithfulness", "context_recall"], options=JUDGE_CLAIMS))
     assert out.status == "ok" and out.value == 0.0
     undefined = {**SUMMARY_REPLIES, "claims_verdicts": {"claims": []}}
     out = asyncio.run(summary_score("Q?", "A.", ["c"], "R.", judge=routed(undefined), embedder=None,
-                                    metrics=["faithfulness", "context_recall"]))
+                                    metrics=["faithfulness", "context_recall"], options=JUDGE_CLAIMS))
     assert out.status == "undefined" and "faithfulness" in out.explanation["reason"]
 
 
@@ -126,3 +128,26 @@ def test_summary_score_refuses_lower_is_better_metrics():
     with pytest.raises(InputError):
         asyncio.run(summary_score("Q?", "A.", ["c"], "R.", judge=routed({}), embedder=None,
                                   metrics=["faithfulness", "hallucination"]))
+
+
+def test_factual_correctness_on_sentences_counts_hard_verdicts_exactly():
+    # Answer: 2 sentences, 1 supported by the reference (TP 1, FP 1); reference: 2 sentences,
+    # 1 not in the answer (FN 1) -> F1 = 2*1 / (2*1 + 1 + 1) = 0.5.
+    replies = iter([{"verdicts": ["yes", "no"]}, {"verdicts": ["yes", "no"]}])
+    judge = ScriptedLLM(lambda messages, schema: next(replies))
+    out = asyncio.run(factual_correctness("Paris is in France. It has 9 million people.",
+                                          "Paris is in France. It is the capital.", judge=judge, claims="sentences"))
+    assert out.value == pytest.approx(0.5)
+    assert (out.explanation["precision"], out.explanation["recall"]) == (0.5, 0.5)
+    assert [r["claim"] for r in out.explanation["fn"]] == ["It is the capital."]
+
+
+def test_long_texts_are_judged_in_slices():
+    from metrics.generation import faithfulness
+    from metrics.judging import MAX_STATEMENTS
+
+    n = MAX_STATEMENTS + 3
+    answer = " ".join(f"Fact number {i} holds." for i in range(n))
+    judge = ScriptedLLM(lambda messages, schema: {"verdicts": ["yes"] * messages[-1]["content"].count("\n[")})
+    out = asyncio.run(faithfulness("Q?", answer, ["c"], judge=judge))
+    assert len(judge.calls) == 2 and out.explanation["total"] == n and out.value == 1.0

@@ -44,6 +44,8 @@ def good_reply(prompt: str, k: int, n: int) -> dict:
         return {"claims": [{"claim": f"claim {i}", "reason": "r", "verdict": v, "supporting": s, "contradicting": c}
                            for i, (v, s, c) in enumerate([("supported", [1], []), ("contradicted", [], [n]),
                                                           ("not_found", [], [])][: 1 + k % 3])]}
+    if prompt == "support_verdicts":
+        return {"verdicts": ["yes" if k % 2 else "no"]}
     if prompt == "chunk_verdicts":
         return {"verdicts": [{"chunk": i, "reason": "r", "relevant": (i + k) % 2 == 0} for i in range(1, n + 1)]}
     if prompt == "reference_claims_attribution":
@@ -70,7 +72,9 @@ class FaultyServer:
                 except (BrokenPipeError, ConnectionResetError):
                     pass  # the client gave up waiting (the timeout fault)
 
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        # A listen backlog above the client's 8 concurrent requests: with the default 5, a burst
+        # of distinct calls gets connections reset that never reach the fault plan.
+        self.httpd = type("Server", (ThreadingHTTPServer,), {"request_queue_size": 64})(("127.0.0.1", 0), Handler)
         self.httpd.daemon_threads = True
         self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
         self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
@@ -142,8 +146,9 @@ def test_faults_lose_no_row_and_the_cache_restores_clean_scores(tmp_path):
 
         server.faults_on, server.attempts = True, {}
         faulty, judge = run(server, tmp_path / "faulty.sqlite")
-        # One retry per distinct call (3 prompts per sample) of samples 1-4, 7 and 8.
-        assert judge.inner.retries == 3 * 6
+        # One retry per distinct call (4 prompts per sample: faithfulness's support_verdicts,
+        # hallucination's claims_verdicts, chunk verdicts, attribution) of samples 1-4, 7 and 8.
+        assert judge.inner.retries == 4 * 6
         assert [(r.sample_id, r.metric) for r in faulty] == [(r.sample_id, r.metric) for r in clean]
         for row, ref in zip(faulty, clean):
             k = int(row.sample_id[1:])
@@ -157,5 +162,5 @@ def test_faults_lose_no_row_and_the_cache_restores_clean_scores(tmp_path):
         before = server.requests
         healed, judge = run(server, tmp_path / "faulty.sqlite")
         assert [r.result for r in healed] == [r.result for r in clean]
-        # Only the calls that failed are made again: three prompts for each unrecoverable sample.
-        assert judge.misses == 3 * len(UNRECOVERABLE) == server.requests - before
+        # Only the calls that failed are made again: four prompts for each unrecoverable sample.
+        assert judge.misses == 4 * len(UNRECOVERABLE) == server.requests - before

@@ -136,11 +136,14 @@ def test_judge_failure_becomes_an_error_row_with_the_reason():
     assert rows[0].result.status == "error" and "server down" in rows[0].result.explanation["reason"]
 
 
-def test_without_a_judge_every_judged_metric_is_undefined():
+def test_without_a_judge_a_judged_metric_runs_its_offline_stand_in_or_is_undefined():
     sample = RagSample("s", question="Q?", answer="A.", contexts=("c",), reference="R.")
     specs = [s for s in catalogue().values() if s.needs_judge and set(s.inputs) <= {"question", "answer", "contexts", "reference"}]
     rows = asyncio.run(score_samples([sample], specs, judge=None, embedder=None, progress=False))
-    assert {r.result.status for r in rows} == {"undefined"}
+    by = {r.metric: r.result for r in rows}
+    assert {m for m, s in by.items() if s.status == "ok"} == {s.name for s in specs if s.offline_fn}
+    assert {"faithfulness", "context_recall", "factual_correctness"} <= set(by)
+    assert all(v.explanation.get("backend") == "none" for m, v in by.items() if v.status == "ok")
     assert all(s.offline for s in specs)
 
 

@@ -33,7 +33,7 @@ def test_four_core_metrics_cost_at_most_four_calls_on_five_contexts(tmp_path):
     assert [r.result.status for r in rows] == ["ok"] * 4
     assert len(inner.calls) <= 4  # Ragas: 2 (faithfulness) + 1 (relevancy, n=3) + 5 (one per context) + 1 = ~11
     assert sorted(identify(c.messages).name for c in inner.calls) == [
-        "chunk_verdicts", "claims_verdicts", "question_generation", "reference_claims_attribution"]
+        "chunk_verdicts", "question_generation", "reference_claims_attribution", "support_verdicts"]
 
 
 def test_shared_evidence_is_one_call_whatever_the_concurrency(tmp_path):
@@ -44,10 +44,11 @@ def test_shared_evidence_is_one_call_whatever_the_concurrency(tmp_path):
         rows = score(names, CachedLLM(inner, tmp_path / f"llm{concurrency}.sqlite"), concurrency=concurrency)
         assert all(r.result.status == "ok" for r in rows), [r.result.explanation for r in rows]
         calls = Counter(identify(c.messages).name for c in inner.calls)
-        # claims_verdicts: vs contexts + vs reference; attribution: vs contexts + vs answer;
-        # chunk_verdicts: vs reference + vs answer; + question generation + claim verification.
-        assert calls == {"claims_verdicts": 2, "reference_claims_attribution": 2, "chunk_verdicts": 2,
-                         "question_generation": 1, "claim_verification": 1}
+        # support_verdicts: faithfulness; claims_verdicts: vs contexts (hallucination, noise
+        # sensitivity) + vs reference; attribution: vs contexts + vs answer; chunk_verdicts: vs
+        # reference + vs answer; + question generation + claim verification.
+        assert calls == {"support_verdicts": 1, "claims_verdicts": 2, "reference_claims_attribution": 2,
+                         "chunk_verdicts": 2, "question_generation": 1, "claim_verification": 1}
 
 
 def test_a_second_run_makes_no_call(tmp_path):
@@ -66,16 +67,16 @@ def test_dry_run_says_four_calls_per_sample():
     assert all(r.result.status == "ok" for r in rows)
     report = dry_run_report(judge.calls, n_samples=2)
     assert "judge calls: 8 (4.0 per sample)" in report
-    assert {c.prompt for c in judge.calls} == {"claims_verdicts", "question_generation", "chunk_verdicts",
+    assert {c.prompt for c in judge.calls} == {"support_verdicts", "question_generation", "chunk_verdicts",
                                                "reference_claims_attribution"}
     assert all(c.prompt_tokens > 0 and c.max_tokens for c in judge.calls)
 
 
 def test_dry_run_counts_identical_calls_once():
     judge = DryRunLLM()
-    score(["faithfulness", "hallucination"], judge)
-    assert len(judge.calls) == 2 and [c.shared for c in judge.calls].count(True) == 1
-    assert "judge calls: 1" in dry_run_report(judge.calls)
+    score(["hallucination", "noise_sensitivity"], judge)  # both need the answer's claims_verdicts
+    assert len(judge.calls) == 4 and [c.shared for c in judge.calls].count(True) == 1
+    assert "judge calls: 3" in dry_run_report(judge.calls)
 
 
 def test_dry_run_replies_are_schema_valid_with_numbered_items():

@@ -1,0 +1,261 @@
+"""Calibration benchmark: the judged metrics against human labels, one table per judge backend.
+
+Runs faithfulness on HaluEval QA, QAGS and BEGIN and factual correctness on the RAGChecker
+meta-evaluation (``harness/calibration.py`` loads them from ``../shared/data``), and prints the
+agreement with people beside the cost: model calls, tokens and seconds per sample.
+
+    python benchmarks/calibrate.py --llm none                       # seconds, no model
+    python benchmarks/calibrate.py --readme --out calibration.md    # the README table (~25 min quiet)
+    python benchmarks/calibrate.py --llm local --sets halueval --n 10 --split tune   # iterate
+
+Figures for the README come from ``--split heldout`` (the default); tune prompts, thresholds and
+the offline weights on ``--split tune`` only. Model calls are not cached here, so the seconds are
+real; ``--cache DIR`` replays calls from ``DIR/llm.sqlite`` (seconds then mean nothing).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import sys
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from harness.calibration import LOADERS, CalibrationSet  # noqa: E402
+from metrics.catalogue import catalogue  # noqa: E402
+from metrics.llm.base import Completion, Message, PromptId, Schema, Usage  # noqa: E402
+from metrics.scoring import score_samples  # noqa: E402
+
+#: The 1.5B's speed on this 2-core machine when it is quiet (prompt / generated tokens per second),
+#: for the "quiet s" column: the seconds the same tokens take without other jobs on the cores.
+QUIET_TPS = {"local": (70.0, 25.0)}
+MODELS = {"local": "qwen2.5-coder-1.5b-instruct-q4_k_m", "local_small": "qwen2.5-coder-0.5b-instruct-q4_k_m"}
+SETS = ("halueval", "qags", "begin", "ragchecker")
+#: Published anchors, shown beside our figures (sources in docs_calibration.md).
+ANCHORS = {
+    ("halueval", "pairwise_acc"): "Ragas 0.4.3 faithfulness, same 1.5B: 0.66; P(true) one call: 0.73",
+    ("halueval", "roc_auc"): "Ragas 0.4.3, same 1.5B: 0.65; P(true) one call: 0.76",
+    ("ragchecker", "correctness_pearson"): "RAGChecker (Llama-3-70B): 0.497; human-human 0.637",
+    ("ragchecker", "completeness_pearson"): "RAGChecker (Llama-3-70B): 0.607; human-human 0.719",
+}
+
+
+#: The README's table: (backend, {set: rows}, metric options). RAGChecker's correctness runs on
+#: sentences with the local judge (factual_correctness claims=sentences: two short calls per
+#: response instead of two long claim-extraction calls); n is what ran in the time we had.
+README_RUNS: list[tuple[str, dict[str, int], dict[str, dict[str, Any]]]] = [
+    ("none", {"halueval": 40, "qags": 20, "begin": 20, "ragchecker": 1000}, {}),
+    ("local", {"halueval": 40, "qags": 20, "begin": 20, "ragchecker": 15},
+     {"factual_correctness": {"claims": "sentences"}}),
+    ("local_small", {"halueval": 40}, {}),
+]
+
+
+class Meter:
+    """Wraps an LLM and counts calls, tokens and the prompt tokens llama.cpp actually evaluated."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+        self.calls = 0
+        self.usage = Usage()
+        self.evaluated = 0  # prompt tokens not served from the KV cache (llama.cpp timings)
+
+    @property
+    def model_id(self) -> str:
+        return self.inner.model_id
+
+    def identity(self) -> dict[str, Any]:
+        return self.inner.identity()
+
+    async def complete(self, messages: list[Message], schema: Schema | None = None, *,
+                       prompt: PromptId | None = None, logprobs: bool = False,
+                       max_tokens: int | None = None) -> Completion:
+        out = await self.inner.complete(messages, schema, prompt=prompt, logprobs=logprobs, max_tokens=max_tokens)
+        self.calls += 1
+        self.usage = self.usage + out.usage
+        timings = getattr(getattr(self.inner, "inner", self.inner), "last_timings", None) or {}
+        if not out.cached:
+            self.evaluated += int(timings.get("prompt_n", 0) or 0)
+        return out
+
+
+def build_judge(backend: str, cache: str | None) -> Any:
+    if backend == "none":
+        return None
+    from metrics.llm import CachedLLM, LocalLLM
+
+    llm: Any = LocalLLM(MODELS.get(backend, backend), n_ctx=4096)
+    if cache:
+        llm = CachedLLM(llm, Path(cache) / "llm.sqlite")
+    return llm
+
+
+@dataclass
+class Result:
+    backend: str
+    name: str
+    stats: dict[str, float]
+    samples: int
+    calls: int = 0
+    tokens: int = 0
+    evaluated: int = 0
+    seconds: float = 0.0
+    errors: int = 0
+    undefined: int = 0
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+def _values(rows: list[Any], key: str | None = None, neutral: float = 0.5) -> dict[str, float]:
+    """Scores by sample id; undefined/error count as the neutral score (so nothing is dropped)."""
+    out = {}
+    for r in rows:
+        v = r.result.value
+        if key is not None and v is not None:
+            v = r.result.explanation.get(key)
+        out[r.sample_id] = neutral if v is None else float(v)
+    return out
+
+
+def parse_options(pairs: list[str]) -> dict[str, dict[str, Any]]:
+    """``["factual_correctness.claims=sentences"]`` -> ``{"factual_correctness": {"claims": "sentences"}}``."""
+    out: dict[str, dict[str, Any]] = {}
+    for pair in pairs:
+        key, _, value = pair.partition("=")
+        metric, _, option = key.partition(".")
+        if not (metric and option and value):
+            raise SystemExit(f"--option {pair!r}: expected METRIC.KEY=VALUE")
+        try:
+            parsed: Any = json.loads(value)
+        except json.JSONDecodeError:
+            parsed = value
+        out.setdefault(metric, {})[option] = parsed
+    return out
+
+
+async def run_set(cs: CalibrationSet, backend: str, judge: Any, embedder: Any, concurrency: int,
+                  dump: str | None = None, options: dict[str, dict[str, Any]] | None = None) -> Result:
+    meter = Meter(judge) if judge is not None else None
+    spec = catalogue()[cs.metric]
+    options = {k: dict(v) for k, v in (options or {}).items()}
+    if cs.metric == "factual_correctness":  # correctness is F1; completeness is read from its recall
+        options.setdefault(cs.metric, {})["mode"] = "f1"
+    start = time.perf_counter()
+    rows = await score_samples(cs.samples, [spec], judge=meter, embedder=embedder, options=options,
+                               concurrency=concurrency, progress=False)
+    seconds = time.perf_counter() - start
+    stats = cs.evaluate(_values(rows))
+    if dump:
+        with open(dump, "a", encoding="utf-8") as fh:
+            for r in rows:
+                fh.write(json.dumps({"backend": backend, "set": cs.name, **r.to_dict()}, default=str) + "\n")
+    if cs.name == "ragchecker":  # completeness is judged by recall, from the same calls
+        recall = cs.evaluate(_values(rows, "recall"))
+        stats.update({k: v for k, v in recall.items() if k.startswith("completeness")})
+    label = backend + "".join(f" ({k}={v})" for k, v in (options.get(cs.metric) or {}).items() if k != "mode")
+    res = Result(label, cs.name, stats, len(cs.samples), seconds=seconds,
+                 errors=sum(r.result.status == "error" for r in rows),
+                 undefined=sum(r.result.status == "undefined" for r in rows))
+    if meter is not None:
+        res.calls, res.evaluated = meter.calls, meter.evaluated
+        res.tokens = meter.usage.prompt_tokens + meter.usage.completion_tokens
+        res.extra["completion_tokens"] = meter.usage.completion_tokens
+    return res
+
+
+def table(results: list[Result]) -> str:
+    lines = ["| backend | set | statistic | value | samples | calls / sample | tokens / sample | "
+             "s / sample | quiet s / sample | undefined / error | published anchor |",
+             "|---|---|---|---|---|---|---|---|---|---|---|"]
+    for r in results:
+        per = max(r.samples, 1)
+        tps = QUIET_TPS.get(r.backend.split(" ")[0])
+        quiet = ("" if tps is None else
+                 f"{(r.evaluated / tps[0] + r.extra.get('completion_tokens', 0) / tps[1]) / per:.2f}")
+        if r.backend.startswith("none"):
+            quiet = f"{r.seconds / per:.3f}"
+        for stat, value in r.stats.items():
+            if stat.startswith("n"):
+                continue
+            lines.append(f"| {r.backend} | {r.name} | {stat} | {value:.3f} | {r.samples} | {r.calls / per:.2f} | "
+                         f"{r.tokens / per:.0f} | {r.seconds / per:.2f} | {quiet} | {r.undefined} / {r.errors} | "
+                         f"{ANCHORS.get((r.name, stat), '')} |")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--llm", nargs="+", default=["none"], help="backends: none, local, local_small, or a .gguf")
+    ap.add_argument("--sets", default=",".join(SETS), help="comma-separated subset of " + ", ".join(SETS))
+    ap.add_argument("--n", type=int, default=40, help="rows per set (HaluEval: question pairs; QAGS: summaries)")
+    ap.add_argument("--n-qags", type=int, default=None, help="summaries for QAGS (default --n)")
+    ap.add_argument("--n-begin", type=int, default=None, help="responses for BEGIN (default --n)")
+    ap.add_argument("--n-ragchecker", type=int, default=None, help="response pairs for RAGChecker (default --n)")
+    ap.add_argument("--option", action="append", default=[], metavar="METRIC.KEY=VALUE",
+                    help="a metric option, e.g. factual_correctness.claims=sentences (repeatable)")
+    ap.add_argument("--split", default="heldout", choices=["tune", "heldout", "all"])
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--embedder", action="store_true", help="give the none backend the MiniLM embedder")
+    ap.add_argument("--cache", default=None, help="replay model calls from DIR/llm.sqlite")
+    ap.add_argument("--out", default=None, help="also write the table to this markdown file")
+    ap.add_argument("--dump", default=None, help="append every score with its evidence to this JSONL file")
+    ap.add_argument("--results", default=None, help="append each set's result (stats, cost) to this JSONL file")
+    readme = "; ".join(f"{b} on " + ", ".join(f"{k}={v}" for k, v in z.items()) for b, z, _ in README_RUNS)
+    ap.add_argument("--readme", action="store_true", help=f"run exactly the README's table: {readme}")
+    ap.add_argument("--table-from", nargs="+", default=None, metavar="JSONL",
+                    help="print the table of results saved with --results (no scoring)")
+    args = ap.parse_args(argv)
+    if args.table_from:
+        saved = [Result(**json.loads(line)) for f in args.table_from
+                 for line in Path(f).read_text(encoding="utf-8").splitlines() if line.strip()]
+        text = table(saved) + "\n"
+        print(text)
+        if args.out:
+            Path(args.out).write_text(text, encoding="utf-8")
+        return 0
+    os.environ.setdefault("RAGSWEEP_CACHE_DIR", str(Path.home() / ".cache" / "ragsweep"))
+    options = parse_options(args.option)
+    if args.readme:
+        runs = README_RUNS
+    else:
+        sets = [s.strip() for s in args.sets.split(",") if s.strip()]
+        unknown = [s for s in sets if s not in LOADERS]
+        if unknown:
+            ap.error(f"unknown set(s) {unknown}")
+        given = {"qags": args.n_qags, "begin": args.n_begin, "ragchecker": args.n_ragchecker}
+        runs = [(backend, {name: given.get(name) or args.n for name in sets}, options) for backend in args.llm]
+    embedder = None
+    if args.embedder:
+        from metrics.embedding import OnnxMiniLM
+
+        embedder = OnnxMiniLM()
+    results = []
+    for backend, sizes, opts in runs:
+        judge = build_judge(backend, args.cache)
+        for name, n in sizes.items():
+            cs = LOADERS[name](split=args.split, n=n, seed=args.seed)
+            res = asyncio.run(run_set(cs, backend, judge, embedder, concurrency=1, dump=args.dump, options=opts))
+            results.append(res)
+            if args.results:
+                with open(args.results, "a", encoding="utf-8") as fh:
+                    fh.write(json.dumps(asdict(res)) + "\n")
+            print(f"[{res.backend}] {name}: {res.stats}  {res.seconds:.1f}s", file=sys.stderr, flush=True)
+        if judge is not None and hasattr(judge, "close"):
+            judge.close()
+    header = f"split={args.split} seed={args.seed}; " + "; ".join(
+        f"{backend}: " + ", ".join(f"{k}={v}" for k, v in sizes.items()) for backend, sizes, _ in runs)
+    text = f"{header}\n\n{table(results)}\n"
+    print(text)
+    if args.out:
+        Path(args.out).write_text(text, encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

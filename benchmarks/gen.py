@@ -1,0 +1,121 @@
+"""Test-set generation benchmark, and the specificity check of a generated test set.
+
+1. Throughput per backend: accepted pairs per minute and LLM tokens (prompt + completion)
+   per accepted pair, each backend on a fresh LLM cache (so nothing is replayed):
+
+    python benchmarks/gen.py                               # none (n=20) and local (n=10)
+    python benchmarks/gen.py --backends none local_small --n-local 5
+
+2. Specificity: the share of a test set's questions whose source document the all-MiniLM-L6-v2
+   Flat retriever (whole documents, no chunking) finds in its top 10:
+
+    python benchmarks/gen.py specificity TESTSET.jsonl --beir ../shared/data/scifact --split dev
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+
+def throughput(backend: str, n: int, seed: int) -> dict[str, float | int | str]:
+    """Run one backend on the shipped corpus with a fresh cache; return its figures."""
+    from hydra import compose, initialize_config_module
+    from omegaconf import open_dict
+
+    from gen.app import gen_config, make_writer
+    from gen.documents import read_shipped
+    from gen.generate import generate
+    from harness.sweep import build
+    from metrics.embedding import OnnxMiniLM
+    from metrics.llm.factory import concurrency_of
+
+    with tempfile.TemporaryDirectory() as tmp:
+        models = Path(os.environ.get("RAGSWEEP_CACHE_DIR", "~/.cache/ragsweep")).expanduser() / "models"
+        if models.is_dir():  # reuse the assembled GGUF; only the LLM call cache is fresh
+            (Path(tmp) / "models").symlink_to(models)
+        os.environ["RAGSWEEP_CACHE_DIR"] = tmp
+        with initialize_config_module(config_module="conf", version_base="1.3"):
+            cfg = compose(config_name="gen", overrides=[f"llm={backend}", f"n={n}", f"seed={seed}"])
+        with open_dict(cfg):
+            cfg.cache.dir = tmp
+            cfg.llm.cache_dir = tmp if "cache_dir" in cfg.llm else None
+        llm = build(cfg.llm, "llm")
+        writer = make_writer(llm, int(cfg.max_tokens))
+        embed = OnnxMiniLM().embed
+        embed(["warm up"])
+        started = time.perf_counter()
+        result = generate(read_shipped(), writer, gen_config(cfg, concurrency_of(llm) if llm else 1), embed=embed)
+        minutes = (time.perf_counter() - started) / 60
+        if models.is_dir():
+            os.environ["RAGSWEEP_CACHE_DIR"] = str(models.parent)
+    accepted = len(result.samples)
+    tokens = result.usage.prompt_tokens + result.usage.completion_tokens
+    return {"backend": backend, "model": writer.model_id, "accepted": accepted,
+            "rejected": result.report.n_rejected, "minutes": round(minutes, 3),
+            "accepted_per_minute": round(accepted / minutes, 2) if minutes else float("inf"),
+            "tokens_per_accepted": round(tokens / accepted, 1) if accepted else float("nan"),
+            "completion_tokens_per_accepted": round(result.usage.completion_tokens / accepted, 1) if accepted else float("nan")}
+
+
+def specificity(testset: str, beir: str, split: str, k: int = 10) -> None:
+    """Print the share of questions whose source document is in the retriever's top k."""
+    from gen.chunking import WholeDocument
+    from gen.documents import read_beir
+    from gen.testset import check_against, read_testset
+    from harness.cache import Cache
+    from harness.pipeline import Pipeline
+    from harness.retriever import IndexSpec
+    from metrics.embedding import OnnxMiniLM
+
+    corpus = read_beir(beir, split)
+    samples = read_testset(testset)
+    check_against(samples, corpus, testset)
+    cache = Cache(os.environ.get("RAGSWEEP_CACHE_DIR", "~/.cache/ragsweep"))
+    found = Pipeline(corpus, WholeDocument(), OnnxMiniLM(), IndexSpec(), cache).search([s.question for s in samples], k)
+    by_kind: dict[str, list[int]] = {}
+    for s, got in zip(samples, found):
+        sources = {span.doc_id for span in s.evidence}
+        hit = int(bool(sources & {r.doc_id for r in got[:k]}))
+        by_kind.setdefault(s.kind, []).append(hit)
+    hits = [h for v in by_kind.values() for h in v]
+    print(f"{testset}: source document in top {k} for {sum(hits)}/{len(hits)} questions "
+          f"= {sum(hits) / len(hits):.1%} (all-MiniLM-L6-v2, Flat, whole documents, {len(corpus.documents)} docs)")
+    for kind, v in sorted(by_kind.items()):
+        print(f"  {kind:12s} {sum(v)}/{len(v)} = {sum(v) / len(v):.1%}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("command", nargs="?", default="throughput", choices=["throughput", "specificity"])
+    parser.add_argument("testset", nargs="?", help="specificity: the test set to check")
+    parser.add_argument("--backends", nargs="+", default=["none", "local"])
+    parser.add_argument("--n", type=int, default=20, help="samples for llm=none")
+    parser.add_argument("--n-local", type=int, default=10, help="samples for LLM backends (slow on CPU)")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--beir", default=str(ROOT.parent / "shared" / "data" / "scifact"))
+    parser.add_argument("--split", default="dev")
+    args = parser.parse_args()
+    if args.command == "specificity":
+        if not args.testset:
+            parser.error("specificity needs a test-set path")
+        specificity(args.testset, args.beir, args.split)
+        return
+    print(f"{'backend':12s} {'model':36s} {'accepted':>8s} {'rejected':>8s} {'minutes':>8s} "
+          f"{'acc/min':>8s} {'tok/acc':>8s} {'out-tok/acc':>11s}")
+    for backend in args.backends:
+        r = throughput(backend, args.n if backend == "none" else args.n_local, args.seed)
+        print(f"{r['backend']:12s} {r['model']:36s} {r['accepted']:8d} {r['rejected']:8d} {r['minutes']:8.2f} "
+              f"{r['accepted_per_minute']:8.1f} {r['tokens_per_accepted']:8.1f} {r['completion_tokens_per_accepted']:11.1f}",
+              flush=True)
+
+
+if __name__ == "__main__":
+    main()

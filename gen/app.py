@@ -1,0 +1,105 @@
+"""``ragsweep gen``: the Hydra app. It builds the parts, runs :func:`gen.generate.generate`
+and writes the test set, its report and (optionally) a Parquet copy."""
+
+from __future__ import annotations
+
+import json
+import logging
+from pathlib import Path
+from typing import Any
+
+import hydra
+from hydra.core.hydra_config import HydraConfig
+from omegaconf import DictConfig, OmegaConf
+
+from gen.documents import Corpus
+from gen.gates import GateConfig
+from gen.generate import GenConfig, Result, check_n, generate
+from gen.testset import KINDS, write_testset
+from metrics.errors import InputError, fail
+
+log = logging.getLogger("ragsweep")
+
+
+def make_writer(llm: Any, max_tokens: int) -> Any:
+    """The rule writer for ``llm=none``, else the LLM writer."""
+    if llm is None:
+        from gen.rules import RuleWriter
+
+        return RuleWriter()
+    from gen.writer import LLMWriter
+
+    return LLMWriter(llm, max_tokens=max_tokens)
+
+
+def gen_config(cfg: DictConfig, concurrency: int) -> GenConfig:
+    kinds = OmegaConf.to_container(cfg.kinds) or {}
+    if not isinstance(kinds, dict) or any(k not in KINDS for k in kinds):
+        raise InputError(f"kinds must map question kinds ({', '.join(KINDS)}) to weights, got {kinds!r}")
+    if any(not isinstance(w, (int, float)) or w < 0 for w in kinds.values()):
+        raise InputError(f"kinds weights must be numbers >= 0, got {kinds!r}")
+    g = cfg.gates
+    return GenConfig(n=check_n(cfg.n), kinds=tuple(kinds.items()), seed=int(cfg.seed),
+                     personas=tuple(cfg.personas or ()), styles=tuple(cfg.styles or ()), max_docs=cfg.max_docs,
+                     min_sentence_chars=int(cfg.min_sentence_chars), max_attempts=cfg.max_attempts,
+                     concurrency=concurrency,
+                     gates=GateConfig(float(g.min_support), float(g.max_copy), float(g.dup_cosine),
+                                      int(g.min_question_words)))
+
+
+def write_outputs(result: Result, corpus: Corpus, out: Path, extra: dict[str, Any], parquet: bool) -> dict[str, Path]:
+    """The test set (JSONL), the report beside it, and optionally Parquet."""
+    paths = {"testset": write_testset(result.samples, out, corpus)}
+    report = out.with_name(out.stem + ".report.json")
+    body = result.report.to_dict({"seconds": round(result.seconds, 2), "attempts": result.attempts,
+                                  "llm_tokens": {"prompt": result.usage.prompt_tokens,
+                                                 "completion": result.usage.completion_tokens}, **extra})
+    report.write_text(json.dumps(body, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    paths["report"] = report
+    if parquet:
+        import datasets
+
+        rows = [s.to_dict(corpus) for s in result.samples]
+        paths["parquet"] = out.with_suffix(".parquet")
+        datasets.Dataset.from_list(rows).to_parquet(str(paths["parquet"]))
+    return paths
+
+
+def run(cfg: DictConfig, run_dir: Path) -> dict[str, Path]:
+    from harness.sweep import build
+    from metrics.llm.factory import concurrency_of
+
+    check_n(cfg.n)
+    corpus: Corpus = build(cfg.corpus, "corpus")
+    llm = build(cfg.llm, "llm")
+    writer = make_writer(llm, int(cfg.max_tokens))
+    gcfg = gen_config(cfg, concurrency_of(llm) if llm is not None else 1)
+    embed = None
+    if cfg.gates.embed:
+        from metrics.embedding import OnnxMiniLM
+
+        embed = OnnxMiniLM().embed
+    result = generate(corpus, writer, gcfg, embed=embed, progress=bool(cfg.progress))
+    out = Path(cfg.out) if cfg.out else run_dir / "testset.jsonl"
+    extra = {"corpus": corpus.source, "seed": gcfg.seed, "backend": writer.backend, "model": writer.model_id,
+             "prompt": writer.prompt_version, "kinds_configured": dict(gcfg.kinds),
+             "cache": {"hits": getattr(llm, "hits", None), "misses": getattr(llm, "misses", None)}}
+    paths = write_outputs(result, corpus, out, extra, bool(cfg.parquet))
+    rep = result.report
+    print(rep.message())
+    print("by kind: " + ", ".join(f"{k}={v}" for k, v in sorted(rep.accepted_by_kind.items())))
+    print("rejected: " + (", ".join(f"{k}={v}" for k, v in rep.rejected.items() if v) or "none"))
+    print(f"report:   {paths['report']}")
+    if "parquet" in paths:
+        print(f"parquet:  {paths['parquet']}")
+    print(f"test set: {paths['testset']}")
+    return paths
+
+
+@hydra.main(version_base="1.3", config_path="pkg://conf", config_name="gen")
+def gen_app(cfg: DictConfig) -> None:
+    logging.getLogger().setLevel(logging.INFO)
+    try:
+        run(cfg, Path(HydraConfig.get().runtime.output_dir))
+    except InputError as exc:
+        fail(str(exc))

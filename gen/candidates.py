@@ -1,0 +1,134 @@
+"""Candidate evidence for each question kind, in a seeded order.
+
+The code, not the model, chooses the evidence: every candidate is a few sentence units
+(:mod:`gen.units`) that the writer shows the model, so every span is verbatim by construction.
+
+- ``single_hop``: one sentence with an answer phrase, shown with the sentence before it.
+- ``conditional``: one sentence stating a condition (if, when, unless, ...), same context.
+- ``multi_hop``: two sentences from two documents that share a named entity or number;
+  failing that, two distant sentences (at least 3 apart) of one document that share one.
+- ``comparative``: two sentences of two documents with comparable quantities (two years,
+  two numbers with the same unit word).
+
+Documents are visited in a seeded random order, round-robin, so the first candidates cover
+as many documents as possible: on a large corpus the test set is a seeded random sample.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from gen.units import CONDITION, Unit, answer_phrases
+
+_MAX_PAIR_DOCS = 400  # documents scanned for shared entities (the index is quadratic in the worst case)
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """What the writer gets: the kind, the sentences to show and which of them are evidence.
+
+    Attributes:
+        kind: One of :data:`gen.testset.KINDS`.
+        shown: Sentences shown to the model, numbered from 1 in this order.
+        required: Indexes into ``shown`` that must be in the evidence (both, for two-sentence kinds).
+    """
+
+    kind: str
+    shown: tuple[Unit, ...]
+    required: tuple[int, ...]
+
+    @property
+    def key(self) -> str:
+        return self.kind + ":" + "|".join(f"{u.doc_id}@{u.start}-{u.end}" for u in self.shown)
+
+    @property
+    def doc_ids(self) -> tuple[str, ...]:
+        return tuple(dict.fromkeys(u.doc_id for u in self.shown))
+
+
+def _with_context(units: list[Unit], i: int) -> tuple[tuple[Unit, ...], tuple[int, ...]]:
+    """The sentence, preceded by its neighbour when that is adjacent (it often names the subject)."""
+    if i > 0 and units[i - 1].index == units[i].index - 1:
+        return (units[i - 1], units[i]), (1,)
+    return (units[i],), (0,)
+
+
+def _round_robin(per_doc: dict[str, list[int]], order: list[str]) -> Iterator[tuple[str, int]]:
+    depth = 0
+    while True:
+        emitted = False
+        for doc_id in order:
+            picks = per_doc.get(doc_id, [])
+            if depth < len(picks):
+                emitted = True
+                yield doc_id, picks[depth]
+        if not emitted:
+            return
+        depth += 1
+
+
+def _single(units: dict[str, list[Unit]], order: list[str], rng: random.Random, kind: str) -> Iterator[Candidate]:
+    per_doc: dict[str, list[int]] = {}
+    for doc_id in order:
+        ok = [i for i, u in enumerate(units[doc_id])
+              if (CONDITION.search(u.text) if kind == "conditional" else answer_phrases(u.text))]
+        rng.shuffle(ok)
+        per_doc[doc_id] = ok
+    for doc_id, i in _round_robin(per_doc, order):
+        shown, required = _with_context(units[doc_id], i)
+        yield Candidate(kind, shown, required)
+
+
+def _pairs(units: dict[str, list[Unit]], order: list[str], rng: random.Random, kind: str) -> Iterator[Candidate]:
+    docs = order[:_MAX_PAIR_DOCS]
+    index: dict[str, list[Unit]] = {}
+    for doc_id in docs:
+        for u in units[doc_id]:
+            for feature in (u.entities if kind == "multi_hop" else u.quantities):
+                index.setdefault(feature, []).append(u)
+    pairs: list[tuple[Unit, Unit]] = []
+    seen: set[tuple[str, str]] = set()
+    rank = {d: r for r, d in enumerate(docs)}
+    for feature in sorted(index):
+        group = index[feature]
+        if len({u.doc_id for u in group}) > max(8, len(docs) // 4):
+            continue  # too common to make a meaningful bridge ("Port Calder" in every document)
+        for a in group:
+            for b in group:
+                cross = a.doc_id != b.doc_id
+                distant = a.doc_id == b.doc_id and b.index - a.index >= 3
+                if (rank[a.doc_id], a.start) >= (rank[b.doc_id], b.start) or not (cross or distant):
+                    continue
+                if kind == "comparative" and not cross:
+                    continue
+                k = (f"{a.doc_id}@{a.start}", f"{b.doc_id}@{b.start}")
+                if k not in seen:
+                    seen.add(k)
+                    pairs.append((a, b))
+    rng.shuffle(pairs)
+    # Two-document pairs first; within them, each document at most once per pass (coverage).
+    pairs.sort(key=lambda p: p[0].doc_id == p[1].doc_id)
+    used: dict[str, int] = {}
+    ordered = sorted(pairs, key=lambda p: (p[0].doc_id == p[1].doc_id,
+                                           _bump(used, p[0].doc_id) + _bump(used, p[1].doc_id)))
+    for a, b in ordered:
+        yield Candidate(kind, (a, b), (0, 1))
+
+
+def _bump(counts: dict[str, int], key: str) -> int:
+    counts[key] = counts.get(key, 0) + 1
+    return counts[key]
+
+
+def candidates(units: dict[str, list[Unit]], kind: str, seed: int) -> Iterator[Candidate]:
+    """All candidates of one kind over the documents that have units, in a seeded order."""
+    rng = random.Random(f"{seed}:{kind}")
+    order = sorted(units)
+    rng.shuffle(order)
+    if kind in ("single_hop", "conditional"):
+        return _single(units, order, rng, kind)
+    if kind in ("multi_hop", "comparative"):
+        return _pairs(units, order, rng, kind)
+    raise ValueError(f"unknown question kind {kind!r}")

@@ -1,0 +1,222 @@
+"""Quality gates for generated samples, and the report of what they rejected.
+
+Each gate is a small function returning a reason (a key of :data:`REASONS`) or None. The
+generator runs them in order on every candidate; a rejected candidate is counted under its
+first failing reason, kept in the report's examples, and replaced by the next candidate.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from gen.documents import Corpus
+from gen.testset import TestSample
+
+REASONS: dict[str, str] = {
+    "write_failed": "the writer produced no usable output (model error, broken JSON after one repair)",
+    "evidence_not_verbatim": "an evidence span is not found verbatim in its document",
+    "unsupported": "the reference answer is not supported by its evidence (lexical support below threshold)",
+    "not_self_contained": "the question points at an unseen text ('according to the passage', 'this study')",
+    "trivial": "the question copies its evidence, or gives its own answer away",
+    "duplicate_text": "the question equals an accepted one after normalisation",
+    "duplicate_embedding": "the question is a near-duplicate of an accepted one (embedding cosine)",
+}
+
+_STOP = frozenset("""a an the of in on at to for from by with and or but is are was were be been being it its
+this that these those as into than then there their they he she his her them which who whom whose what when
+where why how do does did has have had not no yes can could would should will may might also such
+during after before about over under between within per s""".split())
+
+_DEICTIC = re.compile(
+    r"\b(?:according to (?:the|this) (?:passage|text|document|article|paper|study|sentence|abstract|excerpt|context)"
+    r"|(?:the|this|above|given|following) (?:passage|text|excerpt|sentence|sentences|context|abstract)"
+    r"|this (?:document|article|paper|study|report|trial|analysis)"
+    r"|the (?:document|article|paper|study|report|authors?) (?:above|mentioned|described|says?|states?)"
+    r"|mentioned above|described above|in the (?:document|article|paper)\b)", re.I)
+_PRONOUN_START = re.compile(r"^(?:it|they|he|she|this|these|those|its|their)\b", re.I)
+_TOKEN = re.compile(r"\w+(?:[.,]\d+)*")
+
+
+def tokens(text: str) -> list[str]:
+    """Lower-cased word and number tokens ("184,000" stays one token)."""
+    return [t.lower() for t in _TOKEN.findall(unicodedata.normalize("NFKC", text))]
+
+
+def content_tokens(text: str) -> list[str]:
+    return [t for t in tokens(text) if t not in _STOP]
+
+
+def normalise(text: str) -> str:
+    """Lower case, accents and punctuation dropped, white space collapsed: the duplicate key."""
+    stripped = "".join(c for c in unicodedata.normalize("NFKD", text) if not unicodedata.combining(c))
+    return " ".join(tokens(stripped))
+
+
+def _stem(tok: str) -> str:
+    for suffix in ("ing", "ed", "es", "s"):
+        if len(tok) > len(suffix) + 3 and tok.endswith(suffix):
+            return tok[: -len(suffix)]
+    return tok
+
+
+def support_ratio(reference: str, evidence: str) -> float:
+    """Share of the reference's content tokens found (as crude stems) in the evidence; 1.0 if it has none."""
+    ref = content_tokens(reference)
+    if not ref:
+        return 1.0
+    ev = {_stem(t) for t in content_tokens(evidence)} | {t for t in tokens(evidence)}
+    return sum(1 for t in ref if t in ev or _stem(t) in ev) / len(ref)
+
+
+def copy_ratio(question: str, evidence: str) -> float:
+    """Longest run of evidence tokens copied into the question, as a share of the evidence's tokens."""
+    q, e = tokens(question), tokens(evidence)
+    if not q or not e:
+        return 0.0
+    best = 0
+    prev = [0] * (len(e) + 1)
+    for qt in q:
+        cur = [0] * (len(e) + 1)
+        for j, et in enumerate(e, 1):
+            if qt == et:
+                cur[j] = prev[j - 1] + 1
+                best = max(best, cur[j])
+        prev = cur
+    return best / len(e)
+
+
+@dataclass(frozen=True)
+class GateConfig:
+    """Thresholds of the gates (see ``conf/gen.yaml``)."""
+
+    min_support: float = 0.6       # answerability: share of reference content tokens in the evidence
+    max_copy: float = 0.75         # trivial: longest copied run / evidence tokens
+    dup_cosine: float = 0.92       # near-duplicate: embedding cosine at or above this
+    min_question_words: int = 5
+
+
+def verbatim(sample: TestSample, corpus: Corpus) -> str | None:
+    for span, quote in zip(sample.evidence, sample.quotes or (None,) * len(sample.evidence)):
+        if span.doc_id not in corpus:
+            return "evidence_not_verbatim"
+        text = corpus.get(span.doc_id).text
+        if not (0 <= span.start < span.end <= len(text)) or (quote is not None and text[span.start:span.end] != quote):
+            return "evidence_not_verbatim"
+    return None
+
+
+def evidence_text(sample: TestSample, corpus: Corpus) -> str:
+    return " ".join(corpus.get(s.doc_id).text[s.start:s.end] for s in sample.evidence)
+
+
+def check_sample(sample: TestSample, corpus: Corpus, cfg: GateConfig) -> str | None:
+    """The per-sample gates, in order: verbatim, self-contained, answerability, trivial."""
+    if reason := verbatim(sample, corpus):
+        return reason
+    q = sample.question.strip()
+    if _DEICTIC.search(q) or _PRONOUN_START.match(q) or len(q.split()) < cfg.min_question_words:
+        return "not_self_contained"
+    ev = evidence_text(sample, corpus)
+    if not sample.reference.strip() or support_ratio(sample.reference, ev) < cfg.min_support:
+        return "unsupported"
+    ref = content_tokens(sample.reference)
+    if copy_ratio(q, ev) > cfg.max_copy or (ref and set(ref) <= set(content_tokens(q))):
+        return "trivial"
+    return None
+
+
+class DuplicateFilter:
+    """Rejects a question equal (normalised) or too close (embedding cosine) to an accepted one.
+
+    Args:
+        embed: texts -> L2-normalised rows (e.g. ``OnnxMiniLM().embed``), or None to check text only.
+        threshold: Cosine at or above which two questions are near-duplicates.
+    """
+
+    def __init__(self, embed: Callable[[list[str]], np.ndarray] | None, threshold: float) -> None:
+        self.embed, self.threshold = embed, threshold
+        self.keys: set[str] = set()
+        self.vectors: list[np.ndarray] = []
+
+    def check(self, question: str) -> tuple[str | None, np.ndarray | None]:
+        """(reason or None, the question's vector to pass to :meth:`add`)."""
+        if normalise(question) in self.keys:
+            return "duplicate_text", None
+        if self.embed is None:
+            return None, None
+        vec = np.asarray(self.embed([question]))[0]
+        if self.vectors and float(np.max(np.stack(self.vectors) @ vec)) >= self.threshold:
+            return "duplicate_embedding", vec
+        return None, vec
+
+    def add(self, question: str, vec: np.ndarray | None) -> None:
+        self.keys.add(normalise(question))
+        if vec is not None:
+            self.vectors.append(vec)
+
+
+@dataclass
+class Report:
+    """Counts of accepted and rejected candidates, with a few rejected examples per reason."""
+
+    requested: int
+    accepted_by_kind: dict[str, int] = field(default_factory=dict)
+    rejected: dict[str, int] = field(default_factory=lambda: {r: 0 for r in REASONS})
+    examples: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    exhausted: list[str] = field(default_factory=list)  # kinds whose candidates ran out
+    max_examples: int = 5
+
+    @property
+    def accepted(self) -> int:
+        return sum(self.accepted_by_kind.values())
+
+    @property
+    def n_rejected(self) -> int:
+        return sum(self.rejected.values())
+
+    def accept(self, kind: str) -> None:
+        self.accepted_by_kind[kind] = self.accepted_by_kind.get(kind, 0) + 1
+
+    def reject(self, reason: str, example: dict[str, Any]) -> None:
+        self.rejected[reason] = self.rejected.get(reason, 0) + 1
+        kept = self.examples.setdefault(reason, [])
+        if len(kept) < self.max_examples:
+            kept.append(example)
+
+    def message(self) -> str:
+        """One plain line: what was written, and why it is short when it is."""
+        line = f"accepted {self.accepted} of {self.requested} requested ({self.n_rejected} candidates rejected)"
+        if self.accepted < self.requested:
+            line += (f"; the corpus is exhausted: no more candidates for {', '.join(self.exhausted) or 'any kind'}"
+                     f", so the test set has {self.requested - self.accepted} fewer samples than requested")
+        elif self.exhausted:
+            line += f"; candidates ran out for {', '.join(self.exhausted)}, other kinds filled their share"
+        return line
+
+    def to_dict(self, extra: dict[str, Any] | None = None) -> dict[str, Any]:
+        return {"requested": self.requested, "accepted": self.accepted, "accepted_by_kind": self.accepted_by_kind,
+                "rejected_total": self.n_rejected, "rejected": self.rejected,
+                "reasons": REASONS, "exhausted_kinds": self.exhausted, "complete": self.accepted >= self.requested,
+                "message": self.message(), **(extra or {}), "rejected_examples": self.examples}
+
+
+def kind_quotas(n: int, mix: Sequence[tuple[str, float]]) -> dict[str, int]:
+    """Split ``n`` by weight (largest remainder); every kind with weight > 0 gets one when n allows."""
+    kinds = [(k, w) for k, w in mix if w > 0]
+    total = sum(w for _, w in kinds)
+    raw = {k: n * w / total for k, w in kinds}
+    out = {k: int(v) for k, v in raw.items()}
+    for k in sorted(raw, key=lambda k: out[k] - raw[k])[: n - sum(out.values())]:
+        out[k] += 1
+    for k, _ in kinds:  # a configured kind should appear: take one from the largest share
+        if out[k] == 0 and n >= len(kinds):
+            donor = max(out, key=lambda d: out[d])
+            out[donor] -= 1
+            out[k] = 1
+    return out

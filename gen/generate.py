@@ -1,0 +1,191 @@
+"""The generation loop: candidates -> writer -> gates -> test samples, until ``n`` or exhaustion.
+
+Deterministic for a seed: documents and candidates come in a seeded order, candidates are
+written in fixed-size batches and gated in that order, so the same seed (and the same model
+outputs, which the LLM cache replays) gives the same test set. An interrupted run therefore
+resumes where it stopped: every call it already made is answered from the cache.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import logging
+import random
+import time
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from gen.candidates import Candidate, candidates
+from gen.documents import Corpus, Span
+from gen.gates import DuplicateFilter, GateConfig, Report, check_sample, kind_quotas
+from gen.testset import KINDS, TestSample
+from gen.units import corpus_units, topic_of
+from gen.writer import Draft, WriteFailed, Writer
+from metrics.errors import InputError
+from metrics.llm.base import Usage
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class GenConfig:
+    """What to generate (see ``conf/gen.yaml`` for meanings and defaults)."""
+
+    n: int
+    kinds: Sequence[tuple[str, float]] = (("single_hop", 1.0),)
+    seed: int = 0
+    personas: Sequence[str] = ()
+    styles: Sequence[str] = ()
+    max_docs: int | None = None
+    min_sentence_chars: int = 40
+    max_attempts: int | None = None
+    concurrency: int = 1
+    gates: GateConfig = field(default_factory=GateConfig)
+
+
+@dataclass
+class Result:
+    samples: list[TestSample]
+    report: Report
+    seconds: float
+    usage: Usage
+    attempts: int
+
+
+def check_n(n: Any) -> int:
+    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+        raise InputError(f"n must be a positive integer (how many samples to write), got {n!r}")
+    return n
+
+
+def _variations(cand: Candidate, cfg: GenConfig) -> tuple[str | None, str | None]:
+    """(persona, style) for a candidate: a seeded choice, or None when none is configured."""
+    out: list[str | None] = []
+    for what, options in (("persona", cfg.personas), ("style", cfg.styles)):
+        h = int(hashlib.sha256(f"{cfg.seed}:{what}:{cand.key}".encode()).hexdigest()[:8], 16)
+        out.append(options[h % len(options)] if options else None)
+    return out[0], out[1]
+
+
+class _Schedule:
+    """Which kind to draw next: the one furthest behind its quota; an exhausted kind's share
+    moves to the kinds that still have candidates."""
+
+    def __init__(self, quotas: dict[str, int], streams: dict[str, Iterator[Candidate]], report: Report) -> None:
+        self.quotas, self.streams, self.report = dict(quotas), streams, report
+
+    def next(self) -> Candidate | None:
+        while True:
+            open_kinds = [k for k in self.quotas if k not in self.report.exhausted]
+            behind = [k for k in open_kinds if self.report.accepted_by_kind.get(k, 0) < self.quotas[k]]
+            if not behind:
+                missing = sum(self.quotas.values()) - self.report.accepted
+                if missing <= 0 or not open_kinds:
+                    return None
+                self.quotas[open_kinds[0]] += missing  # an exhausted kind's share, to the first open kind
+                continue
+            kind = min(behind, key=lambda k: (self.report.accepted_by_kind.get(k, 0) / max(self.quotas[k], 1),
+                                              KINDS.index(k) if k in KINDS else 99))
+            cand = next(self.streams[kind], None)
+            if cand is not None:
+                return cand
+            self.report.exhausted.append(kind)
+
+
+def generate(corpus: Corpus, writer: Writer, cfg: GenConfig, *,
+             embed: Callable[[list[str]], np.ndarray] | None = None, progress: bool = False) -> Result:
+    """Write up to ``cfg.n`` gated samples from ``corpus``."""
+    return asyncio.run(agenerate(corpus, writer, cfg, embed=embed, progress=progress))
+
+
+async def agenerate(corpus: Corpus, writer: Writer, cfg: GenConfig, *,
+                    embed: Callable[[list[str]], np.ndarray] | None = None, progress: bool = False) -> Result:
+    """See :func:`generate`."""
+    from tqdm import tqdm
+
+    started = time.perf_counter()
+    n = check_n(cfg.n)
+    doc_ids = [d.id for d in corpus.documents]
+    random.Random(cfg.seed).shuffle(doc_ids)  # the seeded sample of documents
+    if cfg.max_docs:
+        doc_ids = doc_ids[: cfg.max_docs]
+    units = corpus_units(corpus, doc_ids, cfg.min_sentence_chars)
+    topics = {d: topic_of(corpus.get(d)) for d in units}
+    mix = [(k, w) for k, w in cfg.kinds if k in writer.kinds and w > 0]
+    dropped = [k for k, w in cfg.kinds if w > 0 and k not in writer.kinds]
+    if dropped:
+        log.warning("the %s writer writes %s only: ignoring %s", writer.backend, ", ".join(writer.kinds),
+                    ", ".join(dropped))
+    if not mix:
+        raise InputError(f"no question kind left to write: {writer.backend} writes {', '.join(writer.kinds)}")
+    report = Report(requested=n)
+    schedule = _Schedule(kind_quotas(n, mix), {k: candidates(units, k, cfg.seed) for k, _ in mix}, report)
+    dups = DuplicateFilter(embed, cfg.gates.dup_cosine)
+    max_attempts = cfg.max_attempts or 20 * n + 50
+    samples: list[TestSample] = []
+    usage, attempts, stopped = Usage(), 0, False
+    bar = tqdm(total=n, desc="gen", unit="q", disable=not progress, dynamic_ncols=True)
+
+    async def attempt(cand: Candidate) -> Draft | WriteFailed:
+        try:
+            return await writer.write(cand, [topics[u.doc_id] for u in cand.shown], *_variations(cand, cfg))
+        except WriteFailed as exc:
+            return exc
+
+    while len(samples) < n and not stopped:
+        batch: list[Candidate] = []
+        while len(batch) < max(1, cfg.concurrency):
+            cand = schedule.next()
+            if cand is None:
+                break
+            batch.append(cand)
+        if not batch:
+            break
+        drafts = await asyncio.gather(*(attempt(c) for c in batch))
+        for cand, draft in zip(batch, drafts):
+            if len(samples) >= n:
+                break
+            attempts += 1
+            if attempts >= max_attempts:
+                stopped = True
+            if isinstance(draft, WriteFailed):
+                report.reject("write_failed", {"candidate": cand.key, "error": str(draft)[:300]})
+            else:
+                usage = usage + draft.usage
+                _gate(draft, cand, corpus, cfg, writer, dups, report, samples)
+            bar.n = len(samples)
+            bar.set_postfix(accepted=report.accepted, rejected=report.n_rejected, refresh=False)
+            bar.refresh()
+            if stopped:
+                break
+    bar.close()
+    if stopped and len(samples) < n:
+        report.exhausted.append(f"(stopped after max_attempts={max_attempts})")
+    return Result(samples, report, time.perf_counter() - started, usage, attempts)
+
+
+def _gate(draft: Draft, cand: Candidate, corpus: Corpus, cfg: GenConfig, writer: Writer,
+          dups: DuplicateFilter, report: Report, samples: list[TestSample]) -> None:
+    evidence = tuple(Span(u.doc_id, u.start, u.end) for u in draft.evidence)
+    sample = TestSample(
+        id=f"gen-{len(samples) + 1:04d}", question=draft.question, reference=draft.reference,
+        evidence=evidence, kind=cand.kind,
+        provenance={"backend": writer.backend, "model": writer.model_id, "prompt": writer.prompt_version,
+                    "seed": cfg.seed, "candidate": cand.key,
+                    **{k: v for k, v in zip(("persona", "style"), _variations(cand, cfg)) if v}},
+        quotes=tuple(u.text for u in draft.evidence))
+    example = {"candidate": cand.key, "question": draft.question, "reference": draft.reference}
+    reason = check_sample(sample, corpus, cfg.gates)
+    vec = None
+    if reason is None:
+        reason, vec = dups.check(draft.question)
+    if reason is not None:
+        report.reject(reason, example)
+        return
+    dups.add(draft.question, vec)
+    report.accept(cand.kind)
+    samples.append(sample)

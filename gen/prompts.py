@@ -1,0 +1,142 @@
+"""The question-writing prompts, each defined once and typed.
+
+A :class:`Prompt` holds the instruction, the input model, the output model and worked
+examples. Its version is a hash of all four, so changing a word or an example changes every
+cache key that depends on it and nothing else. The messages put the fixed part (instruction,
+schema, examples) first and the per-call input last, so llama.cpp's prompt cache evaluates
+the shared prefix once per run.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Generic, Literal, TypeVar
+
+from pydantic import BaseModel, Field
+
+from metrics.llm.base import Message, PromptId
+
+In = TypeVar("In", bound=BaseModel)
+Out = TypeVar("Out", bound=BaseModel)
+
+Kind = Literal["single_hop", "multi_hop", "comparative", "conditional"]
+
+
+@dataclass(frozen=True)
+class Prompt(Generic[In, Out]):
+    """One prompt: what the model is told, what it receives and what it must return.
+
+    Attributes:
+        name: Stable name, part of the cache key.
+        instruction: The task, said once.
+        input_model: The pydantic model of the per-call input (rendered as JSON).
+        output_model: The pydantic model the reply must validate against (also the JSON
+            schema that constrains decoding where the backend supports it).
+        examples: Worked (input, output) pairs shown before the real input.
+    """
+
+    name: str
+    instruction: str
+    input_model: type[In]
+    output_model: type[Out]
+    examples: tuple[tuple[In, Out], ...] = field(default=())
+
+    @cached_property
+    def version(self) -> str:
+        """12 hex characters of sha256 over instruction, schemas and examples."""
+        blob = json.dumps(
+            [self.instruction, self.input_model.model_json_schema(), self.output_model.model_json_schema(),
+             [[i.model_dump(), o.model_dump()] for i, o in self.examples]],
+            sort_keys=True, ensure_ascii=False)
+        return hashlib.sha256(blob.encode()).hexdigest()[:12]
+
+    @property
+    def id(self) -> PromptId:
+        return PromptId(self.name, self.version)
+
+    def messages(self, data: In) -> list[Message]:
+        """System message (instruction + examples, the cacheable prefix), then the input."""
+        parts = [self.instruction.strip(), "",
+                 "Reply with one JSON object only, with exactly these keys: "
+                 + ", ".join(self.output_model.model_fields) + "."]
+        for i, (ex_in, ex_out) in enumerate(self.examples, 1):
+            parts += ["", f"Example {i} input:", _render(ex_in), f"Example {i} output:", _render(ex_out)]
+        return [{"role": "system", "content": "\n".join(parts)},
+                {"role": "user", "content": _render(data)}]
+
+
+def _render(model: BaseModel) -> str:
+    return json.dumps(model.model_dump(exclude_none=True), ensure_ascii=False)
+
+
+# --- question writing -------------------------------------------------------------------------
+
+
+class WriteInput(BaseModel):
+    """What the writer sees: the kind, numbered evidence sentences and optional variation."""
+
+    kind: Kind
+    sentences: list[str] = Field(description="numbered evidence sentences, [1] first")
+    topics: list[str] = Field(description="title or subject of each sentence's source document")
+    persona: str | None = None
+    style: str | None = None
+
+
+class WriteOutput(BaseModel):
+    """One question, its reference answer and the sentence numbers it relies on."""
+
+    question: str
+    answer: str
+    used: list[int] = Field(description="numbers of the sentences the answer needs")
+
+
+KIND_RULES = {
+    "single_hop": "a factual question answered by one fact in the sentences",
+    "multi_hop": "a question that needs a fact from EACH sentence to answer (a bridge between them)",
+    "comparative": "a question that compares the two sentences (which is earlier, larger, longer, ...)",
+    "conditional": "a question with a condition ('If ...', 'When ...', 'Under what condition ...') "
+                   "that the sentences settle",
+}
+
+WRITE_QUESTION: Prompt[WriteInput, WriteOutput] = Prompt(
+    name="gen.write_question",
+    instruction=(
+        "You write one exam question for a search engine test set, from numbered sentences.\n"
+        "Kinds: " + "; ".join(f"{k}: {v}" for k, v in KIND_RULES.items()) + ".\n"
+        "Rules: the question must be answerable from the sentences alone; it must stand on its own "
+        "for a reader who has never seen them, so name the specific subject (person, place, "
+        "organisation, drug, gene, event, year) and never say 'the passage', 'the text', 'this "
+        "study' or 'the sentence'; do not copy a sentence word for word; the answer is short and "
+        "uses the sentences' own words; 'used' lists the sentence numbers the answer needs. "
+        "Follow the persona and style when given."
+    ),
+    input_model=WriteInput,
+    output_model=WriteOutput,
+    examples=(
+        (WriteInput(kind="single_hop",
+                    sentences=["The Forth Bridge, opened in 1890, carries the railway across the Firth of Forth."],
+                    topics=["Forth Bridge"]),
+         WriteOutput(question="In which year did the Forth Bridge across the Firth of Forth open?",
+                     answer="1890", used=[1])),
+        (WriteInput(kind="multi_hop",
+                    sentences=["Marie Curie was born in Warsaw in 1867.", "Warsaw is the capital of Poland."],
+                    topics=["Marie Curie", "Warsaw"]),
+         WriteOutput(question="Marie Curie was born in the capital of which country?",
+                     answer="Poland", used=[1, 2])),
+        (WriteInput(kind="comparative",
+                    sentences=["The Eiffel Tower is 330 metres tall.", "The Chrysler Building is 319 metres tall."],
+                    topics=["Eiffel Tower", "Chrysler Building"]),
+         WriteOutput(question="Which is taller, the Eiffel Tower or the Chrysler Building?",
+                     answer="The Eiffel Tower, at 330 metres", used=[1, 2])),
+        (WriteInput(kind="conditional",
+                    sentences=["Aspirin is not advised for children under 16 because of the risk of Reye's syndrome."],
+                    topics=["Aspirin"]),
+         WriteOutput(question="If a patient is a child under 16, why is aspirin not advised?",
+                     answer="Because of the risk of Reye's syndrome", used=[1])),
+    ),
+)
+
+PROMPTS = {p.name: p for p in (WRITE_QUESTION,)}

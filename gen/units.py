@@ -1,0 +1,148 @@
+"""Evidence units: the document's own sentences, never the swept chunking.
+
+A :class:`Unit` is a sentence span of a document (from :func:`gen.chunking.sentence_spans`),
+so ``doc.text[unit.start:unit.end] == unit.text`` by construction. This module also finds the
+answer phrases a factual question can ask for (numbers, dates, named entities) and the
+features that pair units for multi-hop and comparative questions.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import cached_property
+from pathlib import PurePosixPath
+
+from gen.chunking import sentence_spans
+from gen.documents import Corpus, Document
+from metrics.errors import InputError
+
+MIN_CHARS = 40    # shorter sentences rarely hold a question's worth of fact
+MAX_CHARS = 400   # longer "sentences" are tables or lists that the splitter could not cut
+
+_MONTHS = "January|February|March|April|May|June|July|August|September|October|November|December"
+DATE = re.compile(rf"\b(?:\d{{1,2}} (?:{_MONTHS}) \d{{4}}|(?:{_MONTHS}) \d{{1,2}}, \d{{4}}|(?:{_MONTHS}) \d{{4}})\b")
+YEAR = re.compile(r"\b(?:1[5-9]\d\d|20\d\d)s?\b")
+# A number with an optional unit noun after it: "45 members", "250-kilowatt", "3.5%", "184,000 people".
+NUMBER = re.compile(r"(?<![\w.:-])[£$€]?\d(?:[\d,]*\d)?(?:\.\d+)?(?![:\d])(?:%| ?per ?cent|-[a-z]+| [a-z]+)?")
+# Capitalised runs (allowing "of", "the", "de" inside): "Calder Harbour Act", "University of Calder".
+ENTITY = re.compile(r"\b[A-Z][\w'-]*[a-z0-9][\w'-]*(?:\s+(?:(?:of|the|de)\s+)?[A-Z][\w'-]+)*")
+CONDITION = re.compile(r"\b(?:if|unless|when|whenever|provided|only after|only if|until|in case|in the absence of|in patients with)\b", re.I)
+_STOP_ENTITIES = {"The", "A", "An", "In", "On", "It", "Its", "This", "That", "These", "Those", "He", "She",
+                  "They", "We", "Our", "His", "Her", "Their", "After", "Before", "When", "While", "At", "By",
+                  "For", "From", "As", "However", "Although", "During", "Since", "There", "Here", "With",
+                  "Of", "To", "But", "And", "Or", "If", "Because", "Unlike", "Like", "Following", "Each"}
+_CALENDAR = set(_MONTHS.split("|")) | {"Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"}
+_NON_UNIT_WORDS = {"and", "or", "to", "the", "a", "of", "in", "on", "at", "for", "with", "by", "was", "were",
+                   "is", "are", "from", "as", "than", "that", "which", "but"}
+
+
+@dataclass(frozen=True)
+class Unit:
+    """One sentence of a document: ``text == doc.text[start:end]``; ``index`` is its position."""
+
+    doc_id: str
+    start: int
+    end: int
+    text: str
+    index: int
+
+    @cached_property
+    def entities(self) -> frozenset[str]:
+        return frozenset(p.text for p in answer_phrases(self.text) if p.kind == "entity")
+
+    @cached_property
+    def quantities(self) -> frozenset[str]:
+        """Unit words of the numbers ("year", "members", "%"): what makes two sentences comparable."""
+        out = set()
+        for p in answer_phrases(self.text):
+            if p.kind in ("year", "date"):
+                out.add("year")
+            elif p.kind == "number" and p.unit:
+                out.add(p.unit)
+        return frozenset(out)
+
+
+@dataclass(frozen=True)
+class Phrase:
+    """An answer phrase inside a sentence: ``sentence[start:end]``."""
+
+    kind: str  # date | year | number | entity
+    start: int
+    end: int
+    text: str
+    unit: str = ""  # for numbers: the noun after it ("members"), "%" or ""
+
+
+def answer_phrases(sentence: str) -> list[Phrase]:
+    """Dates, years, numbers and named entities of a sentence, left to right, not overlapping."""
+    found: list[Phrase] = []
+    taken: list[tuple[int, int]] = []
+
+    def add(kind: str, start: int, end: int, unit: str = "") -> None:
+        if any(start < e and s < end for s, e in taken):
+            return
+        taken.append((start, end))
+        found.append(Phrase(kind, start, end, sentence[start:end], unit))
+
+    for m in DATE.finditer(sentence):
+        add("date", m.start(), m.end())
+    for m in YEAR.finditer(sentence):
+        add("year", m.start(), m.end())
+    for m in NUMBER.finditer(sentence):
+        text = m.group(0)
+        tail = re.match(r"[£$€]?[\d,.]+(.*)", text)
+        unit = (tail.group(1) if tail else "").strip(" -")
+        if unit.split(" ")[0] in _NON_UNIT_WORDS:  # "45 and" -> the number alone
+            add("number", m.start(), m.start() + len(text) - len(tail.group(1) if tail else ""))
+            continue
+        if unit in ("per cent", "percent"):
+            unit = "%"
+        if text[0] in "£$€":
+            unit = "currency"
+        add("number", m.start(), m.end(), unit)
+    for m in ENTITY.finditer(sentence):
+        text = m.group(0)
+        words = text.split()
+        while words and words[0] in _STOP_ENTITIES:
+            words = words[1:]
+        if not words or (len(words) == 1 and words[0] in _CALENDAR):
+            continue
+        start = m.start() + text.index(words[0])
+        if start == 0 and len(words) == 1:
+            continue  # a capitalised sentence opener is not an entity
+        add("entity", start, m.end())
+    return sorted(found, key=lambda p: p.start)
+
+
+def topic_of(doc: Document) -> str:
+    """A short name of what the document is about: its title metadata, first heading, or file stem."""
+    title = str(doc.metadata.get("title") or "").strip()
+    if title:
+        return title[:120]
+    first = doc.text.lstrip().split("\n", 1)[0].strip()
+    if first.startswith("#"):
+        return first.lstrip("# ").strip()[:120]
+    return PurePosixPath(doc.id).stem.replace("-", " ").replace("_", " ")
+
+
+def document_units(doc: Document, min_chars: int = MIN_CHARS, max_chars: int = MAX_CHARS) -> list[Unit]:
+    """The question-worthy sentences of a document (headings, fragments and tables left out)."""
+    units = []
+    for i, (start, end) in enumerate(sentence_spans(doc.text)):
+        text = doc.text[start:end]
+        if not (min_chars <= len(text) <= max_chars) or text.startswith("#") or "\n" in text.strip():
+            continue
+        if len(text.split()) < 6 or not text[0].isalnum():
+            continue
+        units.append(Unit(doc.id, start, end, text, i))
+    return units
+
+
+def corpus_units(corpus: Corpus, doc_ids: list[str], min_chars: int = MIN_CHARS) -> dict[str, list[Unit]]:
+    """Units of the given documents; raises :class:`InputError` when none can be questioned."""
+    out = {d: u for d in doc_ids if (u := document_units(corpus.get(d), min_chars))}
+    if not out:
+        raise InputError(f"{corpus.source}: the documents are too short to question "
+                         f"(no sentence of at least {min_chars} characters and 6 words)")
+    return out

@@ -1,0 +1,95 @@
+"""Question writers: turn a :class:`~gen.candidates.Candidate` into a question and reference.
+
+A writer never chooses evidence offsets: it receives sentence units and says which of them
+its answer needs, so the spans written to the test set are the units' own spans.
+
+:class:`LLMWriter` makes one call per candidate (question, answer and the sentence numbers
+used, in one JSON object, schema-constrained where the backend supports it). A broken reply
+gets one repair from :mod:`metrics.llm.base`; if that fails too the candidate is rejected as
+``write_failed`` and replaced, never a crash.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from gen.candidates import Candidate
+from gen.prompts import WRITE_QUESTION, Prompt, WriteInput, WriteOutput
+from gen.units import Unit
+from metrics.errors import JudgeError
+from metrics.llm.base import LLM, Usage
+
+TWO_SENTENCE_KINDS = ("multi_hop", "comparative")
+
+
+class WriteFailed(Exception):
+    """The writer could not produce a usable question for this candidate."""
+
+
+@dataclass
+class Draft:
+    """A written question with its reference answer and the units it relies on."""
+
+    question: str
+    reference: str
+    evidence: tuple[Unit, ...]
+    usage: Usage = field(default_factory=Usage)
+    cached: bool = False
+
+
+class Writer(Protocol):
+    kinds: tuple[str, ...]
+    model_id: str
+    backend: str
+    prompt_version: str
+
+    async def write(self, cand: Candidate, topics: list[str], persona: str | None = None,
+                    style: str | None = None) -> Draft: ...
+
+
+def pick_evidence(cand: Candidate, used: list[int]) -> tuple[Unit, ...]:
+    """The units the answer relies on: every shown unit for two-sentence kinds; otherwise the
+    candidate's required unit plus any other shown unit the model says it used (1-based)."""
+    if cand.kind in TWO_SENTENCE_KINDS:
+        return cand.shown
+    picked = {i - 1 for i in used if isinstance(i, int) and 1 <= i <= len(cand.shown)} | set(cand.required)
+    return tuple(cand.shown[i] for i in sorted(picked))
+
+
+class LLMWriter:
+    """Writes every kind with an :class:`~metrics.llm.base.LLM` (one call per candidate).
+
+    Args:
+        llm: The model (usually a :class:`~metrics.llm.CachedLLM`).
+        prompt: The typed prompt; its version goes into every sample's provenance.
+        max_tokens: Cap on generated tokens per call (the JSON is ~40-80 tokens).
+    """
+
+    kinds = ("single_hop", "multi_hop", "comparative", "conditional")
+
+    def __init__(self, llm: LLM, prompt: Prompt[WriteInput, WriteOutput] = WRITE_QUESTION,
+                 max_tokens: int = 160) -> None:
+        self.llm, self.prompt, self.max_tokens = llm, prompt, max_tokens
+        self.model_id = llm.model_id
+        self.backend = str(llm.identity().get("backend", type(llm).__name__))
+        self.prompt_version = f"{prompt.name}@{prompt.version}"
+        self.usage = Usage()
+        self.calls = 0
+
+    async def write(self, cand: Candidate, topics: list[str], persona: str | None = None,
+                    style: str | None = None) -> Draft:
+        data = WriteInput(kind=cand.kind, sentences=[u.text for u in cand.shown], topics=topics,  # type: ignore[arg-type]
+                          persona=persona, style=style)
+        self.calls += 1
+        try:
+            done = await self.llm.complete(self.prompt.messages(data), self.prompt.output_model,
+                                           prompt=self.prompt.id, max_tokens=self.max_tokens)
+        except JudgeError as exc:
+            raise WriteFailed(str(exc)) from exc
+        self.usage = self.usage + done.usage
+        out: WriteOutput = done.parsed
+        question, answer = out.question.strip(), out.answer.strip()
+        if not question or not answer:
+            raise WriteFailed("empty question or answer")
+        return Draft(question, answer, pick_evidence(cand, out.used), done.usage, done.cached)

@@ -1,0 +1,128 @@
+"""`ragsweep gen` as a user runs it: subprocesses on the shipped corpus, then a sweep over the result."""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from gen.documents import read_shipped
+from gen.testset import check_against, read_testset
+
+
+def ragsweep(*args: str, cwd: Path, cache: Path, timeout: int = 600) -> subprocess.CompletedProcess:
+    env = {**os.environ, "RAGSWEEP_CACHE_DIR": str(cache), "HYDRA_FULL_ERROR": "0"}
+    return subprocess.run([sys.executable, "-m", "harness.cli", *args], cwd=cwd, env=env,
+                          capture_output=True, text=True, timeout=timeout)
+
+
+@pytest.fixture(scope="module")
+def rules_testset(tmp_path_factory):
+    cwd = tmp_path_factory.mktemp("gen")
+    cache = tmp_path_factory.mktemp("cache")
+    out = cwd / "ts.jsonl"
+    started = time.perf_counter()
+    done = ragsweep("gen", "llm=none", "n=15", f"out={out}", "progress=false", cwd=cwd, cache=cache)
+    seconds = time.perf_counter() - started
+    assert done.returncode == 0, done.stderr[-3000:]
+    return cwd, cache, out, done, seconds
+
+
+def test_llm_none_writes_a_usable_testset_fast(rules_testset):
+    cwd, _, out, done, seconds = rules_testset
+    assert seconds < 10, f"llm=none took {seconds:.1f} s"
+    assert f"test set: {out}" in done.stdout
+    report = json.loads(out.with_name("ts.report.json").read_text())
+    assert report["accepted"] == 15 and report["complete"] is True
+    assert report["backend"] == "rules" and "rejected" in report
+    samples = read_testset(out)
+    assert len(samples) == 15
+    check_against(samples, read_shipped(), str(out))  # every quoted span verbatim
+
+    import datasets
+
+    ds = datasets.load_dataset("json", data_files=str(out), split="train", cache_dir=str(cwd / "hf"))
+    assert ds.num_rows == 15
+    assert {"id", "question", "reference", "evidence", "kind", "provenance"} <= set(ds.column_names)
+
+
+@pytest.mark.slow
+def test_generated_testset_drives_a_sweep(rules_testset):
+    cwd, cache, out, _, _ = rules_testset
+    swept = ragsweep("sweep", f"testset={out}", "chunker.size=256", "retriever.top_k=[1,5]", "progress=false",
+                     cwd=cwd, cache=cache)
+    assert swept.returncode == 0, swept.stderr[-3000:]
+    sweeps = sorted((cwd / "outputs" / "sweeps").iterdir())
+    with (sweeps[-1] / "leaderboard.csv").open() as fh:
+        rows = list(csv.DictReader(fh))
+    assert sorted(int(r["top_k"]) for r in rows) == [1, 5]
+    assert "| # |" in (sweeps[-1] / "leaderboard.md").read_text()
+
+
+def test_parquet_option(tmp_path):
+    out = tmp_path / "ts.jsonl"
+    done = ragsweep("gen", "llm=none", "n=3", f"out={out}", "parquet=true", "progress=false", "gates.embed=false",
+                    cwd=tmp_path, cache=tmp_path / "cache")
+    assert done.returncode == 0, done.stderr[-3000:]
+    import pyarrow.parquet as pq
+
+    assert pq.read_table(tmp_path / "ts.parquet").num_rows == 3
+
+
+@pytest.mark.parametrize("args, message", [
+    (["n=0"], "n must be a positive integer"),
+    (["n=abc"], "n must be a positive integer"),
+    (["corpus=folder", "corpus.path=EMPTY"], "no .txt"),
+    (["corpus=folder", "corpus.path=SHORT"], "too short to question"),
+])
+def test_bad_input_exits_2_without_traceback(tmp_path, args, message):
+    (tmp_path / "EMPTY").mkdir()
+    (tmp_path / "SHORT").mkdir()
+    (tmp_path / "SHORT" / "a.txt").write_text("Too short.\n\nAlso short.")
+    done = ragsweep("gen", "llm=none", "progress=false", *args, f"out={tmp_path / 'x.jsonl'}",
+                    cwd=tmp_path, cache=tmp_path / "cache", timeout=120)
+    assert done.returncode == 2, done.stderr[-2000:]
+    assert message in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def _packaged_small_model_ready() -> str | None:
+    try:
+        import xllamacpp  # noqa: F401
+    except ImportError:
+        return "xllamacpp is not installed"
+    from metrics.errors import InputError
+    from metrics.llm.models import part_paths
+
+    try:
+        part_paths("qwen2.5-coder-0.5b-instruct-q4_k_m")
+    except InputError as exc:
+        return str(exc)
+    return None
+
+
+@pytest.mark.model
+@pytest.mark.slow
+def test_real_small_model_writes_two_questions(tmp_path):
+    reason = _packaged_small_model_ready()
+    if reason:
+        pytest.skip(f"packaged 0.5B model not available: {reason}")
+    out = tmp_path / "ts.jsonl"
+    models = Path(os.environ.get("RAGSWEEP_CACHE_DIR", Path.home() / ".cache" / "ragsweep")).expanduser() / "models"
+    cache = tmp_path / "cache"
+    if models.is_dir():  # reuse an assembled model instead of copying 500 MB again
+        cache.mkdir()
+        (cache / "models").symlink_to(models)
+    done = ragsweep("gen", "llm=local_small", "n=2", "kinds.multi_hop=0", "kinds.comparative=0",
+                    "kinds.conditional=0", f"out={out}", "progress=false", cwd=tmp_path, cache=cache, timeout=1200)
+    assert done.returncode == 0, done.stderr[-3000:]
+    samples = read_testset(out)
+    check_against(samples, read_shipped(), str(out))
+    assert 1 <= len(samples) <= 2
+    assert all(s.provenance["model"] == "qwen2.5-coder-0.5b-instruct-q4_k_m" for s in samples)

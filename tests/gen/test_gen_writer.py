@@ -1,0 +1,145 @@
+"""The LLM writer and the generation loop, with a scripted model (no network, no weights)."""
+
+import json
+import re
+
+import pytest
+
+from gen.documents import Corpus, Document, read_shipped
+from gen.generate import GenConfig, generate
+from gen.prompts import WRITE_QUESTION
+from gen.testset import KINDS, check_against
+from gen.writer import LLMWriter
+from metrics.llm import CachedLLM, ScriptedLLM
+
+MIX = (("single_hop", 0.4), ("multi_hop", 0.2), ("comparative", 0.2), ("conditional", 0.2))
+
+
+def good_reply(messages, schema):
+    """A plausible writer: names the topic, asks about the sentence's two longest words."""
+    data = json.loads(messages[-1]["content"])
+    last = data["sentences"][-1]
+    words = sorted(set(re.findall(r"[A-Za-z]{4,}", last)), key=lambda w: (-len(w), w))
+    topic = data["topics"][-1]
+    n = len(data["sentences"])
+    return {"question": f"For {topic}, what is said about {words[0]} and {words[1]}?",
+            "answer": " ".join(last.rstrip(".").split()[-3:]), "used": list(range(1, n + 1))}
+
+
+def test_prompt_is_typed_and_versioned():
+    msgs = WRITE_QUESTION.messages(WRITE_QUESTION.input_model(kind="single_hop", sentences=["A b."], topics=["T"]))
+    assert msgs[0]["role"] == "system" and "Example 1" in msgs[0]["content"]
+    assert json.loads(msgs[1]["content"])["sentences"] == ["A b."]
+    assert re.fullmatch(r"[0-9a-f]{12}", WRITE_QUESTION.version)
+
+
+def test_prompts_contain_the_evidence_and_every_kind_is_written():
+    corpus = read_shipped()
+    llm = ScriptedLLM(good_reply)
+    result = generate(corpus, LLMWriter(llm), GenConfig(n=10, kinds=MIX, seed=1))
+    assert len(result.samples) == 10
+    assert {s.kind for s in result.samples} == set(KINDS)
+    check_against(result.samples, corpus)
+    for s in result.samples:
+        call_texts = [c.messages[-1]["content"] for c in llm.calls]
+        for span, quote in zip(s.evidence, s.quotes):
+            assert corpus.get(span.doc_id).text[span.start:span.end] == quote
+            assert any(json.dumps(quote, ensure_ascii=False) in t for t in call_texts)  # shown to the model
+        if s.kind in ("multi_hop", "comparative"):
+            assert len(s.evidence) == 2
+        assert s.provenance["prompt"] == f"gen.write_question@{WRITE_QUESTION.version}"
+        assert s.provenance["model"] == "scripted" and s.provenance["seed"] == 1
+
+
+def test_broken_json_is_rejected_counted_and_replaced():
+    corpus = read_shipped()
+    state = {"calls": 0}
+
+    def flaky(messages, schema):
+        state["calls"] += 1
+        if state["calls"] <= 2:  # first call and its repair: both broken
+            return "{not json"
+        reply = good_reply(messages, schema)
+        if state["calls"] == 3:
+            reply["question"] = "According to the passage, " + reply["question"]
+        return reply
+
+    result = generate(corpus, LLMWriter(ScriptedLLM(flaky)), GenConfig(n=5, seed=0))
+    assert len(result.samples) == 5
+    assert result.report.rejected["write_failed"] == 1
+    assert result.report.rejected["not_self_contained"] == 1
+    assert result.attempts == 5 + result.report.n_rejected
+
+
+def test_corpus_exhausted_says_so():
+    corpus = Corpus([Document("a.md", "The Forth Bridge was opened in 1890 by the Prince of Wales in Scotland."),
+                     Document("b.md", "The Tay Bridge collapsed in 1879 during a violent winter storm at night.")],
+                    source="tiny")
+    result = generate(corpus, LLMWriter(ScriptedLLM(good_reply)), GenConfig(n=10, kinds=MIX, seed=0))
+    assert 0 < len(result.samples) < 10
+    assert result.report.exhausted
+    assert "exhausted" in result.report.message() and "fewer samples than requested" in result.report.message()
+
+
+def test_deterministic_for_a_seed():
+    corpus = read_shipped()
+    run = lambda seed: [(s.question, s.evidence) for s in
+                        generate(corpus, LLMWriter(ScriptedLLM(good_reply)), GenConfig(n=8, kinds=MIX, seed=seed)).samples]
+    assert run(7) == run(7)
+    assert run(7) != run(8)
+
+
+def test_resume_from_cache_makes_no_model_calls(tmp_path):
+    corpus = read_shipped()
+    cfg = GenConfig(n=6, kinds=MIX, seed=2)
+    first_inner = ScriptedLLM(good_reply)
+    first = generate(corpus, LLMWriter(CachedLLM(first_inner, tmp_path / "llm.sqlite")), cfg)
+    assert len(first_inner.calls) >= 6
+    again_inner = ScriptedLLM(good_reply)
+    cached = CachedLLM(again_inner, tmp_path / "llm.sqlite")
+    again = generate(corpus, LLMWriter(cached), cfg)
+    assert again_inner.calls == [] and cached.misses == 0
+    assert [s.to_dict() for s in again.samples] == [s.to_dict() for s in first.samples]
+
+
+def test_interrupted_run_resumes_where_it_stopped(tmp_path):
+    corpus = read_shipped()
+    cfg = GenConfig(n=6, kinds=MIX, seed=2)
+    inner = ScriptedLLM(good_reply)
+    generate(corpus, LLMWriter(CachedLLM(inner, tmp_path / "llm.sqlite")), GenConfig(n=3, kinds=MIX, seed=2))
+    done_before = len(inner.calls)
+    resumed_inner = ScriptedLLM(good_reply)
+    generate(corpus, LLMWriter(CachedLLM(resumed_inner, tmp_path / "llm.sqlite")), cfg)
+    full_inner = ScriptedLLM(good_reply)
+    generate(corpus, LLMWriter(full_inner), cfg)
+    assert len(resumed_inner.calls) <= len(full_inner.calls) - done_before + 2
+
+
+def test_bad_n_is_an_input_error():
+    from metrics.errors import InputError
+
+    with pytest.raises(InputError, match="positive integer"):
+        generate(read_shipped(), LLMWriter(ScriptedLLM(good_reply)), GenConfig(n=0))
+
+
+@pytest.mark.parametrize("option, inner", [("local", "LocalLLM"), ("local_small", "LocalLLM"),
+                                           ("openai", "OpenAICompatLLM"), ("none", None)])
+def test_every_llm_option_composes_and_builds_without_loading_a_model(tmp_path, option, inner):
+    from hydra import compose, initialize_config_module
+    from hydra.utils import instantiate
+
+    from metrics.llm.factory import concurrency_of
+
+    with initialize_config_module(config_module="conf", version_base="1.3"):
+        cfg = compose(config_name="gen", overrides=[f"llm={option}", f"cache.dir={tmp_path}"])
+    llm = instantiate(cfg.llm)
+    if inner is None:
+        assert llm is None
+        return
+    assert isinstance(llm, CachedLLM) and type(llm.inner).__name__ == inner
+    assert llm.store.path == tmp_path / "llm.sqlite"
+    assert concurrency_of(llm) == (8 if option == "openai" else 1)
+    if option == "local_small":
+        assert llm.inner.model_path == "qwen2.5-coder-0.5b-instruct-q4_k_m"
+    if option == "openai":
+        assert cfg.llm.api_key_env == "OPENAI_API_KEY"  # the variable's name, never a key

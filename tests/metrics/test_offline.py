@@ -1,0 +1,102 @@
+"""The llm=none backend (metrics/offline.py): hand cases, the runner's fallback, and the benchmark."""
+
+import asyncio
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from metrics import offline
+from metrics.catalogue import RagSample, resolve
+from metrics.judging import verdict_probabilities
+from metrics.scoring import score_samples
+
+CONTEXT = ["Marie Curie was born in Warsaw in 1867. She won the Nobel Prize in Physics in 1903 with Pierre Curie."]
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def p(claim, question=None, contexts=CONTEXT):
+    return offline.judge_claims([claim], contexts, question)[0]
+
+
+def test_a_paraphrase_with_the_same_facts_is_supported():
+    row = p("In 1867, Curie was born in Warsaw.")
+    assert row["verdict"] == "supported" and row["p_supported"] > 0.7
+
+
+def test_a_number_mismatch_is_unsupported_and_named():
+    row = p("Marie Curie was born in Warsaw in 1868.")
+    assert row["verdict"] == "not_found" and "1868" in row["reason"]
+    assert row["p_supported"] < p("Marie Curie was born in Warsaw in 1867.")["p_supported"]
+
+
+def test_a_name_absent_from_the_contexts_is_unsupported_and_named():
+    row = p("She won the Nobel Prize in Physics with Albert Einstein.")
+    assert row["verdict"] == "not_found" and "alber" in row["reason"]
+
+
+def test_words_repeated_from_the_question_carry_no_evidence():
+    # "Where was Marie Curie born?" -> "Paris": the only new word is not in the contexts.
+    assert p("Paris", question="Where was Marie Curie born?")["p_supported"] < 0.5
+    assert p("Warsaw", question="Where was Marie Curie born?")["p_supported"] > 0.5
+
+
+def test_a_bare_yes_has_no_evidence_either_way():
+    assert p("Yes.", question="Was Marie Curie born in Warsaw?")["p_supported"] == 0.5
+
+
+def test_number_words_and_separators_are_numbers():
+    assert offline.numbers("two prizes, 1,200 people and 3.5 km") == {"2", "1200", "3.5"}
+
+
+def test_sentences_split_on_end_punctuation_and_lines():
+    assert offline.sentences("He came. She left!\nThen 3 more came? Yes") == [
+        "He came.", "She left!", "Then 3 more came?", "Yes"]
+
+
+def test_faithfulness_is_the_mean_probability_and_keeps_the_evidence():
+    out = offline.faithfulness("Who was Curie?", "Curie was born in Warsaw. She won a prize in 1911.", CONTEXT)
+    rows = out.explanation["claims"]
+    assert out.value == pytest.approx(sum(r["p_supported"] for r in rows) / 2)
+    assert [r["verdict"] for r in rows] == ["supported", "not_found"]
+    assert "best_sentence" in rows[0] and out.explanation["backend"] == "none"
+
+
+def test_factual_correctness_prefers_the_matching_answer():
+    ref = "The Eiffel Tower is in Paris. It opened in 1889."
+    good = offline.factual_correctness("The Eiffel Tower, in Paris, opened in 1889.", ref)
+    bad = offline.factual_correctness("The Eiffel Tower is in Rome. It opened in 1925.", ref)
+    assert good.value > bad.value
+    assert offline.factual_correctness("x", "  ").status == "undefined"
+
+
+def test_the_runner_uses_the_offline_stand_in_without_a_judge():
+    sample = RagSample("s", question="Where was Curie born?", answer="In Warsaw.", contexts=tuple(CONTEXT))
+    rows = asyncio.run(score_samples([sample], resolve(["faithfulness", "hallucination"]), judge=None,
+                                     progress=False))
+    assert rows[0].result.status == "ok" and rows[0].result.explanation["backend"] == "none"
+    assert rows[1].result.status == "undefined"  # no deterministic stand-in for contradiction
+
+
+def test_verdict_probabilities_renormalise_over_the_alternatives():
+    import math
+
+    lp = [{"{\"": -0.1}, {"yes": math.log(0.6), "no": math.log(0.2), "Here": math.log(0.2)},
+          {"\",\"": -0.01}, {"no": math.log(0.5)}]
+    probs = verdict_probabilities(lp, ["yes", "no"])
+    assert probs[0] == pytest.approx(0.75)
+    assert probs[1] == pytest.approx(0.5)  # only "no" listed: "yes" gets the smallest listed probability
+    assert verdict_probabilities(None, ["yes", "no"]) == [1.0, 0.0]
+
+
+@pytest.mark.slow
+def test_the_calibration_benchmark_runs_offline_and_prints_a_table(tmp_path):
+    out = tmp_path / "table.md"
+    done = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "calibrate.py"), "--llm", "none", "--n", "10",
+                           "--out", str(out)], capture_output=True, text=True, timeout=300, cwd=ROOT)
+    assert done.returncode == 0, done.stderr
+    for stat in ("pairwise_acc", "sentence_roc_auc", "summary_spearman", "correctness_pearson",
+                 "completeness_spearman"):
+        assert f"| none |" in done.stdout and stat in done.stdout
+    assert out.read_text().count("\n| none |") >= 8
