@@ -274,3 +274,27 @@ def _check(value: Any, schema: dict[str, Any], where: str) -> list[str]:
         for i, item in enumerate(value):
             problems += _check(item, schema["items"], f"{where}[{i}]")
     return problems
+
+
+class StructuredBackend:
+    """A backend that only implements the raw ``_generate`` call (the :data:`Generate` shape);
+    :meth:`complete` adds schema constraint, parsing and the one repair attempt."""
+
+    async def _generate(self, messages: list[Message], json_schema: dict[str, Any] | None, logprobs: bool,
+                        max_tokens: int | None) -> Completion:
+        raise NotImplementedError
+
+    async def complete(
+        self,
+        messages: list[Message],
+        schema: Schema | None = None,
+        *,
+        prompt: PromptId | None = None,
+        logprobs: bool = False,
+        max_tokens: int | None = None,
+    ) -> Completion:
+        """See :meth:`metrics.llm.base.LLM.complete`."""
+        del prompt  # only the cache uses it
+        return await complete_structured(
+            self._generate, messages, schema, logprobs=logprobs, max_tokens=max_tokens
+        )

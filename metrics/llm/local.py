@@ -31,7 +31,7 @@ from metrics.llm.base import (
     PromptId,
     Schema,
     Usage,
-    complete_structured,
+    StructuredBackend,
 )
 
 _TOP_LOGPROBS = 5
@@ -39,7 +39,7 @@ _TOP_LOGPROBS = 5
 DEFAULT_MAX_TOKENS = 1024
 
 
-class LocalLLM:
+class LocalLLM(StructuredBackend):
     """A GGUF model run in this process by llama.cpp, on CPU.
 
     The model loads on the first call, not in the constructor. Calls are serialised on one
@@ -95,21 +95,6 @@ class LocalLLM:
             "temperature": self.temperature,
             "seed": self.seed,
         }
-
-    async def complete(
-        self,
-        messages: list[Message],
-        schema: Schema | None = None,
-        *,
-        prompt: PromptId | None = None,
-        logprobs: bool = False,
-        max_tokens: int | None = None,
-    ) -> Completion:
-        """See :meth:`metrics.llm.base.LLM.complete`."""
-        del prompt  # only the cache uses it
-        return await complete_structured(
-            self._generate, messages, schema, logprobs=logprobs, max_tokens=max_tokens
-        )
 
     def close(self) -> None:
         """Free the model and the worker thread."""

@@ -22,7 +22,7 @@ from metrics.llm.base import (
     PromptId,
     Schema,
     Usage,
-    complete_structured,
+    StructuredBackend,
 )
 
 log = logging.getLogger(__name__)
@@ -32,7 +32,7 @@ _TOP_LOGPROBS = 5
 _MAX_BACKOFF_S = 30.0
 
 
-class OpenAICompatLLM:
+class OpenAICompatLLM(StructuredBackend):
     """A chat model behind an OpenAI-compatible ``/v1/chat/completions`` endpoint.
 
     Structured output is requested with ``response_format={"type": "json_schema", ...}``;
@@ -98,21 +98,6 @@ class OpenAICompatLLM:
             "temperature": self.temperature,
             "seed": self.seed,
         }
-
-    async def complete(
-        self,
-        messages: list[Message],
-        schema: Schema | None = None,
-        *,
-        prompt: PromptId | None = None,
-        logprobs: bool = False,
-        max_tokens: int | None = None,
-    ) -> Completion:
-        """See :meth:`metrics.llm.base.LLM.complete`."""
-        del prompt  # only the cache uses it
-        return await complete_structured(
-            self._generate, messages, schema, logprobs=logprobs, max_tokens=max_tokens
-        )
 
     async def _generate(
         self,
