@@ -28,8 +28,6 @@ from metrics.llm.base import (
     Completion,
     Logprobs,
     Message,
-    PromptId,
-    Schema,
     Usage,
     StructuredBackend,
 )
