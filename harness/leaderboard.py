@@ -37,6 +37,9 @@ PREFERRED = ("ndcg@k", "recall@k", "mrr@k", "map@k", "hit@k", "precision@k",
 class Row:
     """One variant: its parameters, per-metric statistics and per-sample values, cost, and its job.
 
+    ``cost`` is the job's cost (seconds, embedded texts, cache use: shared by the top-K variants of
+    one job) updated with the variant's own (``llm_calls``, ``llm_cached_calls``, ``llm_*_tokens``).
+
     ``samples`` maps metric -> sample_id -> value (``None`` when not ok): what the paired
     comparisons need. ``comparison`` is this variant against the baseline on the ordering metric.
     """
@@ -78,8 +81,8 @@ def collect(sweep_dir: str | Path, seed: int = 0) -> list[Row]:
             stats = {m: summarise(((x["status"], x["value"]) for x in r), seed) for m, r in by_metric.items()}
             samples = {m: {x["sample_id"]: (x["value"] if x["status"] == "ok" else None) for x in r}
                        for m, r in by_metric.items()}
-            rows.append(Row(v["variant"], v["params"], stats, summary.get("cost", {}), str(summary_file.parent),
-                            samples=samples))
+            cost = {**summary.get("cost", {}), **v.get("cost", {})}
+            rows.append(Row(v["variant"], v["params"], stats, cost, str(summary_file.parent), samples=samples))
     for error_file in sorted(root.rglob("error.json")):
         err = json.loads(error_file.read_text(encoding="utf-8"))
         rows.append(Row(error_file.parent.name, {}, job=str(error_file.parent), error=err.get("error")))
@@ -134,20 +137,16 @@ def varying_params(rows: Sequence[Row]) -> list[str]:
     return [k for k in keys if len({json.dumps(r.params.get(k)) for r in ok}) > 1]
 
 
-def _tokens(cost: dict[str, Any]) -> float | None:
-    tokens = cost.get("llm_tokens", cost.get("tokens"))
-    if isinstance(tokens, dict):  # e.g. {"prompt": ..., "completion": ...}
-        return float(sum(v for v in tokens.values() if isinstance(v, (int, float))))
-    return tokens
-
-
-# Cost columns: (name, getter). Costs are per job; the top-K variants of one job share them,
-# because the job searches once at the largest K. LLM columns appear only when a job reports them.
+# Cost columns: (name, getter). Seconds and embedded texts are per job: the top-K variants of one job
+# share them, because the job searches once at the largest K. The LLM columns are the variant's own
+# (its answers and judged metrics) and appear only when a job ran with an LLM.
 COSTS: tuple[tuple[str, Callable[[dict[str, Any]], Any]], ...] = (
     ("seconds", lambda c: round(c["seconds"]["total"], 3) if "total" in c.get("seconds", {}) else None),
     ("embedded_texts", lambda c: c.get("embedded_texts")),
     ("llm_calls", lambda c: c.get("llm_calls")),
-    ("llm_tokens", _tokens),
+    ("llm_cached_calls", lambda c: c.get("llm_cached_calls")),
+    ("llm_prompt_tokens", lambda c: c.get("llm_prompt_tokens")),
+    ("llm_completion_tokens", lambda c: c.get("llm_completion_tokens")),
 )
 
 
@@ -155,6 +154,15 @@ def cost_columns(rows: Sequence[Row]) -> list[tuple[str, Callable[[dict[str, Any
     """The cost columns some row has a value for (``seconds`` and ``embedded_texts`` always)."""
     return [(n, f) for n, f in COSTS
             if n in ("seconds", "embedded_texts") or any(f(r.cost) is not None for r in rows)]
+
+
+def cost_note(rows: Sequence[Row]) -> str:
+    """What the cost columns count, for the markdown and HTML pages."""
+    note = "Seconds and embedded texts are per job: the top-K variants of one job share one search."
+    if any(n == "llm_calls" for n, _ in cost_columns(rows)):
+        note += (" LLM calls and tokens are the variant's own; cached calls were answered from the LLM "
+                 "cache and count the tokens they took when first made.")
+    return note
 
 
 def to_csv(rows: Sequence[Row], metrics: Sequence[str]) -> str:
@@ -212,8 +220,7 @@ def to_markdown(rows: Sequence[Row], metrics: Sequence[str], sort_by: str, top: 
     base = next((r.variant for r in rows if r.comparison and r.comparison.verdict == "baseline"), None)
     costs = [name for name, _ in cost_columns(rows)]
     lines = [f"# Leaderboard ({len(rows)} variants, {n} samples each, sorted by {sort_by})", "",
-             "Each cell: mean [95% bootstrap CI]. `@k` is at the variant's own top_k. Costs are per job "
-             "(the top-K variants of a job share one search).", ""]
+             f"Each cell: mean [95% bootstrap CI]. `@k` is at the variant's own top_k. {cost_note(rows)}", ""]
     if base:
         lines += [f"`vs baseline`: {sort_by} difference to the baseline ★ [paired bootstrap 95% CI], "
                   f"Holm-adjusted paired randomisation p; ▼ significantly worse, ▲ better, ≈ tie "

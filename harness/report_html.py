@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from harness.compare import MARKS
-from harness.leaderboard import Row, cost_columns, shown, varying_params
+from harness.leaderboard import Row, cost_columns, cost_note, shown, varying_params
 
 PALETTE = ("#1b6ca8", "#d1495b", "#2e933c", "#edae49", "#6a4c93", "#00798c", "#8d6346", "#555555")
 VERDICT_COLOUR = {"baseline": "#1b6ca8", "worse": "#d1495b", "better": "#2e933c", "tie": "#777777", "n/a": "#bbbbbb"}
@@ -255,7 +255,7 @@ def render(rows: Sequence[Row], metrics: Sequence[str], sort_by: str, *, title: 
              f'<p class="note">{_e(title)} — {len(rows)} variants, {n} samples each, sorted by <b>{_e(sort_by)}</b>. '
              f"Baseline ★ <code>{_e(base)}</code>; paired bootstrap 95% CI of the difference, paired randomisation "
              f"test, Holm-corrected at alpha={alpha:g} (seed {seed}): ▼ significantly worse, ▲ better, ≈ tie. "
-             "Costs are per job: the top-K variants of one job share one search.</p>",
+             f"{_e(cost_note(rows))}</p>",
              _table(rows, metrics, sort_by, top)]
     if top is not None and len(rows) > top:
         parts.append(f'<p class="note">{len(rows) - top} more rows in leaderboard.csv (shown: top {top}).</p>')

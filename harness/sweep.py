@@ -5,7 +5,8 @@ Hydra job folder:
 
 - ``runs.jsonl``: a :class:`RunSample` per test sample (what was retrieved, at the largest K),
 - ``scores.jsonl``: a :class:`ScoredSample` per (sample, variant, metric), with explanations,
-- ``summary.json``: per variant, its parameters, every metric's mean, 95% CI and counts, and its cost.
+- ``summary.json``: per variant, its parameters, every metric's mean, 95% CI and counts, and the
+  LLM calls and tokens it took; the job's cost (seconds per stage, embedded texts, cache use).
 
 A job that fails writes ``error.json`` instead and the sweep goes on; bad input (a missing file, a
 bad option) stops the command with exit code 2 and a one-line message.
@@ -34,6 +35,7 @@ from harness.pipeline import Pipeline
 from harness.records import RunSample
 from metrics.catalogue import RagSample, resolve
 from metrics.errors import InputError
+from metrics.llm.meter import Meter
 from metrics.scoring import score_samples
 from metrics.values import MetricValue, ScoredSample, summarise
 
@@ -119,7 +121,10 @@ def run_job(cfg: DictConfig, out_dir: Path, choices: Mapping[str, str]) -> dict[
     retrieved = pipe.search([s.question for s in samples], k_search)
     locator = ChunkLocator(pipe.chunks) if span_mode else None
 
-    llm = build(cfg.llm, "llm")
+    # One meter for the answerer and the judge: each variant's LLM calls and tokens are the difference
+    # of two snapshots (the variants run one after another).
+    built = build(cfg.llm, "llm")
+    llm = Meter(built) if built is not None else None
     answerer = build(cfg.answerer, "answerer", llm=llm, embedder=pipe.cached_embedder)
     specs = resolve(list(cfg.metrics.generation)) if answerer is not None and span_mode else []
 
@@ -128,6 +133,7 @@ def run_job(cfg: DictConfig, out_dir: Path, choices: Mapping[str, str]) -> dict[
         params = variant_params(cfg, choices, k)
         name = variant_name(params)
         rows = []
+        llm_before = llm.snapshot() if llm is not None else None
         for sample, got in zip(samples, retrieved):
             values = (score_spans(sample, got, k, locator) if locator is not None
                       else score_qrels(corpus.qrels[sample.id], got, k))  # type: ignore[index]
@@ -142,11 +148,16 @@ def run_job(cfg: DictConfig, out_dir: Path, choices: Mapping[str, str]) -> dict[
             rows.extend(ScoredSample(g.sample_id, name, f"{g.metric}@k", g.result) for g in gen)
             pipe.cost.timed("answer+generation metrics", t)
         scored.extend(rows)
-        summaries.append({"variant": name, "params": params, "n_samples": len(samples),
-                          "metrics": _aggregate(rows, cfg.seed)})
+        variant = {"variant": name, "params": params, "n_samples": len(samples),
+                   "metrics": _aggregate(rows, cfg.seed)}
+        if llm is not None and llm_before is not None:
+            variant["cost"] = (llm.snapshot() - llm_before).to_dict()
+        summaries.append(variant)
     cost = {"seconds": {**pipe.cost.seconds, "total": time.perf_counter() - started},
             "embedded_texts": pipe.cost.embedded_texts, "n_chunks": len(pipe.chunks),
             "cache_hits": pipe.cache.hits, "cache_misses": pipe.cache.misses}
+    if llm is not None:  # the job's totals; the leaderboard shows each variant's own
+        cost["llm"] = llm.snapshot().to_dict(prefix="")
     top = max(ks)
     top_name = variant_name(variant_params(cfg, choices, top))
     runs = [RunSample(s.id, top_name, tuple(got[:top])).to_dict(cfg.output.keep_text)

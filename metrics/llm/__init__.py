@@ -2,8 +2,9 @@
 
 Backends: :class:`OpenAICompatLLM` (any OpenAI-compatible endpoint), :class:`LocalLLM`
 (llama.cpp in-process on a packaged GGUF) and :class:`ScriptedLLM` (a fake for tests);
-:class:`CachedLLM` wraps any of them with a content-addressed SQLite cache. Optional SDKs
-(``openai``, ``xllamacpp``) are imported only when a call needs them.
+:class:`CachedLLM` wraps any of them with a content-addressed SQLite cache and :class:`Meter`
+counts their calls and tokens. Optional SDKs (``openai``, ``xllamacpp``) are imported only when a
+call needs them.
 """
 
 from metrics.llm.base import (
@@ -19,12 +20,14 @@ from metrics.llm.base import (
 )
 from metrics.llm.cache import CachedLLM, CompletionStore, cache_key
 from metrics.llm.local import LocalLLM
+from metrics.llm.meter import LLMCost, Meter
 from metrics.llm.models import PACKAGED_MODELS, ModelIntegrityError, PackagedModel, assemble
 from metrics.llm.openai_compat import OpenAICompatLLM
 from metrics.llm.scripted import ScriptedCall, ScriptedLLM, ScriptExhausted
 
 __all__ = [
     "LLM",
+    "LLMCost",
     "PACKAGED_MODELS",
     "CachedLLM",
     "Completion",
@@ -32,6 +35,7 @@ __all__ = [
     "LocalLLM",
     "Logprobs",
     "Message",
+    "Meter",
     "ModelIntegrityError",
     "OpenAICompatLLM",
     "PackagedModel",
