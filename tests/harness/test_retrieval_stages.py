@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import os
+import stat
+
 import numpy as np
 import pytest
 
 from gen.chunking import Chunk
 from gen.documents import Span
 from gen.testset import TestSample
-from harness.cache import Cache, make_key
+from harness.cache import Cache, atomic_write, make_key, write_json
 from harness.evaluate import ChunkLocator, dedupe_documents, score_qrels, score_spans
 from harness.records import Retrieved
 from harness.retriever import IndexSpec, search
@@ -25,6 +28,21 @@ def test_cache_computes_once_and_survives_a_corrupt_entry(tmp_path):
     cache.path("vec", key, "npy").write_bytes(b"garbage")
     assert cache.array("vec", key, lambda: np.ones(2)).tolist() == [1, 1]
     assert not list(tmp_path.rglob("*.tmp"))  # atomic writes leave no temporary files
+
+
+@pytest.mark.parametrize("umask, mode", [("022", "644"), ("027", "640"), ("002", "664")])
+def test_atomic_writes_get_the_permissions_of_a_plain_open(tmp_path, umask, mode):
+    old = os.umask(int(umask, 8))
+    try:
+        write_json(tmp_path / "summary.json", {"a": 1})
+        atomic_write(tmp_path / "deep" / "x.bin", lambda tmp: open(tmp, "wb").close())
+        with open(tmp_path / "plain", "w"):
+            pass
+    finally:
+        os.umask(old)
+    for name in ("summary.json", "deep/x.bin", "plain"):
+        assert oct(stat.S_IMODE((tmp_path / name).stat().st_mode)) == f"0o{mode}", name  # not mkstemp's 0o600
+    assert (tmp_path / "summary.json").read_text() == '{"a": 1}'
 
 
 def test_disabled_cache_writes_nothing(tmp_path):
