@@ -30,7 +30,7 @@ sys.path.insert(0, str(ROOT))
 
 from harness.calibration import LOADERS, CalibrationSet  # noqa: E402
 from metrics.catalogue import catalogue  # noqa: E402
-from metrics.llm.base import Completion, Message, PromptId, Schema, Usage  # noqa: E402
+from metrics.llm import Meter  # noqa: E402
 from metrics.scoring import score_samples  # noqa: E402
 
 #: The 1.5B's speed on this 2-core machine when it is quiet (prompt / generated tokens per second),
@@ -47,43 +47,15 @@ ANCHORS = {
 }
 
 
-#: The README's table: (backend, {set: rows}, metric options). RAGChecker's correctness runs on
-#: sentences with the local judge (factual_correctness claims=sentences: two short calls per
-#: response instead of two long claim-extraction calls); n is what ran in the time we had.
+#: The README's table: (backend, {set: rows}, metric options). RAGChecker's correctness runs with
+#: the local judge as ``factual_correctness claims=graded`` (one short grading call per response,
+#: blended with the sentence evidence), on every held-out pair.
 README_RUNS: list[tuple[str, dict[str, int], dict[str, dict[str, Any]]]] = [
     ("none", {"halueval": 40, "qags": 20, "begin": 20, "ragchecker": 1000}, {}),
-    ("local", {"halueval": 40, "qags": 20, "begin": 20, "ragchecker": 15},
-     {"factual_correctness": {"claims": "sentences"}}),
+    ("local", {"halueval": 40, "qags": 20, "begin": 20, "ragchecker": 1000},
+     {"factual_correctness": {"claims": "graded"}}),
     ("local_small", {"halueval": 40}, {}),
 ]
-
-
-class Meter:
-    """Wraps an LLM and counts calls, tokens and the prompt tokens llama.cpp actually evaluated."""
-
-    def __init__(self, inner: Any) -> None:
-        self.inner = inner
-        self.calls = 0
-        self.usage = Usage()
-        self.evaluated = 0  # prompt tokens not served from the KV cache (llama.cpp timings)
-
-    @property
-    def model_id(self) -> str:
-        return self.inner.model_id
-
-    def identity(self) -> dict[str, Any]:
-        return self.inner.identity()
-
-    async def complete(self, messages: list[Message], schema: Schema | None = None, *,
-                       prompt: PromptId | None = None, logprobs: bool = False,
-                       max_tokens: int | None = None) -> Completion:
-        out = await self.inner.complete(messages, schema, prompt=prompt, logprobs=logprobs, max_tokens=max_tokens)
-        self.calls += 1
-        self.usage = self.usage + out.usage
-        timings = getattr(getattr(self.inner, "inner", self.inner), "last_timings", None) or {}
-        if not out.cached:
-            self.evaluated += int(timings.get("prompt_n", 0) or 0)
-        return out
 
 
 def build_judge(backend: str, cache: str | None) -> Any:

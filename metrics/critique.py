@@ -6,13 +6,13 @@ With ``llm=none`` every metric here is ``undefined`` ("needs an LLM judge").
 from __future__ import annotations
 
 import asyncio
-import math
 from typing import Any
 
 from metrics.catalogue import MetricSpec
 from metrics.errors import InputError
 from metrics.generation import NEEDS_JUDGE
-from metrics.llm.base import LLM, Logprobs
+from metrics.judging import expected_score
+from metrics.llm.base import LLM
 from metrics.prompts import (
     ASPECT_CRITIQUE,
     GEVAL_SCORE,
@@ -64,32 +64,6 @@ async def aspect_critique(question: str, answer: str, *, judge: LLM, aspect: str
                           reasons=[v.reason for v in votes])
 
 
-SCORES = (1, 2, 3, 4, 5)
-
-
-def score_distribution(logprobs: Logprobs | None, chosen: int) -> dict[int, float] | None:
-    """Probabilities of the score tokens at the position where the judge wrote its score.
-
-    The position is the first one whose most likely token is a score digit equal to the parsed
-    score; the probabilities of the digits among its top tokens are renormalised to sum to 1.
-    None when there are no logprobs or no such position.
-    """
-    for position in logprobs or []:
-        if not position:
-            continue
-        best = max(position, key=position.__getitem__).strip()
-        if best != str(chosen):
-            continue
-        probs: dict[int, float] = {}
-        for token, lp in position.items():
-            t = token.strip()
-            if t.isdigit() and int(t) in SCORES:
-                probs[int(t)] = probs.get(int(t), 0.0) + math.exp(lp)
-        total = sum(probs.values())
-        return {s: p / total for s, p in sorted(probs.items())} if total > 0 else None
-    return None
-
-
 async def geval(question: str, answer: str, *, judge: LLM, criteria: str | None = None,
                 steps: list[str] | None = None, name: str = "geval") -> MetricValue:
     """A custom judge in the G-Eval style: criteria -> evaluation steps -> a 1-5 score.
@@ -107,8 +81,7 @@ async def geval(question: str, answer: str, *, judge: LLM, criteria: str | None 
     done = await complete(judge, GEVAL_SCORE, ScoreInput(criteria=criteria, steps=list(steps),
                                                           question=question, answer=answer), logprobs=True)
     written = done.parsed.score
-    dist = score_distribution(done.logprobs, written)
-    s = written if dist is None else sum(k * p for k, p in dist.items())
+    s, dist = expected_score(done.logprobs, written)
     evidence: dict[str, Any] = {"criteria": criteria, "steps": list(steps), "score": written,
                                 "weighted_score": s, "reason": done.parsed.reason,
                                 "probabilities": None if dist is None else {str(k): p for k, p in dist.items()}}

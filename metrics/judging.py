@@ -76,6 +76,40 @@ def verdict_probabilities(logprobs: Logprobs | None, verdicts: Sequence[str], po
     return out
 
 
+#: The score tokens of a 1-5 grade (G-Eval, graded correctness).
+SCORES = (1, 2, 3, 4, 5)
+
+
+def score_distribution(logprobs: Logprobs | None, chosen: int) -> dict[int, float] | None:
+    """Probabilities of the score tokens at the position where the judge wrote its score.
+
+    The position is the first one whose most likely token is a score digit equal to the parsed
+    score; the probabilities of the digits among its top tokens are renormalised to sum to 1.
+    None when there are no logprobs or no such position.
+    """
+    for position in logprobs or []:
+        if not position:
+            continue
+        best = max(position, key=position.__getitem__).strip()
+        if best != str(chosen):
+            continue
+        probs: dict[int, float] = {}
+        for token, lp in position.items():
+            t = token.strip()
+            if t.isdigit() and int(t) in SCORES:
+                probs[int(t)] = probs.get(int(t), 0.0) + math.exp(lp)
+        total = sum(probs.values())
+        return {s: p / total for s, p in sorted(probs.items())} if total > 0 else None
+    return None
+
+
+def expected_score(logprobs: Logprobs | None, chosen: int) -> tuple[float, dict[int, float] | None]:
+    """The probability-weighted score sum_k p(k) k (G-Eval), or the written score when the backend
+    gave no usable log-probabilities; with the distribution it came from."""
+    dist = score_distribution(logprobs, chosen)
+    return (float(chosen) if dist is None else sum(k * p for k, p in dist.items())), dist
+
+
 def logit(p: float, eps: float = 1e-4) -> float:
     """log(p / (1 - p)), with p clipped to [eps, 1 - eps]."""
     p = min(max(p, eps), 1 - eps)

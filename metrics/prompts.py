@@ -296,6 +296,33 @@ SUPPORT_VERDICTS: Prompt[SupportInput, SupportVerdicts] = Prompt(
 )
 
 
+class GradeInput(BaseModel):
+    # Question and reference first: answers to the same question share the prefix up to the
+    # answer, so llama.cpp evaluates the (long) reference once for all of them.
+    question: str | None = None
+    reference: str
+    answer: str
+
+
+class Grade(BaseModel):
+    score: int = Field(ge=1, le=5)
+
+
+CORRECTNESS_GRADE: Prompt[GradeInput, Grade] = Prompt(
+    name="correctness_grade",
+    instruction=(
+        "Grade how correct the answer is, using the reference answer as the truth. Check the "
+        "answer's statements against the reference: 5 = everything it says agrees with the "
+        "reference; 3 = some statements agree and some are wrong or not in the reference; 1 = most "
+        "of what it says disagrees with or is absent from the reference. Judge correctness, not "
+        "style or length."
+    ),
+    input=GradeInput,
+    output=Grade,
+    max_tokens=12,
+)
+
+
 # --- chunks, questions, statements, entities ----------------------------------------------------
 
 class ChunkInput(BaseModel):
@@ -502,7 +529,7 @@ GEVAL_SCORE: Prompt[ScoreInput, Score] = Prompt(
 )
 
 PROMPTS: tuple[Prompt[Any, Any], ...] = (
-    SUPPORT_VERDICTS, CLAIMS_VERDICTS, CLAIM_VERIFICATION, REFERENCE_CLAIMS_ATTRIBUTION, CHUNK_VERDICTS,
+    SUPPORT_VERDICTS, CORRECTNESS_GRADE, CLAIMS_VERDICTS, CLAIM_VERIFICATION, REFERENCE_CLAIMS_ATTRIBUTION, CHUNK_VERDICTS,
     QUESTION_GENERATION, STATEMENT_RELEVANCE, ENTITIES, ASPECT_CRITIQUE, GEVAL_STEPS, GEVAL_SCORE,
 )
 """Every prompt, for listings, tests and the dry run."""

@@ -151,3 +151,48 @@ def test_long_texts_are_judged_in_slices():
     judge = ScriptedLLM(lambda messages, schema: {"verdicts": ["yes"] * messages[-1]["content"].count("\n[")})
     out = asyncio.run(faithfulness("Q?", answer, ["c"], judge=judge))
     assert len(judge.calls) == 2 and out.explanation["total"] == n and out.value == 1.0
+
+
+GRADED = ("Paris is in France. It has 9 million people.", "Paris is in France. It is the capital.")
+
+
+def test_graded_correctness_blends_the_weighted_grade_with_the_evidence():
+    import math
+
+    from metrics import offline
+    from metrics.correctness import GRADE_WEIGHT
+
+    # The score position lists 5 and 3 at equal probability: expected grade 4 -> (4 - 1) / 4.
+    judge = ScriptedLLM([{"score": 5}], logprobs=[{"{": 0.0}, {"5": math.log(0.4), "3": math.log(0.4), "x": -9}])
+    out = asyncio.run(factual_correctness(*GRADED, judge=judge, claims="graded", question="Tell me about Paris."))
+    found = offline.factual_correctness(*GRADED)
+    assert out.explanation["weighted_grade"] == pytest.approx(4.0)
+    assert out.value == pytest.approx(GRADE_WEIGHT * 0.75 + (1 - GRADE_WEIGHT) * found.value)
+    assert out.explanation["evidence_score"] == found.value
+    assert out.explanation["recall"] == found.explanation["recall"]
+    assert [r["claim"] for r in out.explanation["fp"]] == ["It has 9 million people."]
+    # One call, and the reference comes before the answer (answers to one question share the prefix).
+    (call,) = judge.calls
+    assert identify(call.messages).name == "correctness_grade" and call.logprobs
+    user = call.messages[-1]["content"]
+    assert user.index("## question") < user.index("## reference") < user.index("## answer")
+
+
+def test_graded_correctness_without_logprobs_uses_the_written_grade_and_recall_needs_no_call():
+    from metrics import offline
+    from metrics.correctness import GRADE_WEIGHT
+
+    judge = ScriptedLLM([{"score": 1}])
+    out = asyncio.run(factual_correctness(*GRADED, judge=judge, claims="graded", mode="precision"))
+    precision = offline.factual_correctness(*GRADED, mode="precision").value
+    assert out.explanation["weighted_grade"] == 1.0 and out.explanation["grade_probabilities"] is None
+    assert out.value == pytest.approx((1 - GRADE_WEIGHT) * precision)
+    silent = ScriptedLLM([])
+    recall = asyncio.run(factual_correctness(*GRADED, judge=silent, claims="graded", mode="recall"))
+    assert silent.calls == [] and recall.value == out.explanation["recall"]
+
+
+def test_graded_correctness_of_an_empty_answer_makes_no_call():
+    judge = ScriptedLLM([])
+    out = asyncio.run(factual_correctness("", GRADED[1], judge=judge, claims="graded"))
+    assert judge.calls == [] and out.value == 0.0 and out.explanation["claims"] == "graded"

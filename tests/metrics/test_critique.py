@@ -6,7 +6,8 @@ import math
 import pytest
 
 from metrics.catalogue import catalogue
-from metrics.critique import ASPECTS, aspect_critique, geval, score_distribution
+from metrics.critique import ASPECTS, aspect_critique, geval
+from metrics.judging import score_distribution
 from metrics.errors import InputError
 from metrics.llm import CachedLLM, ScriptedLLM
 from metrics.prompts import identify
