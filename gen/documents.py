@@ -162,21 +162,27 @@ def read_folder(path: str | Path, suffixes: Iterable[str] = TEXT_SUFFIXES, min_c
 
 
 def _open_text(path: Path):
-    return gzip.open(path, "rt", encoding="utf-8") if path.suffix == ".gz" else path.open(encoding="utf-8")
+    # utf-8-sig: a byte-order mark (spreadsheet exports) is not part of the first line
+    return gzip.open(path, "rt", encoding="utf-8-sig") if path.suffix == ".gz" else path.open(encoding="utf-8-sig")
 
 
-def _iter_jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
+def iter_jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
+    """``(line number, object)`` for each non-blank line of a JSONL file (``.gz`` too); a line that
+    is not a JSON object, or bytes that are not UTF-8, raise InputError naming the file and line."""
     with _open_text(path) as fh:
-        for lineno, line in enumerate(fh, 1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise InputError(f"{path}, line {lineno}: not valid JSON ({exc.msg})") from exc
-            if not isinstance(row, dict):
-                raise InputError(f"{path}, line {lineno}: expected a JSON object")
-            yield lineno, row
+        try:
+            for lineno, line in enumerate(fh, 1):
+                if not line.strip():
+                    continue
+                try:
+                    row = json.loads(line)
+                except json.JSONDecodeError as exc:
+                    raise InputError(f"{path}, line {lineno}: not valid JSON ({exc.msg})") from exc
+                if not isinstance(row, dict):
+                    raise InputError(f"{path}, line {lineno}: expected a JSON object, got {type(row).__name__}")
+                yield lineno, row
+        except UnicodeDecodeError as exc:
+            raise InputError(f"{path}: not UTF-8 text ({exc.reason})") from exc
 
 
 def _doc_from_row(path: Path, lineno: int, row: dict[str, Any], id_key: str) -> Document:
@@ -199,7 +205,7 @@ def read_jsonl(path: str | Path) -> Corpus:
     file = Path(path)
     if not file.is_file():
         raise InputError(f"{file}: corpus file not found")
-    docs = [_doc_from_row(file, n, row, "id" if "id" in row else "_id") for n, row in _iter_jsonl(file)]
+    docs = [_doc_from_row(file, n, row, "id" if "id" in row else "_id") for n, row in iter_jsonl(file)]
     return Corpus(_check_documents(docs, str(file)), source=str(file))
 
 
@@ -261,7 +267,7 @@ def read_beir(path: str | Path, split: str = "test", qrels: str | None = None) -
     corpus_file = next((root / n for n in ("corpus.jsonl", "corpus.jsonl.gz") if (root / n).is_file()), None)
     if corpus_file is None:
         raise InputError(f"{root}: no corpus.jsonl or corpus.jsonl.gz")
-    docs = [_doc_from_row(corpus_file, n, row, "_id" if "_id" in row else "id") for n, row in _iter_jsonl(corpus_file)]
+    docs = [_doc_from_row(corpus_file, n, row, "_id" if "_id" in row else "id") for n, row in iter_jsonl(corpus_file)]
     _check_documents(docs, str(corpus_file))
     qrels_file = _find_qrels(root, split, qrels)
     judged = _read_qrels(qrels_file, {d.id for d in docs})
@@ -269,7 +275,7 @@ def read_beir(path: str | Path, split: str = "test", qrels: str | None = None) -
     if qfile is None:
         raise InputError(f"{root}: no queries_{split}.jsonl or queries.jsonl")
     queries: list[Query] = []
-    for lineno, row in _iter_jsonl(qfile):
+    for lineno, row in iter_jsonl(qfile):
         qid = str(row.get("_id", row.get("id", "")))
         if not qid or not isinstance(row.get("text"), str):
             raise InputError(f"{qfile}, line {lineno}: a query needs '_id' and 'text'")

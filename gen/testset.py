@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from gen.documents import Corpus, Span
+from gen.documents import Corpus, Span, iter_jsonl
 from metrics.errors import InputError
 
 KINDS = ("single_hop", "multi_hop", "comparative", "conditional")
@@ -66,27 +66,20 @@ def read_testset(path: str | Path) -> list[TestSample]:
         raise InputError(f"{file}: test set not found")
     samples: list[TestSample] = []
     seen: set[str] = set()
-    with file.open(encoding="utf-8") as fh:
-        for lineno, line in enumerate(fh, 1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise InputError(f"{file}, line {lineno}: not valid JSON ({exc.msg})") from exc
-            for col in ("id", "question", "evidence"):
-                if col not in row:
-                    raise InputError(f"{file}, line {lineno}: missing column {col!r}")
-            sid = str(row["id"])
-            if sid in seen:
-                raise InputError(f"{file}, line {lineno}, column id: {sid!r} appears twice")
-            seen.add(sid)
-            if not isinstance(row["evidence"], list) or not row["evidence"]:
-                raise InputError(f"{file}, line {lineno}, column evidence: needs at least one span")
-            pairs = [_span(file, lineno, item) for item in row["evidence"]]
-            samples.append(TestSample(sid, str(row["question"]), str(row.get("reference", "")),
-                                      tuple(p[0] for p in pairs), str(row.get("kind", "single_hop")),
-                                      row.get("provenance") or {}, tuple(p[1] for p in pairs)))
+    for lineno, row in iter_jsonl(file):
+        for col in ("id", "question", "evidence"):
+            if col not in row:
+                raise InputError(f"{file}, line {lineno}: missing column {col!r}")
+        sid = str(row["id"])
+        if sid in seen:
+            raise InputError(f"{file}, line {lineno}, column id: {sid!r} appears twice")
+        seen.add(sid)
+        if not isinstance(row["evidence"], list) or not row["evidence"]:
+            raise InputError(f"{file}, line {lineno}, column evidence: needs at least one span")
+        pairs = [_span(file, lineno, item) for item in row["evidence"]]
+        samples.append(TestSample(sid, str(row["question"]), str(row.get("reference", "")),
+                                  tuple(p[0] for p in pairs), str(row.get("kind", "single_hop")),
+                                  row.get("provenance") or {}, tuple(p[1] for p in pairs)))
     if not samples:
         raise InputError(f"{file}: the test set is empty")
     return samples

@@ -27,6 +27,7 @@ from typing import Any
 import hydra
 from omegaconf import DictConfig, OmegaConf
 
+from gen.documents import iter_jsonl
 from harness.cache import atomic_write
 from harness.parts import build
 from metrics.catalogue import FIELDS, MetricSpec, RagSample, catalogue, resolve
@@ -77,15 +78,7 @@ def _read_csv(path: Path) -> Table:
 
 def _read_jsonl(path: Path) -> Table:
     rows, labels = [], []
-    for n, line in enumerate(_text(path).splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            row = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise InputError(f"{path} line {n}: not JSON ({exc.msg})") from exc
-        if not isinstance(row, dict):
-            raise InputError(f"{path} line {n}: expected a JSON object, got {type(row).__name__}")
+    for n, row in iter_jsonl(path):
         rows.append(row)
         labels.append(f"line {n}")
     return list(dict.fromkeys(k for r in rows for k in r)), rows, labels

@@ -66,6 +66,20 @@ def test_jsonl_errors_name_line_and_column(tmp_path):
         read_jsonl(path)
 
 
+def test_jsonl_reader_takes_a_byte_order_mark_and_names_bad_bytes_and_non_objects(tmp_path):
+    from gen.documents import iter_jsonl
+
+    path = tmp_path / "rows.jsonl"
+    path.write_bytes(b'\xef\xbb\xbf{"id": "1"}\n\n{"id": "2"}\n')
+    assert list(iter_jsonl(path)) == [(1, {"id": "1"}), (3, {"id": "2"})]
+    path.write_bytes(b'{"id": "1"}\n[1, 2]\n')
+    with pytest.raises(InputError, match="line 2: expected a JSON object, got list"):
+        list(iter_jsonl(path))
+    path.write_bytes(b'{"id": "1"}\n{"id": "\xff"}\n')
+    with pytest.raises(InputError, match="not UTF-8"):
+        list(iter_jsonl(path))
+
+
 def _beir(tmp_path: Path, qrels: str) -> Path:
     (tmp_path / "corpus.jsonl").write_text('{"_id": "d1", "title": "", "text": "x"}\n{"_id": "d2", "text": "y"}\n')
     (tmp_path / "queries.jsonl").write_text('{"_id": "q1", "text": "what"}\n{"_id": "q2", "text": "unjudged"}\n')
