@@ -120,6 +120,25 @@ Generate = Callable[[list[Message], dict[str, Any] | None, bool, int | None], Aw
 """A backend's raw call: (messages, json_schema or None, logprobs, max_tokens) -> Completion."""
 
 
+#: Alternatives returned per generated position when a call asks for log-probabilities.
+TOP_LOGPROBS = 5
+
+
+def chat_request(messages: list[Message], *, temperature: float, seed: int | None, logprobs: bool,
+                 max_tokens: int | None) -> dict[str, Any]:
+    """The fields every chat-completions backend sends alike (each adds its own: model, grammar)."""
+    request: dict[str, Any] = {
+        "messages": [{"role": m["role"], "content": m["content"]} for m in messages],
+        "temperature": temperature,
+        "seed": seed,
+    }
+    if max_tokens is not None:
+        request["max_tokens"] = max_tokens
+    if logprobs:
+        request.update(logprobs=True, top_logprobs=TOP_LOGPROBS)
+    return request
+
+
 def json_schema_of(schema: Schema) -> dict[str, Any]:
     """The JSON schema of a pydantic model or a schema dict (returned as is)."""
     if isinstance(schema, dict):

@@ -28,11 +28,11 @@ from metrics.llm.base import (
     Completion,
     Logprobs,
     Message,
-    Usage,
     StructuredBackend,
+    Usage,
+    chat_request,
 )
 
-_TOP_LOGPROBS = 5
 # Small models sometimes loop instead of stopping; bound a call when the caller gives no limit.
 DEFAULT_MAX_TOKENS = 1024
 
@@ -106,17 +106,11 @@ class LocalLLM(StructuredBackend):
         logprobs: bool,
         max_tokens: int | None,
     ) -> Completion:
-        request: dict[str, Any] = {
-            "messages": [{"role": m["role"], "content": m["content"]} for m in messages],
-            "max_tokens": max_tokens or DEFAULT_MAX_TOKENS,
-            "temperature": self.temperature,
-            "seed": self.seed,
-            "cache_prompt": True,
-        }
+        request = chat_request(messages, temperature=self.temperature, seed=self.seed, logprobs=logprobs,
+                               max_tokens=max_tokens or DEFAULT_MAX_TOKENS)
+        request["cache_prompt"] = True
         if json_schema is not None:
             request["json_schema"] = json_schema
-        if logprobs:
-            request.update(logprobs=True, top_logprobs=_TOP_LOGPROBS)
         loop = asyncio.get_running_loop()
         response = await loop.run_in_executor(self._executor, self._call, request)
         if "error" in response:

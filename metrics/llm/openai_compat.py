@@ -19,14 +19,14 @@ from metrics.llm.base import (
     Completion,
     Logprobs,
     Message,
-    Usage,
     StructuredBackend,
+    Usage,
+    chat_request,
 )
 
 log = logging.getLogger(__name__)
 
 _NO_KEY = "not-needed"  # local servers ignore the key, but the SDK insists on one
-_TOP_LOGPROBS = 5
 _MAX_BACKOFF_S = 30.0
 
 
@@ -104,17 +104,9 @@ class OpenAICompatLLM(StructuredBackend):
         logprobs: bool,
         max_tokens: int | None,
     ) -> Completion:
-        request: dict[str, Any] = {
-            "model": self.model,
-            "messages": [{"role": m["role"], "content": m["content"]} for m in messages],
-            "temperature": self.temperature,
-            "seed": self.seed,
-        }
-        if max_tokens is not None:
-            # max_tokens, not max_completion_tokens: every compatible server accepts it.
-            request["max_tokens"] = max_tokens
-        if logprobs:
-            request.update(logprobs=True, top_logprobs=_TOP_LOGPROBS)
+        # max_tokens, not max_completion_tokens: every compatible server accepts it.
+        request = {"model": self.model, **chat_request(messages, temperature=self.temperature, seed=self.seed,
+                                                       logprobs=logprobs, max_tokens=max_tokens)}
         if json_schema is not None and self._constrain:
             name = str(json_schema.get("title", "output"))[:64] or "output"
             request["response_format"] = {
