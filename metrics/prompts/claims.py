@@ -1,0 +1,209 @@
+"""Claims and support: decomposition with verdicts, sentence support verdicts, graded correctness."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+from metrics.prompts.core import Granularity, Prompt
+
+
+# --- claims: decompose a text and check every claim against every passage, in one call -----
+
+_DECOMPOSE = (
+    "Break the text into claims: short, self-contained statements a reader can check on their "
+    "own (replace pronouns with the names they stand for). atomicity=high: one fact per claim; "
+    "atomicity=low: a sentence may stay whole. coverage=high: keep every detail (dates, numbers, "
+    "qualifiers); coverage=low: keep only the main points."
+)
+
+
+class ClaimsInput(BaseModel):
+    question: str | None = None
+    text: str
+    passages: list[str]
+    atomicity: Granularity = "high"
+    coverage: Granularity = "high"
+
+
+class ClaimVerdict(BaseModel):
+    claim: str
+    reason: str
+    verdict: Literal["supported", "contradicted", "not_found"]
+    supporting: list[int] = Field(default_factory=list, description="numbers of the passages that support it")
+    contradicting: list[int] = Field(default_factory=list, description="numbers of the passages that contradict it")
+
+
+class ClaimsVerdicts(BaseModel):
+    claims: list[ClaimVerdict]
+
+
+_PASSAGES = ["Marie Curie was born in Warsaw in 1867.", "Curie won the Nobel Prize in Physics in 1903."]
+
+CLAIMS_VERDICTS: Prompt[ClaimsInput, ClaimsVerdicts] = Prompt(
+    name="claims_verdicts",
+    instruction=(
+        f"{_DECOMPOSE} Then judge each claim against ALL the numbered passages, using nothing "
+        "else you know: 'supported' if a passage states or directly implies it, 'contradicted' if "
+        "a passage states the opposite, 'not_found' otherwise. List the numbers of the passages "
+        "that support it and of those that contradict it, and give a one-sentence reason."
+    ),
+    input=ClaimsInput,
+    output=ClaimsVerdicts,
+    examples=((
+        ClaimsInput(question="Who was Marie Curie?", passages=_PASSAGES,
+                    text="Marie Curie, born in Paris, won the 1903 Nobel Prize in Physics."),
+        ClaimsVerdicts(claims=[
+            ClaimVerdict(claim="Marie Curie was born in Paris.", verdict="contradicted", contradicting=[1],
+                         reason="Passage 1 says she was born in Warsaw."),
+            ClaimVerdict(claim="Marie Curie won the Nobel Prize in Physics in 1903.", verdict="supported",
+                         supporting=[2], reason="Passage 2 states it."),
+        ]),
+    ),),
+    max_tokens=1024,
+)
+
+
+class VerificationInput(BaseModel):
+    claims: list[str]
+    passages: list[str]
+
+
+class Verifications(BaseModel):
+    claims: list[ClaimVerdict]
+
+
+CLAIM_VERIFICATION: Prompt[VerificationInput, Verifications] = Prompt(
+    name="claim_verification",
+    instruction=(
+        "Judge each numbered claim, in order and word for word, against ALL the numbered passages, "
+        "using nothing else you know: 'supported' if a passage states or directly implies it, "
+        "'contradicted' if a passage states the opposite, 'not_found' otherwise. List the numbers "
+        "of the supporting and contradicting passages and give a one-sentence reason."
+    ),
+    input=VerificationInput,
+    output=Verifications,
+    examples=((
+        VerificationInput(claims=["Marie Curie was born in Warsaw.", "Marie Curie won a Nobel Prize in 1911."],
+                          passages=_PASSAGES),
+        Verifications(claims=[
+            ClaimVerdict(claim="Marie Curie was born in Warsaw.", verdict="supported", supporting=[1],
+                         reason="Passage 1 states it."),
+            ClaimVerdict(claim="Marie Curie won a Nobel Prize in 1911.", verdict="not_found",
+                         reason="The passages only mention the 1903 prize."),
+        ]),
+    ),),
+    max_tokens=1024,
+)
+
+
+class AttributionInput(BaseModel):
+    question: str | None = None
+    reference: str
+    passages: list[str]
+    atomicity: Granularity = "high"
+    coverage: Granularity = "high"
+
+
+class Attribution(BaseModel):
+    claim: str
+    reason: str
+    attributed: bool
+    passages: list[int] = Field(default_factory=list, description="numbers of the passages it can be attributed to")
+
+
+class Attributions(BaseModel):
+    claims: list[Attribution]
+
+
+REFERENCE_CLAIMS_ATTRIBUTION: Prompt[AttributionInput, Attributions] = Prompt(
+    name="reference_claims_attribution",
+    instruction=(
+        f"{_DECOMPOSE} The text is the reference. For each of its claims decide whether it can be "
+        "attributed to the numbered passages (a passage states or directly implies it), list "
+        "those passages' numbers, and give a one-sentence reason."
+    ),
+    input=AttributionInput,
+    output=Attributions,
+    examples=((
+        AttributionInput(question="Who was Marie Curie?", passages=_PASSAGES,
+                         reference="Marie Curie was a Polish-born physicist, born in 1867, who won Nobel "
+                                   "Prizes in 1903 and 1911."),
+        Attributions(claims=[
+            Attribution(claim="Marie Curie was born in 1867.", attributed=True, passages=[1],
+                        reason="Passage 1 gives her birth year."),
+            Attribution(claim="Marie Curie won a Nobel Prize in 1903.", attributed=True, passages=[2],
+                        reason="Passage 2 states it."),
+            Attribution(claim="Marie Curie won a Nobel Prize in 1911.", attributed=False,
+                        reason="No passage mentions 1911."),
+        ]),
+    ),),
+    max_tokens=1024,
+)
+
+
+# --- support verdicts: the calibrated faithfulness judge -----------------------------------------
+
+class SupportInput(BaseModel):
+    # Passages first: two answers to the same question share the rendered prefix up to the
+    # statements, so llama.cpp's prompt cache evaluates the passages once for both.
+    passages: list[str]
+    question: str | None = None
+    statements: list[str]
+
+
+class SupportVerdicts(BaseModel):
+    verdicts: list[Literal["yes", "no"]] = Field(description="one verdict per statement, in order")
+
+
+SUPPORT_VERDICTS: Prompt[SupportInput, SupportVerdicts] = Prompt(
+    name="support_verdicts",
+    instruction=(
+        "The numbered statements are an answer to the question. For each statement, in order, "
+        "answer 'yes' if the passages state it or directly imply it, and 'no' if they contradict "
+        "it, do not mention it, or it adds anything the passages do not say. Read a short "
+        "statement as the answer to the question. Use only the passages, nothing else you know. "
+        "Give exactly one verdict per statement."
+    ),
+    input=SupportInput,
+    output=SupportVerdicts,
+    examples=((
+        SupportInput(passages=_PASSAGES, question="Where was Marie Curie born, and what did she win?",
+                     statements=["She was born in Warsaw.", "She won the 1911 Nobel Prize in Chemistry.",
+                                 "Marie Curie was born in Paris."]),
+        SupportVerdicts(verdicts=["yes", "no", "no"]),
+    ), (
+        SupportInput(passages=_PASSAGES, question="In which year did Curie win the physics prize?",
+                     statements=["1903"]),
+        SupportVerdicts(verdicts=["yes"]),
+    )),
+    max_tokens=128,
+)
+
+
+class GradeInput(BaseModel):
+    # Question and reference first: answers to the same question share the prefix up to the
+    # answer, so llama.cpp evaluates the (long) reference once for all of them.
+    question: str | None = None
+    reference: str
+    answer: str
+
+
+class Grade(BaseModel):
+    score: int = Field(ge=1, le=5)
+
+
+CORRECTNESS_GRADE: Prompt[GradeInput, Grade] = Prompt(
+    name="correctness_grade",
+    instruction=(
+        "Grade how correct the answer is, using the reference answer as the truth. Check the "
+        "answer's statements against the reference: 5 = everything it says agrees with the "
+        "reference; 3 = some statements agree and some are wrong or not in the reference; 1 = most "
+        "of what it says disagrees with or is absent from the reference. Judge correctness, not "
+        "style or length."
+    ),
+    input=GradeInput,
+    output=Grade,
+    max_tokens=12,
+)
