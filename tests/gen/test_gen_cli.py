@@ -7,7 +7,6 @@ import json
 import os
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -27,16 +26,14 @@ def rules_testset(tmp_path_factory):
     cwd = tmp_path_factory.mktemp("gen")
     cache = tmp_path_factory.mktemp("cache")
     out = cwd / "ts.jsonl"
-    started = time.perf_counter()
     done = ragsweep("gen", "llm=none", "n=15", f"out={out}", "progress=false", cwd=cwd, cache=cache)
-    seconds = time.perf_counter() - started
     assert done.returncode == 0, done.stderr[-3000:]
-    return cwd, cache, out, done, seconds
+    return cwd, cache, out, done
 
 
-def test_llm_none_writes_a_usable_testset_fast(rules_testset):
-    cwd, _, out, done, seconds = rules_testset
-    assert seconds < 10, f"llm=none took {seconds:.1f} s"
+# Its speed is measured in benchmarks/gen.py, not asserted here (a loaded CI machine is not slow code).
+def test_llm_none_writes_a_usable_testset(rules_testset):
+    cwd, _, out, done = rules_testset
     assert f"test set: {out}" in done.stdout
     report = json.loads(out.with_name("ts.report.json").read_text())
     assert report["accepted"] == 15 and report["complete"] is True
@@ -54,7 +51,7 @@ def test_llm_none_writes_a_usable_testset_fast(rules_testset):
 
 @pytest.mark.slow
 def test_generated_testset_drives_a_sweep(rules_testset):
-    cwd, cache, out, _, _ = rules_testset
+    cwd, cache, out, _ = rules_testset
     swept = ragsweep("sweep", f"testset={out}", "chunker.size=256", "retriever.top_k=[1,5]", "progress=false",
                      cwd=cwd, cache=cache)
     assert swept.returncode == 0, swept.stderr[-3000:]
