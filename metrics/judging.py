@@ -30,6 +30,13 @@ from metrics.prompts import SUPPORT_VERDICTS, SupportInput, complete
 #: alone 0.83 / 0.83, and equal weights 1.00 / 0.92 (weights 0.25..2 on either side all gave
 #: 1.00 / 0.88-0.92): the two make different mistakes.
 BLEND = {"judge": 1.0, "offline": 1.0, "bias": 0.0}
+#: Judges whose verdicts measured no better than chance get their own blend. The packaged 0.5B's
+#: verdict probabilities on 60 HaluEval ``tune`` pairs ranked 0.50 pairwise / 0.43 ROC-AUC alone,
+#: and every judge weight above 0 lowered the blend (0.86 / 0.88 at 0; 0.83 / 0.86 at 0.1 to 1):
+#: with it, sentence support is the evidence's alone and no call is made.
+BLEND_BY_MODEL: dict[str, dict[str, float]] = {
+    "qwen2.5-coder-0.5b-instruct-q4_k_m": {"judge": 0.0, "offline": 1.0, "bias": 0.0},
+}
 #: Most statements judged in one ``support_verdicts`` call; longer texts take several calls.
 MAX_STATEMENTS = 12
 
@@ -120,6 +127,11 @@ def sigmoid(z: float) -> float:
     return 1 / (1 + math.exp(-z))
 
 
+def blend_for(judge: Any) -> dict[str, float]:
+    """The blend weights for this judge: :data:`BLEND_BY_MODEL` by its model id, else :data:`BLEND`."""
+    return BLEND_BY_MODEL.get(str(getattr(judge, "model_id", "")), BLEND)
+
+
 async def sentence_support(judge: LLM, question: str | None, statements: Sequence[str], passages: Sequence[str],
                            weights: dict[str, float] | None = None) -> list[dict[str, Any]]:
     """P(supported) of each statement against the passages: one ``support_verdicts`` call per
@@ -131,6 +143,14 @@ async def sentence_support(judge: LLM, question: str | None, statements: Sequenc
     Returns one row per statement: claim, p_supported, verdict, judge_verdict, p_judge,
     p_offline, evidence (what the deterministic check found missing), best_sentence, features.
     """
+    blend = blend_for(judge)
+    if blend["judge"] == 0:  # this judge's verdicts carry no signal: the evidence decides, no call
+        rows = offline.judge_claims(statements, passages, question, weights=weights)
+        for row in rows:
+            p_off = row["p_supported"]
+            row.update(p_supported=sigmoid(blend["offline"] * logit(p_off) + blend["bias"]),
+                       judge_verdict="not asked", p_judge=None, p_offline=p_off, evidence=row.pop("reason"))
+        return rows
     verdicts: list[str] = []
     p_judge: list[float] = []
     with_logprobs = False
@@ -153,7 +173,7 @@ async def sentence_support(judge: LLM, question: str | None, statements: Sequenc
         p_off = row.pop("p_supported")
         # Hard verdicts (no logprobs) stand alone, so the formula is the field's exactly.
         p = pj if not with_logprobs else sigmoid(
-            BLEND["judge"] * logit(pj) + BLEND["offline"] * logit(p_off) + BLEND["bias"])
+            blend["judge"] * logit(pj) + blend["offline"] * logit(p_off) + blend["bias"])
         row.update(p_supported=p, judge_verdict={"yes": "supported", "no": "not_supported"}.get(verdict, verdict),
                    p_judge=pj, p_offline=p_off, evidence=row.pop("reason"))
         row["verdict"] = "supported" if p >= 0.5 else "not_supported"

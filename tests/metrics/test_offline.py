@@ -90,6 +90,25 @@ def test_verdict_probabilities_renormalise_over_the_alternatives():
     assert verdict_probabilities(None, ["yes", "no"]) == [1.0, 0.0]
 
 
+def test_a_judge_measured_at_chance_is_not_asked_and_the_evidence_decides():
+    from metrics.generation import faithfulness
+    from metrics.judging import BLEND_BY_MODEL
+    from metrics.llm import ScriptedLLM
+
+    question, answer = "Where was Curie born?", "Curie was born in Warsaw. She won three Nobel prizes."
+    contexts = ["Marie Curie was born in Warsaw in 1867."]
+    (model,) = [m for m, b in BLEND_BY_MODEL.items() if b["judge"] == 0]
+    small = ScriptedLLM([], model_id=model)  # no replies scripted: any call would fail the test
+    out = asyncio.run(faithfulness(question, answer, contexts, judge=small))
+    assert small.calls == []
+    assert out.value == pytest.approx(offline.faithfulness(question, answer, contexts).value)
+    assert {r["judge_verdict"] for r in out.explanation["claims"]} == {"not asked"}
+    # Any other judge is asked, once.
+    other = ScriptedLLM([{"verdicts": ["yes", "no"]}])
+    asyncio.run(faithfulness(question, answer, contexts, judge=other))
+    assert len(other.calls) == 1
+
+
 @pytest.mark.slow
 def test_the_calibration_benchmark_runs_offline_and_prints_a_table(tmp_path):
     out = tmp_path / "table.md"
