@@ -161,7 +161,7 @@ async def _sentence_correctness(answer: str, reference: str, judge: LLM, mode: s
 
 async def _graded_correctness(question: str | None, answer: str, reference: str, judge: LLM, mode: str,
                               beta: float) -> MetricValue:
-    found = offline.factual_correctness(answer, reference, mode=mode, beta=beta)
+    found = offline.factual_correctness(answer, reference, mode=mode, beta=beta, question=question)
     ev = dict(found.explanation)
     a_rows, r_rows = ev.pop("answer_claims"), ev.pop("reference_claims")
     evidence: dict[str, Any] = {

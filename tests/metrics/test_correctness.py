@@ -165,7 +165,7 @@ def test_graded_correctness_blends_the_weighted_grade_with_the_evidence():
     # The score position lists 5 and 3 at equal probability: expected grade 4 -> (4 - 1) / 4.
     judge = ScriptedLLM([{"score": 5}], logprobs=[{"{": 0.0}, {"5": math.log(0.4), "3": math.log(0.4), "x": -9}])
     out = asyncio.run(factual_correctness(*GRADED, judge=judge, claims="graded", question="Tell me about Paris."))
-    found = offline.factual_correctness(*GRADED)
+    found = offline.factual_correctness(*GRADED, question="Tell me about Paris.")
     assert out.explanation["weighted_grade"] == pytest.approx(4.0)
     assert out.value == pytest.approx(GRADE_WEIGHT * 0.75 + (1 - GRADE_WEIGHT) * found.value)
     assert out.explanation["evidence_score"] == found.value

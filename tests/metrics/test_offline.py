@@ -71,6 +71,24 @@ def test_factual_correctness_prefers_the_matching_answer():
     assert offline.factual_correctness("x", "  ").status == "undefined"
 
 
+def test_factual_correctness_gives_no_credit_for_words_repeated_from_the_question():
+    ref, question = "The Eiffel Tower opened in 1889.", "When did the Eiffel Tower open?"
+    wrong = "The Eiffel Tower opened in 1925."
+    blind = offline.factual_correctness(wrong, ref)
+    aware = offline.factual_correctness(wrong, ref, question=question)
+    # Without the question, "Eiffel" and "Tower" look like support; with it only "opened" (not the
+    # question's "open": 5-letter keys) and 1925 are new, and 1925 is not in the reference.
+    assert aware.value < blind.value
+    assert aware.explanation["answer_claims"][0]["features"]["coverage"] == 0.5
+    assert blind.explanation["answer_claims"][0]["features"]["coverage"] == 0.75
+    right = offline.factual_correctness("The Eiffel Tower opened in 1889.", ref, question=question)
+    assert right.value > aware.value
+    # The runner hands the sample's question to the stand-in.
+    sample = RagSample("s", question=question, answer=wrong, reference=ref)
+    (row,) = asyncio.run(score_samples([sample], resolve(["factual_correctness"]), judge=None, progress=False))
+    assert row.result.value == pytest.approx(aware.value)
+
+
 def test_the_runner_uses_the_offline_stand_in_without_a_judge():
     sample = RagSample("s", question="Where was Curie born?", answer="In Warsaw.", contexts=tuple(CONTEXT))
     rows = asyncio.run(score_samples([sample], resolve(["faithfulness", "hallucination"]), judge=None,
