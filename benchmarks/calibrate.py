@@ -5,7 +5,7 @@ meta-evaluation (``harness/calibration.py`` loads them from ``../shared/data``),
 agreement with people beside the cost: model calls, tokens and seconds per sample.
 
     python benchmarks/calibrate.py --llm none                       # seconds, no model
-    python benchmarks/calibrate.py --readme --out calibration.md    # the README table (~25 min quiet)
+    python benchmarks/calibrate.py --readme --out calibration.md    # the README table (~45 min quiet)
     python benchmarks/calibrate.py --llm local --sets halueval --n 10 --split tune   # iterate
 
 Figures for the README come from ``--split heldout`` (the default); tune prompts, thresholds and

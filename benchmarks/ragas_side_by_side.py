@@ -221,7 +221,7 @@ def summarize(rows: list[dict[str, Any]], cs: CalibrationSet) -> dict[str, Any]:
 
 
 def table(results: dict[str, dict[str, Any]], header: str) -> str:
-    names = {"ragsweep": "ragsweep faithfulness (1 call: sentence verdicts, logprobs + offline evidence)",
+    names = {"ragsweep": "ragsweep faithfulness (sentence verdicts: logprobs + offline evidence; calls as counted)",
              "ragas": f"Ragas {RAGAS_VERSION} Faithfulness (collections API: statements + NLI, instructor JSON)"}
     lines = [header, "", "| system | pairwise acc | ROC-AUC | calls / answer | tokens / answer | s / answer | "
              "model s / answer | errors |", "|---|---|---|---|---|---|---|---|"]
