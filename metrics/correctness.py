@@ -275,7 +275,8 @@ _A_R = ("answer", "reference")
 SPECS: tuple[MetricSpec, ...] = (
     MetricSpec("factual_correctness", factual_correctness, _A_R, optional=("question",), needs_judge=True,
                offline_fn=offline.factual_correctness,
-               offline="F of expected TP/FP/FN from sentence-level number, name and word checks both ways",
+               offline="F of expected TP/FP/FN from sentence-level number, name and word checks both ways; "
+                       "declined answers and contradicted yes/no count against it",
                options={"mode": "f1", "beta": 1.0, "atomicity": "low", "coverage": "low", "claims": "judge"},
                description="claim-level precision/recall/F of the answer against the reference"),
     MetricSpec("answer_correctness", answer_correctness, _A_R, needs_judge=True, needs_embedder=True,

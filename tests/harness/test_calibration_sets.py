@@ -50,3 +50,25 @@ def test_ragchecker_differences_follow_the_label_direction():
         lab = sum(mean_label[rid]) / len(mean_label[rid])
         scores[s.id] = lab if model == "model2" else 0.0
     assert rc.evaluate(scores)["correctness_pearson"] == pytest.approx(1.0)
+
+
+def test_ragchecker_own_scores_are_measured_on_the_same_pairs_the_same_way():
+    import json
+
+    from harness.calibration import ragchecker_own_scores
+    from metrics.agreement import pearson
+
+    own = ragchecker_own_scores(split="heldout", n=None)
+    held = {s.id[1:].split(".")[0] for s in LOADERS["ragchecker"](split="heldout", n=None).samples}
+    assert own["n_pairs"] == len(held) == 140
+    baseline = json.loads((SHARED_DATA / "ragchecker" / "baseline_ragchecker.json").read_text())
+    base = {str(r["instance_id"]): r for r in baseline}
+    labels: dict[str, list[float]] = {}
+    for row in json.loads((SHARED_DATA / "ragchecker" / "human_labeled_data.json").read_text()):
+        labels.setdefault(str(row["instance_id"]), []).append(row["completeness_label"])
+    ids = sorted(held)
+    diff = [base[i]["model2"]["ragchecker"]["completeness_label"]
+            - base[i]["model1"]["ragchecker"]["completeness_label"] for i in ids]
+    human = [sum(labels[i]) / len(labels[i]) for i in ids]
+    assert own["completeness_pearson"] == pytest.approx(pearson(diff, human))
+    assert 0.3 < own["correctness_pearson"] < 0.9  # a real checker agrees with people, imperfectly

@@ -89,6 +89,41 @@ def test_factual_correctness_gives_no_credit_for_words_repeated_from_the_questio
     assert row.result.value == pytest.approx(aware.value)
 
 
+
+def test_a_sentence_that_declines_to_answer_is_not_supported():
+    question = "How many times has Harriet run to Emma?"
+    ref = "Harriet has run to Emma once, when she came with a smiling face."
+    declines = "Based on the provided excerpts, there is no specific mention of how many times Harriet ran to Emma."
+    out = offline.factual_correctness(declines, ref, question=question)
+    (row,) = out.explanation["answer_claims"]
+    assert row["p_supported"] == 0.0 and row["verdict"] == "not_found" and "declines" in row["reason"]
+    assert out.value == 0.0
+    # The words alone would have given it credit ("Harriet", "Emma", "times" are in the reference).
+    words = offline.judge_claims([declines], [ref], question, weights=offline.CORRECTNESS_WEIGHTS)[0]
+    assert words["p_supported"] > 0.1
+    # A sentence about what a rule book does not state is an answer, not a refusal.
+    for text in ("Some customs are not explicitly stated in the rule book.", "No one knows the answer."):
+        assert not offline.ABSTAIN.search(text)
+    for text in ("The context does not mention the price.", "I don't know.",
+                 "The price is not stated in the provided text."):
+        assert offline.ABSTAIN.search(text)
+
+
+def test_a_yes_no_that_contradicts_the_reference_contradicts_the_first_sentence():
+    ref = "No. Graphkernels is an R and Python library; its core is written in C++."
+    question = "Are there graph kernel libraries implemented in Java?"
+    right = "No, graphkernels is available in R and Python, with a C++ core."
+    wrong = "Yes, graphkernels is available in R and Python, with a C++ core."
+    r, w = (offline.factual_correctness(a, ref, question=question) for a in (right, wrong))
+    assert r.value > w.value
+    first = w.explanation["answer_claims"][0]
+    assert first["p_supported"] == 0.0 and first["verdict"] == "contradicted"
+    assert first["reason"] == "answers 'yes' where the reference answers 'no'"
+    assert w.explanation["reference_claims"][0]["p_supported"] == 0.0
+    # Only an opening yes/no counts: "No one" is not an answer.
+    assert [offline.polarity(t) for t in ("No, none.", "  \"Yes.\"", "No one knows.", "Nobody", "Maybe")] == [
+        "no", "yes", None, None, None]
+
 def test_the_runner_uses_the_offline_stand_in_without_a_judge():
     sample = RagSample("s", question="Where was Curie born?", answer="In Warsaw.", contexts=tuple(CONTEXT))
     rows = asyncio.run(score_samples([sample], resolve(["faithfulness", "hallucination"]), judge=None,
