@@ -47,6 +47,10 @@ CLAIMS = ("judge", "sentences", "graded")
 #: reported, not tuned on): blend 0.468, evidence alone 0.445, weighted grade alone 0.398,
 #: written grade alone 0.263. Rechecked on all 140 ``tune`` pairs with that evidence: blend 0.544
 #: at 0.5 (0.526 / 0.523 at 0.25 / 0.75), grade + evidence precision only 0.533, evidence 0.489.
+#: With the evidence's declined-answer and yes/no checks, as F-0.5 (the calibration's setting),
+#: on the same 140 ``tune`` pairs: 0.575 / 0.605 / 0.609 / 0.603 / 0.588 / 0.550 / 0.460 at
+#: w = 0 / 0.25 / 0.4 / 0.5 / 0.6 / 0.75 / 1 -- flat around 0.5, which stays. A second grade in
+#: the same call (how much of the reference the answer covers) did not help: 0.606 at best.
 GRADE_WEIGHT = 0.5
 
 
