@@ -258,7 +258,7 @@ _NEGATED = (r"(?:(?:is|are|was|were) not (?:\w+ly )?(?:mentioned|stated|provided
 ABSTAIN = re.compile(
     rf"(?i)\b{_SOURCE}(?: \w+){{0,2}} (?:does|do|did) ?n[o']t (?:\w+ly )?(?:mention|state|provide|specify|discuss"
     rf"|contain|include|say|address|give|offer|indicate)"
-    rf"|(?=.*\b{_NEGATED})(?=.*\b(?:in|from|by|on|to) the (?:\w+ )?{_SOURCE}\b)"
+    rf"|^(?=.*\b{_NEGATED})(?=.*\b(?:in|from|by|on|to) the (?:\w+ )?{_SOURCE}\b)"  # anchored: linear time
     r"|\bI (?:do not|don't) know\b|\bunable to (?:determine|answer|find)|\bcannot (?:determine|answer)\b")
 _POLARITY = re.compile(r"^\W*(yes|no)\b(?!\s+(?:one|longer|matter|doubt)\b)", re.IGNORECASE)
 
@@ -278,8 +278,8 @@ def _correctness_checks(answer: str, reference: str, a_rows: list[dict[str, Any]
     - an answer that opens with "yes" where the reference opens with "no" (or the reverse) has its
       first sentence contradicted, and the reference's first sentence (its yes/no) is not given.
 
-    On RAGChecker's ``tune`` half, each lifted the correctness Pearson of the evidence alone (0.489:
-    abstentions 0.520, yes/no 0.510, both 0.543).
+    On RAGChecker's ``tune`` half, each lifted the correctness Pearson of the evidence alone (F1:
+    0.489 -> 0.551 with both; abstentions and yes/no each about half of it).
     """
     for row in a_rows:
         if ABSTAIN.search(row["claim"]):
@@ -304,7 +304,7 @@ def factual_correctness(answer: str, reference: str, *, mode: str = "f1", beta: 
     half (correctness Pearson of the F1: 0.47 -> 0.49); held out, correctness 0.39 -> 0.45 and
     completeness (read from the recall) 0.55 -> 0.59. Then :func:`_correctness_checks`: an
     answer sentence that declines to answer counts as unsupported, and a yes/no that contradicts
-    the reference's contradicts its first sentence (``tune`` 0.49 -> 0.54).
+    the reference's contradicts its first sentence (``tune`` 0.49 -> 0.55).
     """
     if not reference.strip():
         return MetricValue.undefined("empty reference")
