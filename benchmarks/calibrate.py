@@ -30,6 +30,7 @@ sys.path.insert(0, str(ROOT))
 
 from harness.calibration import LOADERS, CalibrationSet, ragchecker_own_scores  # noqa: E402
 from metrics.catalogue import catalogue  # noqa: E402
+from metrics.errors import InputError  # noqa: E402
 from metrics.llm import Meter  # noqa: E402
 from metrics.scoring import score_samples  # noqa: E402
 
@@ -232,8 +233,13 @@ def main(argv: list[str] | None = None) -> int:
         if judge is not None and hasattr(judge, "close"):
             judge.close()
     rc_sizes = [sizes["ragchecker"] for _, sizes, _ in runs if "ragchecker" in sizes]
-    if rc_sizes:  # the anchor measured on the same pairs, the same way
-        own = ragchecker_own_scores(split=args.split, n=max(rc_sizes), seed=args.seed)
+    own = None
+    if rc_sizes:  # the anchor measured on the same pairs, the same way; a bad file must not lose the runs
+        try:
+            own = ragchecker_own_scores(split=args.split, n=max(rc_sizes), seed=args.seed)
+        except InputError as exc:
+            print(f"RAGChecker's own scores left out: {exc}", file=sys.stderr)
+    if own is not None:
         results.append(Result(OWN_SCORES, "ragchecker", own, samples=2 * int(own["n_pairs"])))
         if args.results:
             with open(args.results, "a", encoding="utf-8") as fh:

@@ -189,16 +189,18 @@ def ragchecker_own_scores(root: Path = SHARED_DATA, split: str = "heldout", n: i
     pairs, measured exactly as ours: its correctness score against the correctness label, its
     completeness score against the completeness label. The anchor under our protocol (labels of
     the two annotators averaged); the paper's 0.497 / 0.607 were computed its own way."""
-    own = {str(r["instance_id"]): r for r in
-           json.loads(_file(root, "ragchecker", "baseline_ragchecker.json").read_text(encoding="utf-8"))}
+    path = _file(root, "ragchecker", "baseline_ragchecker.json")
     cs = ragchecker(root, split, n, seed)
+    keys = (("correctness_label", "correctness"), ("completeness_label", "completeness"))
+    try:
+        own = {str(r["instance_id"]): r for r in json.loads(path.read_text(encoding="utf-8"))}
+        scores = {key: {s.id: float(own[s.id[1:].split(".")[0]][s.id.split(".")[1]]["ragchecker"][key])
+                        for s in cs.samples} for key, _ in keys}
+    except (ValueError, KeyError, TypeError) as exc:
+        raise InputError(f"{path}: not RAGChecker's baseline scores ({type(exc).__name__}: {exc})") from exc
     out: dict[str, float] = {}
-    for key, short in (("correctness_label", "correctness"), ("completeness_label", "completeness")):
-        scores = {}
-        for s in cs.samples:
-            rid, model = s.id[1:].split(".")
-            scores[s.id] = float(own[rid][model]["ragchecker"][key])
-        stats = cs.evaluate(scores)
+    for key, short in keys:
+        stats = cs.evaluate(scores[key])
         out["n_pairs"] = stats["n_pairs"]
         out.update({k: v for k, v in stats.items() if k.startswith(short)})
     return out

@@ -72,3 +72,19 @@ def test_ragchecker_own_scores_are_measured_on_the_same_pairs_the_same_way():
     human = [sum(labels[i]) / len(labels[i]) for i in ids]
     assert own["completeness_pearson"] == pytest.approx(pearson(diff, human))
     assert 0.3 < own["correctness_pearson"] < 0.9  # a real checker agrees with people, imperfectly
+
+
+def test_a_broken_baseline_file_is_a_clear_input_error(tmp_path):
+    import shutil
+
+    from harness.calibration import ragchecker_own_scores
+    from metrics.errors import InputError
+
+    (tmp_path / "ragchecker").mkdir()
+    shutil.copy(SHARED_DATA / "ragchecker" / "human_labeled_data.json", tmp_path / "ragchecker")
+    with pytest.raises(InputError, match="baseline_ragchecker.json: human-labelled data not found"):
+        ragchecker_own_scores(root=tmp_path)
+    for text, why in (("", "JSONDecodeError"), ('[{"instance_id": 0}]', "KeyError")):
+        (tmp_path / "ragchecker" / "baseline_ragchecker.json").write_text(text)
+        with pytest.raises(InputError, match=f"not RAGChecker's baseline scores \\({why}"):
+            ragchecker_own_scores(root=tmp_path)
