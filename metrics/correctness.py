@@ -68,7 +68,7 @@ def f_beta(tp: int, fp: int, fn: int, beta: float = 1.0) -> float:
 
 async def factual_correctness(answer: str, reference: str, *, judge: LLM, mode: str = "f1", beta: float = 1.0,
                               atomicity: str = "low", coverage: str = "low", claims: str = "judge",
-                              question: str | None = None) -> MetricValue:
+                              question: str | None = None, cosine: bool = False) -> MetricValue:
     """Claim-level precision, recall or F-beta of the answer against the reference (Ragas
     ``FactualCorrectness``).
 
@@ -95,6 +95,10 @@ async def factual_correctness(answer: str, reference: str, *, judge: LLM, mode: 
     w = :data:`GRADE_WEIGHT`. ``mode="recall"`` is the evidence's recall and makes no call. The
     reference comes before the answer in the prompt, so answers to the same question share its
     KV cache.
+
+    ``cosine=True`` adds the embedding cosine (packaged MiniLM) to the deterministic evidence of
+    ``claims="graded"`` (and of ``llm=none``); the other ``claims`` settings do not use that
+    evidence and ignore it.
     """
     if mode not in MODES:
         raise InputError(f"factual_correctness mode must be one of {', '.join(MODES)}, got {mode!r}")
@@ -105,7 +109,7 @@ async def factual_correctness(answer: str, reference: str, *, judge: LLM, mode: 
     if claims == "sentences":
         return await _sentence_correctness(answer, reference, judge, mode, beta)
     if claims == "graded":
-        return await _graded_correctness(question, answer, reference, judge, mode, beta)
+        return await _graded_correctness(question, answer, reference, judge, mode, beta, cosine)
     if claims != "judge":
         raise InputError(f"factual_correctness claims must be one of {', '.join(CLAIMS)}, got {claims!r}")
     grain = {"atomicity": atomicity, "coverage": coverage}
@@ -167,12 +171,12 @@ async def _sentence_correctness(answer: str, reference: str, judge: LLM, mode: s
 
 
 async def _graded_correctness(question: str | None, answer: str, reference: str, judge: LLM, mode: str,
-                              beta: float) -> MetricValue:
-    found = offline.factual_correctness(answer, reference, mode=mode, beta=beta, question=question)
+                              beta: float, cosine: bool = False) -> MetricValue:
+    found = offline.factual_correctness(answer, reference, mode=mode, beta=beta, question=question, cosine=cosine)
     ev = dict(found.explanation)
     a_rows, r_rows = ev.pop("answer_claims"), ev.pop("reference_claims")
     evidence: dict[str, Any] = {
-        "mode": mode, "claims": "graded", "precision": ev.get("precision"), "recall": ev.get("recall"),
+        "mode": mode, "claims": "graded", "cosine": cosine, "precision": ev.get("precision"), "recall": ev.get("recall"),
         "evidence_score": found.value,
         "tp": [r for r in a_rows if r["verdict"] == "supported"],
         "fp": [r for r in a_rows if r["verdict"] != "supported"],
@@ -280,8 +284,9 @@ SPECS: tuple[MetricSpec, ...] = (
     MetricSpec("factual_correctness", factual_correctness, _A_R, optional=("question",), needs_judge=True,
                offline_fn=offline.factual_correctness,
                offline="F of expected TP/FP/FN from sentence-level number, name and word checks both ways; "
-                       "declined answers and contradicted yes/no count against it",
-               options={"mode": "f1", "beta": 1.0, "atomicity": "low", "coverage": "low", "claims": "judge"},
+                       "declined answers and contradicted yes/no count against it; cosine=true adds MiniLM similarity",
+               options={"mode": "f1", "beta": 1.0, "atomicity": "low", "coverage": "low", "claims": "judge",
+                        "cosine": False},
                description="claim-level precision/recall/F of the answer against the reference"),
     MetricSpec("answer_correctness", answer_correctness, _A_R, needs_judge=True, needs_embedder=True,
                offline=NEEDS_JUDGE, options={"weights": (0.75, 0.25), "beta": 1.0, "threshold": None,

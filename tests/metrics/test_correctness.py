@@ -192,6 +192,19 @@ def test_graded_correctness_without_logprobs_uses_the_written_grade_and_recall_n
     assert silent.calls == [] and recall.value == out.explanation["recall"]
 
 
+def test_graded_correctness_with_cosine_blends_the_embedded_evidence():
+    from metrics import offline
+    from metrics.correctness import GRADE_WEIGHT
+
+    judge = ScriptedLLM([{"score": 3}])
+    out = asyncio.run(factual_correctness(*GRADED, judge=judge, claims="graded", beta=0.5, cosine=True))
+    found = offline.factual_correctness(*GRADED, beta=0.5, cosine=True)
+    assert found.value != offline.factual_correctness(*GRADED, beta=0.5).value  # the cosine moved it
+    assert out.explanation["cosine"] is True and out.explanation["evidence_score"] == found.value
+    assert out.value == pytest.approx(GRADE_WEIGHT * 0.5 + (1 - GRADE_WEIGHT) * found.value)
+    assert all(r["features"]["cosine"] > 0 for r in out.explanation["tp"] + out.explanation["fp"])
+
+
 def test_graded_correctness_of_an_empty_answer_makes_no_call():
     judge = ScriptedLLM([])
     out = asyncio.run(factual_correctness("", GRADED[1], judge=judge, claims="graded"))

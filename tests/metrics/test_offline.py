@@ -124,6 +124,47 @@ def test_a_yes_no_that_contradicts_the_reference_contradicts_the_first_sentence(
     assert [offline.polarity(t) for t in ("No, none.", "  \"Yes.\"", "No one knows.", "Nobody", "Maybe")] == [
         "no", "yes", None, None, None]
 
+def test_the_cosine_option_credits_a_paraphrase_the_words_miss():
+    ref = "The drug lowered blood pressure in most patients."
+    question = "What did the drug do?"
+    paraphrase = "Hypertension fell for the majority of people who took the medication."
+    unrelated = "The company moved its headquarters to Chicago last spring."
+    words = {a: offline.factual_correctness(a, ref, question=question, beta=0.5) for a in (paraphrase, unrelated)}
+    embedded = {a: offline.factual_correctness(a, ref, question=question, beta=0.5, cosine=True)
+                for a in (paraphrase, unrelated)}
+    # Neither shares a content word with the reference: to the words, the paraphrase is no evidence.
+    for a in (paraphrase, unrelated):
+        assert words[a].explanation["answer_claims"][0]["features"]["coverage"] == 0.0
+        assert words[a].explanation["answer_claims"][0]["features"]["cosine"] == 0.0
+    assert words[paraphrase].value == pytest.approx(0.5)
+    # The MiniLM cosine is: the paraphrase gains, the unrelated sentence loses.
+    cos = {a: v.explanation["answer_claims"][0]["features"]["cosine"] for a, v in embedded.items()}
+    assert cos[paraphrase] > 0.5 > 0.2 > cos[unrelated]
+    assert embedded[paraphrase].value > words[paraphrase].value
+    assert embedded[unrelated].value < words[unrelated].value
+    assert embedded[paraphrase].explanation["cosine"] is True
+    # The runner passes the option to the stand-in.
+    sample = RagSample("s", question=question, answer=paraphrase, reference=ref)
+    (row,) = asyncio.run(score_samples([sample], resolve(["factual_correctness"]), judge=None, progress=False,
+                                       options={"factual_correctness": {"beta": 0.5, "cosine": True}}))
+    assert row.result.value == pytest.approx(embedded[paraphrase].value)
+
+
+def test_the_evidence_embedder_embeds_each_text_once():
+    calls = []
+
+    class Counting:
+        def embed(self, texts):
+            calls.append(list(texts))
+            return [[1.0, 0.0] for _ in texts]
+
+    memo = offline._EvidenceEmbedder()
+    memo._model = Counting()
+    memo.embed(["a", "b", "a"])
+    out = memo.embed(["b", "c"])
+    assert calls == [["a", "b"], ["c"]] and out.shape == (2, 2)
+
+
 def test_the_runner_uses_the_offline_stand_in_without_a_judge():
     sample = RagSample("s", question="Where was Curie born?", answer="In Warsaw.", contexts=tuple(CONTEXT))
     rows = asyncio.run(score_samples([sample], resolve(["faithfulness", "hallucination"]), judge=None,
