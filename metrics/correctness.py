@@ -104,6 +104,8 @@ async def factual_correctness(answer: str, reference: str, *, judge: LLM, mode: 
         raise InputError(f"factual_correctness mode must be one of {', '.join(MODES)}, got {mode!r}")
     if beta <= 0:
         raise InputError(f"factual_correctness beta must be > 0, got {beta}")
+    if not isinstance(cosine, bool):
+        raise InputError(f"factual_correctness cosine must be true or false, got {cosine!r}")
     if not reference.strip():
         return MetricValue.undefined("empty reference")
     if claims == "sentences":

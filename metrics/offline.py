@@ -36,6 +36,7 @@ from typing import Any
 
 import numpy as np
 
+from metrics.errors import InputError
 from metrics.values import MetricValue
 
 _SENT = re.compile(r"(?<=[.!?])[\"')\]]*\s+(?=[\"'(\[]?[A-Z0-9])|\n+")
@@ -348,6 +349,8 @@ def factual_correctness(answer: str, reference: str, *, mode: str = "f1", beta: 
     ``cosine=True`` adds each sentence's embedding cosine to its best sentence on the other side
     (the packaged MiniLM, :data:`CORRECTNESS_WEIGHTS_COSINE`; ``tune`` F-0.5 0.575 -> 0.595).
     """
+    if not isinstance(cosine, bool):
+        raise InputError(f"factual_correctness cosine must be true or false, got {cosine!r}")
     if not reference.strip():
         return MetricValue.undefined("empty reference")
     embedder, weights = (_EVIDENCE_EMBEDDER, CORRECTNESS_WEIGHTS_COSINE) if cosine else (None, CORRECTNESS_WEIGHTS)

@@ -203,6 +203,8 @@ def test_graded_correctness_with_cosine_blends_the_embedded_evidence():
     assert out.explanation["cosine"] is True and out.explanation["evidence_score"] == found.value
     assert out.value == pytest.approx(GRADE_WEIGHT * 0.5 + (1 - GRADE_WEIGHT) * found.value)
     assert all(r["features"]["cosine"] > 0 for r in out.explanation["tp"] + out.explanation["fp"])
+    with pytest.raises(InputError, match="cosine must be true or false"):
+        asyncio.run(factual_correctness(*GRADED, judge=judge, claims="graded", cosine="yes"))
 
 
 def test_graded_correctness_of_an_empty_answer_makes_no_call():

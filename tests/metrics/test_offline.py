@@ -9,6 +9,7 @@ import pytest
 
 from metrics import offline
 from metrics.catalogue import RagSample, resolve
+from metrics.errors import InputError
 from metrics.judging import verdict_probabilities
 from metrics.scoring import score_samples
 
@@ -148,6 +149,9 @@ def test_the_cosine_option_credits_a_paraphrase_the_words_miss():
     (row,) = asyncio.run(score_samples([sample], resolve(["factual_correctness"]), judge=None, progress=False,
                                        options={"factual_correctness": {"beta": 0.5, "cosine": True}}))
     assert row.result.value == pytest.approx(embedded[paraphrase].value)
+    # A value that is not a boolean is refused rather than read as "on".
+    with pytest.raises(InputError, match="cosine must be true or false"):
+        offline.factual_correctness(paraphrase, ref, cosine="maybe")
 
 
 def test_the_evidence_embedder_embeds_each_text_once():
