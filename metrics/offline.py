@@ -203,8 +203,10 @@ class ContextIndex:
         return self._vectors
 
 
-def evidence(claim: str, index: ContextIndex, question: str | None = None) -> Evidence:
-    """The features of one claim against prepared contexts."""
+def evidence(claim: str, index: ContextIndex, question: str | None = None,
+             vector: np.ndarray | None = None) -> Evidence:
+    """The features of one claim against prepared contexts (``vector``: the claim's embedding, when
+    the caller embedded its claims in one batch)."""
     given = set(content_words(question or ""))
     new = [w for w in dict.fromkeys(content_words(claim)) if w not in given]
     missing = [w for w in new if w not in index.words]
@@ -223,7 +225,7 @@ def evidence(claim: str, index: ContextIndex, question: str | None = None) -> Ev
     miss_names = sorted(n for n in claim_names if n not in index.words)
     cosine = 0.0
     if index.embedder is not None:
-        v = np.asarray(index.embedder.embed([claim]))[0]
+        v = np.asarray(index.embedder.embed([claim]))[0] if vector is None else vector
         sims = index.vectors() @ v
         cosine = float(sims.max())
         if not new:
@@ -247,9 +249,12 @@ def judge_claims(claims: Sequence[str], contexts: Sequence[str], question: str |
                  embedder: Any = None, weights: dict[str, float] | None = None) -> list[dict[str, Any]]:
     """Each claim with P(supported), a hard verdict (p >= 0.5) and the evidence behind it."""
     index = ContextIndex(contexts, embedder, weights)
+    # One embedding batch for all the claims, not one model call per claim.
+    vectors = (np.asarray(index.embedder.embed(list(claims))) if index.embedder is not None and claims
+               else [None] * len(claims))
     rows = []
-    for claim in claims:
-        ev = evidence(claim, index, question)
+    for claim, vector in zip(claims, vectors):
+        ev = evidence(claim, index, question, vector)
         p = probability(ev, weights)
         reason = []
         if ev.missing_numbers:
