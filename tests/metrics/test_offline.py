@@ -90,7 +90,6 @@ def test_factual_correctness_gives_no_credit_for_words_repeated_from_the_questio
     assert row.result.value == pytest.approx(aware.value)
 
 
-
 def test_a_sentence_that_declines_to_answer_is_not_supported():
     question = "How many times has Harriet run to Emma?"
     ref = "Harriet has run to Emma once, when she came with a smiling face."
@@ -124,6 +123,7 @@ def test_a_yes_no_that_contradicts_the_reference_contradicts_the_first_sentence(
     # Only an opening yes/no counts: "No one" is not an answer.
     assert [offline.polarity(t) for t in ("No, none.", "  \"Yes.\"", "No one knows.", "Nobody", "Maybe")] == [
         "no", "yes", None, None, None]
+
 
 def test_the_cosine_option_credits_a_paraphrase_the_words_miss():
     ref = "The drug lowered blood pressure in most patients."
