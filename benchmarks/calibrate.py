@@ -28,11 +28,11 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from harness.calibration import LOADERS, CalibrationSet, ragchecker_own_scores  # noqa: E402
-from metrics.catalogue import catalogue  # noqa: E402
-from metrics.errors import InputError  # noqa: E402
-from metrics.llm import Meter  # noqa: E402
-from metrics.scoring import score_samples  # noqa: E402
+from ragsweep.harness.calibration import LOADERS, CalibrationSet, ragchecker_own_scores  # noqa: E402
+from ragsweep.metrics.catalogue import catalogue  # noqa: E402
+from ragsweep.metrics.errors import InputError  # noqa: E402
+from ragsweep.metrics.llm import Meter  # noqa: E402
+from ragsweep.metrics.scoring import score_samples  # noqa: E402
 
 #: The 1.5B's speed on this 2-core machine when it is quiet (prompt / generated tokens per second),
 #: for the "quiet s" column: the seconds the same tokens take without other jobs on the cores.
@@ -70,7 +70,7 @@ README_RUNS: list[tuple[str, dict[str, int], dict[str, dict[str, Any]]]] = [
 def build_judge(backend: str, cache: str | None) -> Any:
     if backend == "none":
         return None
-    from metrics.llm import CachedLLM, LocalLLM
+    from ragsweep.metrics.llm import CachedLLM, LocalLLM
 
     llm: Any = LocalLLM(MODELS.get(backend, backend), n_ctx=4096)
     if cache:
@@ -219,7 +219,7 @@ def main(argv: list[str] | None = None) -> int:
         runs = [(backend, {name: given.get(name) or args.n for name in sets}, options) for backend in args.llm]
     embedder = None
     if args.embedder:
-        from metrics.embedding import OnnxMiniLM
+        from ragsweep.metrics.embedding import OnnxMiniLM
 
         embedder = OnnxMiniLM()
     results = []

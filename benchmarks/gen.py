@@ -30,19 +30,19 @@ def throughput(backend: str, n: int, seed: int) -> dict[str, float | int | str]:
     from hydra import compose, initialize_config_module
     from omegaconf import open_dict
 
-    from gen.app import gen_config, make_writer
-    from gen.documents import read_shipped
-    from gen.generate import generate
-    from harness.sweep import build
-    from metrics.embedding import OnnxMiniLM
-    from metrics.llm.factory import concurrency_of
+    from ragsweep.gen.app import gen_config, make_writer
+    from ragsweep.gen.documents import read_shipped
+    from ragsweep.gen.generate import generate
+    from ragsweep.harness.sweep import build
+    from ragsweep.metrics.embedding import OnnxMiniLM
+    from ragsweep.metrics.llm.factory import concurrency_of
 
     with tempfile.TemporaryDirectory() as tmp:
         models = Path(os.environ.get("RAGSWEEP_CACHE_DIR", "~/.cache/ragsweep")).expanduser() / "models"
         if models.is_dir():  # reuse the assembled GGUF; only the LLM call cache is fresh
             (Path(tmp) / "models").symlink_to(models)
         os.environ["RAGSWEEP_CACHE_DIR"] = tmp
-        with initialize_config_module(config_module="conf", version_base="1.3"):
+        with initialize_config_module(config_module="ragsweep.conf", version_base="1.3"):
             cfg = compose(config_name="gen", overrides=[f"llm={backend}", f"n={n}", f"seed={seed}"])
         with open_dict(cfg):
             cfg.cache.dir = tmp
@@ -67,13 +67,13 @@ def throughput(backend: str, n: int, seed: int) -> dict[str, float | int | str]:
 
 def specificity(testset: str, beir: str, split: str, k: int = 10) -> None:
     """Print the share of questions whose source document is in the retriever's top k."""
-    from gen.chunking import WholeDocument
-    from gen.documents import read_beir
-    from gen.testset import check_against, read_testset
-    from harness.cache import Cache
-    from harness.pipeline import Pipeline
-    from harness.retriever import IndexSpec
-    from metrics.embedding import OnnxMiniLM
+    from ragsweep.gen.chunking import WholeDocument
+    from ragsweep.gen.documents import read_beir
+    from ragsweep.gen.testset import check_against, read_testset
+    from ragsweep.harness.cache import Cache
+    from ragsweep.harness.pipeline import Pipeline
+    from ragsweep.harness.retriever import IndexSpec
+    from ragsweep.metrics.embedding import OnnxMiniLM
 
     corpus = read_beir(beir, split)
     samples = read_testset(testset)

@@ -42,9 +42,9 @@ from urllib.parse import urlsplit
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from harness.calibration import CalibrationSet, halueval  # noqa: E402
-from metrics.catalogue import RagSample, catalogue  # noqa: E402
-from metrics.errors import InputError, fail  # noqa: E402
+from ragsweep.harness.calibration import CalibrationSet, halueval  # noqa: E402
+from ragsweep.metrics.catalogue import RagSample, catalogue  # noqa: E402
+from ragsweep.metrics.errors import InputError, fail  # noqa: E402
 
 RAGAS_VERSION = "0.4.3"
 DEFAULT_MODEL = "qwen2.5-coder-1.5b-instruct-q4_k_m"
@@ -164,8 +164,8 @@ def _row(system: str, sample_id: str, value: float | None, status: str, error: s
 
 async def run_ours(samples: list[RagSample], proxy: CountingProxy, model: str) -> list[dict[str, Any]]:
     """Our faithfulness on each answer in turn, through the proxy (OpenAI-compatible, logprobs)."""
-    from metrics.llm import OpenAICompatLLM
-    from metrics.scoring import score_samples
+    from ragsweep.metrics.llm import OpenAICompatLLM
+    from ragsweep.metrics.scoring import score_samples
 
     # A variable that is never set: a real OPENAI_API_KEY in the environment stays at home.
     judge = OpenAICompatLLM(model, base_url=proxy.url + "/v1", api_key_env="RAGSWEEP_SIDE_BY_SIDE_NO_KEY",
@@ -257,7 +257,7 @@ def main(argv: list[str] | None = None) -> int:
         fail(str(err))
     python = ragas_python(Path(args.ragas_venv))  # before the model loads: a failed install fails fast
 
-    from metrics.llm import LocalLLM
+    from ragsweep.metrics.llm import LocalLLM
 
     local = LocalLLM(args.model, n_ctx=4096)
     try:

@@ -22,12 +22,12 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from gen.chunking import WholeDocument  # noqa: E402
-from gen.documents import Corpus, read_beir  # noqa: E402
-from harness.cache import Cache  # noqa: E402
-from harness.pipeline import Pipeline  # noqa: E402
-from harness.retriever import IndexSpec  # noqa: E402
-from metrics.embedding import OnnxMiniLM  # noqa: E402
+from ragsweep.gen.chunking import WholeDocument  # noqa: E402
+from ragsweep.gen.documents import Corpus, read_beir  # noqa: E402
+from ragsweep.harness.cache import Cache  # noqa: E402
+from ragsweep.harness.pipeline import Pipeline  # noqa: E402
+from ragsweep.harness.retriever import IndexSpec  # noqa: E402
+from ragsweep.metrics.embedding import OnnxMiniLM  # noqa: E402
 
 
 def raw_throughput(model: OnnxMiniLM, texts: list[str]) -> float:
@@ -47,7 +47,7 @@ def sweep_throughput(model: OnnxMiniLM, corpus: Corpus) -> float:
 
 
 def sweep_wall(scifact: Path, cache_dir: str) -> float:
-    cmd = [sys.executable, "-m", "harness.cli", "sweep", "corpus=beir", f"corpus.path={scifact}",
+    cmd = [sys.executable, "-m", "ragsweep.harness.cli", "sweep", "corpus=beir", f"corpus.path={scifact}",
            "corpus.split=dev", "chunker=none", "retriever.top_k=10", "progress=false"]
     start = time.perf_counter()
     with tempfile.TemporaryDirectory() as cwd:

@@ -12,11 +12,11 @@ import hydra
 from hydra.core.hydra_config import HydraConfig
 from omegaconf import DictConfig, OmegaConf
 
-from gen.documents import Corpus
-from gen.gates import GateConfig
-from gen.generate import GenConfig, Result, check_n, generate
-from gen.testset import KINDS, write_testset
-from metrics.errors import InputError, fail
+from ragsweep.gen.documents import Corpus
+from ragsweep.gen.gates import GateConfig
+from ragsweep.gen.generate import GenConfig, Result, check_n, generate
+from ragsweep.gen.testset import KINDS, write_testset
+from ragsweep.metrics.errors import InputError, fail
 
 log = logging.getLogger("ragsweep")
 
@@ -24,10 +24,10 @@ log = logging.getLogger("ragsweep")
 def make_writer(llm: Any, max_tokens: int) -> Any:
     """The rule writer for ``llm=none``, else the LLM writer."""
     if llm is None:
-        from gen.rules import RuleWriter
+        from ragsweep.gen.rules import RuleWriter
 
         return RuleWriter()
-    from gen.writer import LLMWriter
+    from ragsweep.gen.writer import LLMWriter
 
     return LLMWriter(llm, max_tokens=max_tokens)
 
@@ -66,8 +66,8 @@ def write_outputs(result: Result, corpus: Corpus, out: Path, extra: dict[str, An
 
 
 def run(cfg: DictConfig, run_dir: Path) -> dict[str, Path]:
-    from harness.sweep import build
-    from metrics.llm.factory import concurrency_of
+    from ragsweep.harness.sweep import build
+    from ragsweep.metrics.llm.factory import concurrency_of
 
     check_n(cfg.n)
     corpus: Corpus = build(cfg.corpus, "corpus")
@@ -76,7 +76,7 @@ def run(cfg: DictConfig, run_dir: Path) -> dict[str, Path]:
     gcfg = gen_config(cfg, concurrency_of(llm) if llm is not None else 1)
     embed = None
     if cfg.gates.embed:
-        from metrics.embedding import OnnxMiniLM
+        from ragsweep.metrics.embedding import OnnxMiniLM
 
         embed = OnnxMiniLM().embed
     result = generate(corpus, writer, gcfg, embed=embed, progress=bool(cfg.progress))
@@ -96,7 +96,7 @@ def run(cfg: DictConfig, run_dir: Path) -> dict[str, Path]:
     return paths
 
 
-@hydra.main(version_base="1.3", config_path="pkg://conf", config_name="gen")
+@hydra.main(version_base="1.3", config_path="pkg://ragsweep.conf", config_name="gen")
 def gen_app(cfg: DictConfig) -> None:
     logging.getLogger().setLevel(logging.INFO)
     try:

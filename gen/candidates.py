@@ -20,7 +20,7 @@ import random
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from gen.units import CONDITION, Unit, answer_phrases
+from ragsweep.gen.units import CONDITION, Unit, answer_phrases
 
 _MAX_PAIR_DOCS = 400  # documents scanned for shared entities (the index is quadratic in the worst case)
 

@@ -24,8 +24,8 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
 
-from gen.documents import Document
-from metrics.errors import InputError
+from ragsweep.gen.documents import Document
+from ragsweep.metrics.errors import InputError
 
 
 @dataclass(frozen=True)
@@ -184,7 +184,7 @@ class TokenChunker(Chunker):
 
     @cached_property
     def _tokenizer(self) -> Any:
-        from metrics.embedding import load_tokenizer
+        from ragsweep.metrics.embedding import load_tokenizer
 
         tok = load_tokenizer(self.tokenizer_name)
         tok.no_truncation()

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from metrics.errors import InputError
+from ragsweep.metrics.errors import InputError
 
 log = logging.getLogger(__name__)
 

@@ -15,8 +15,8 @@ from typing import Any
 
 import numpy as np
 
-from gen.documents import Corpus
-from gen.testset import TestSample
+from ragsweep.gen.documents import Corpus
+from ragsweep.gen.testset import TestSample
 
 REASONS: dict[str, str] = {
     "write_failed": "the writer produced no usable output (model error, broken JSON after one repair)",

@@ -19,14 +19,14 @@ from typing import Any
 
 import numpy as np
 
-from gen.candidates import Candidate, candidates
-from gen.documents import Corpus, Span
-from gen.gates import DuplicateFilter, GateConfig, Report, check_sample, kind_quotas
-from gen.testset import KINDS, TestSample
-from gen.units import corpus_units, topic_of
-from gen.writer import Draft, WriteFailed, Writer
-from metrics.errors import InputError
-from metrics.llm.base import Usage
+from ragsweep.gen.candidates import Candidate, candidates
+from ragsweep.gen.documents import Corpus, Span
+from ragsweep.gen.gates import DuplicateFilter, GateConfig, Report, check_sample, kind_quotas
+from ragsweep.gen.testset import KINDS, TestSample
+from ragsweep.gen.units import corpus_units, topic_of
+from ragsweep.gen.writer import Draft, WriteFailed, Writer
+from ragsweep.metrics.errors import InputError
+from ragsweep.metrics.llm.base import Usage
 
 log = logging.getLogger(__name__)
 

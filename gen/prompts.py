@@ -17,7 +17,7 @@ from typing import Generic, Literal, TypeVar
 
 from pydantic import BaseModel, Field
 
-from metrics.llm.base import Message, PromptId
+from ragsweep.metrics.llm.base import Message, PromptId
 
 In = TypeVar("In", bound=BaseModel)
 Out = TypeVar("Out", bound=BaseModel)

@@ -14,9 +14,9 @@ from __future__ import annotations
 import hashlib
 import re
 
-from gen.candidates import Candidate
-from gen.units import Phrase, answer_phrases
-from gen.writer import Draft, WriteFailed
+from ragsweep.gen.candidates import Candidate
+from ragsweep.gen.units import Phrase, answer_phrases
+from ragsweep.gen.writer import Draft, WriteFailed
 
 RULES_VERSION = "rules-1"  # bump when the question templates change
 _KIND_ORDER = {"date": 0, "year": 1, "number": 2, "entity": 3}

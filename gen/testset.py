@@ -18,8 +18,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from gen.documents import Corpus, Span, iter_jsonl
-from metrics.errors import InputError
+from ragsweep.gen.documents import Corpus, Span, iter_jsonl
+from ragsweep.metrics.errors import InputError
 
 KINDS = ("single_hop", "multi_hop", "comparative", "conditional")
 

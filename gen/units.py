@@ -13,9 +13,9 @@ from dataclasses import dataclass
 from functools import cached_property
 from pathlib import PurePosixPath
 
-from gen.chunking import sentence_spans
-from gen.documents import Corpus, Document
-from metrics.errors import InputError
+from ragsweep.gen.chunking import sentence_spans
+from ragsweep.gen.documents import Corpus, Document
+from ragsweep.metrics.errors import InputError
 
 MIN_CHARS = 40    # shorter sentences rarely hold a question's worth of fact
 MAX_CHARS = 400   # longer "sentences" are tables or lists that the splitter could not cut

@@ -14,11 +14,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from gen.candidates import Candidate
-from gen.prompts import WRITE_QUESTION, Prompt, WriteInput, WriteOutput
-from gen.units import Unit
-from metrics.errors import JudgeError
-from metrics.llm.base import LLM, Usage
+from ragsweep.gen.candidates import Candidate
+from ragsweep.gen.prompts import WRITE_QUESTION, Prompt, WriteInput, WriteOutput
+from ragsweep.gen.units import Unit
+from ragsweep.metrics.errors import JudgeError
+from ragsweep.metrics.llm.base import LLM, Usage
 
 TWO_SENTENCE_KINDS = ("multi_hop", "comparative")
 

@@ -28,9 +28,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from metrics.agreement import pairwise_accuracy, pearson, roc_auc, spearman
-from metrics.catalogue import RagSample
-from metrics.errors import InputError
+from ragsweep.metrics.agreement import pairwise_accuracy, pearson, roc_auc, spearman
+from ragsweep.metrics.catalogue import RagSample
+from ragsweep.metrics.errors import InputError
 
 SHARED_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 

@@ -18,7 +18,7 @@ import hydra
 from hydra.core.hydra_config import HydraConfig
 from omegaconf import DictConfig
 
-from metrics.errors import InputError, fail
+from ragsweep.metrics.errors import InputError, fail
 
 log = logging.getLogger("ragsweep")
 
@@ -39,9 +39,9 @@ def _job_choices() -> dict[str, str]:
     return {k: v for k, v in HydraConfig.get().runtime.choices.items() if isinstance(v, str)}
 
 
-@hydra.main(version_base="1.3", config_path="pkg://conf", config_name="sweep")
+@hydra.main(version_base="1.3", config_path="pkg://ragsweep.conf", config_name="sweep")
 def sweep_app(cfg: DictConfig) -> Any:
-    from harness.sweep import run_job_safely
+    from ragsweep.harness.sweep import run_job_safely
 
     logging.getLogger().setLevel(logging.INFO)
     out_dir = Path(HydraConfig.get().runtime.output_dir)
@@ -51,9 +51,9 @@ def sweep_app(cfg: DictConfig) -> Any:
         fail(str(exc))
 
 
-@hydra.main(version_base="1.3", config_path="pkg://conf", config_name="board")
+@hydra.main(version_base="1.3", config_path="pkg://ragsweep.conf", config_name="board")
 def board_app(cfg: DictConfig) -> None:
-    from harness.leaderboard import build
+    from ragsweep.harness.leaderboard import build
 
     if not cfg.dir:
         fail("which sweep folder? ragsweep board outputs/sweeps/<stamp>")
@@ -68,10 +68,10 @@ def board_app(cfg: DictConfig) -> None:
 
 # command -> (module, Hydra app function, primary config). Imported only when that command runs.
 APPS: dict[str, tuple[str, str, str]] = {
-    "sweep": ("harness.cli", "sweep_app", "sweep"),
-    "board": ("harness.cli", "board_app", "board"),
-    "gen": ("gen.app", "gen_app", "gen"),
-    "score": ("harness.score", "score_app", "score"),
+    "sweep": ("ragsweep.harness.cli", "sweep_app", "sweep"),
+    "board": ("ragsweep.harness.cli", "board_app", "board"),
+    "gen": ("ragsweep.gen.app", "gen_app", "gen"),
+    "score": ("ragsweep.harness.score", "score_app", "score"),
 }
 
 
@@ -102,7 +102,7 @@ def validate(config_name: str, overrides: list[str]) -> None:
                 single.append(f"{o.get_key_element()}={first}")
             elif not o.get_key_element().startswith("hydra"):
                 single.append(o.input_line)
-        with initialize_config_module(config_module="conf", version_base="1.3"):
+        with initialize_config_module(config_module="ragsweep.conf", version_base="1.3"):
             cfg = compose(config_name=config_name, overrides=single)
             from omegaconf import OmegaConf
 

@@ -23,8 +23,8 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from metrics.errors import InputError
-from metrics.stats import holm, paired_bootstrap_diff, paired_permutation_test
+from ragsweep.metrics.errors import InputError
+from ragsweep.metrics.stats import holm, paired_bootstrap_diff, paired_permutation_test
 
 # sample_id -> value (None when the sample's status was not ok)
 SampleScores = Mapping[str, "float | None"]

@@ -15,11 +15,11 @@ from __future__ import annotations
 import bisect
 from collections.abc import Sequence
 
-from gen.chunking import Chunk
-from gen.testset import TestSample
-from harness.records import Retrieved
-from metrics.retrieval import RANK_METRICS, span_char_metrics, span_gains
-from metrics.values import MetricValue
+from ragsweep.gen.chunking import Chunk
+from ragsweep.gen.testset import TestSample
+from ragsweep.harness.records import Retrieved
+from ragsweep.metrics.retrieval import RANK_METRICS, span_char_metrics, span_gains
+from ragsweep.metrics.values import MetricValue
 
 SPAN_METRICS = ("span_recall", "span_precision", "span_iou")
 

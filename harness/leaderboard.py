@@ -21,10 +21,10 @@ from typing import Any
 from hydra.experimental.callback import Callback
 from omegaconf import DictConfig
 
-from harness.cache import atomic_write
-from harness.compare import Comparison, compare
-from metrics.errors import InputError
-from metrics.values import summarise
+from ragsweep.harness.cache import atomic_write
+from ragsweep.harness.compare import Comparison, compare
+from ragsweep.metrics.errors import InputError
+from ragsweep.metrics.values import summarise
 
 log = logging.getLogger(__name__)
 
@@ -98,7 +98,7 @@ def metric_names(rows: Sequence[Row]) -> list[str]:
 
 def higher_is_better(metric: str) -> bool:
     """Direction from the metric catalogue; the retrieval metrics (``*@k``) are all higher-better."""
-    from metrics.catalogue import catalogue
+    from ragsweep.metrics.catalogue import catalogue
 
     spec = catalogue().get(metric)
     return True if spec is None else bool(spec.higher_is_better)
@@ -265,7 +265,7 @@ def build(sweep_dir: str | Path, sort_by: str = "ndcg@k", seed: int = 0, *, base
     out = {"csv": root / "leaderboard.csv", "md": root / "leaderboard.md"}
     texts = {"csv": to_csv(rows, metrics), "md": to_markdown(rows, metrics, sort_by, top, alpha)}
     if html:
-        from harness.report_html import render
+        from ragsweep.harness.report_html import render
 
         out["html"] = root / "leaderboard.html"
         texts["html"] = render(rows, metrics, sort_by, title=str(root), top=top, alpha=alpha, seed=seed)

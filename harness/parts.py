@@ -6,7 +6,7 @@ from typing import Any
 
 from omegaconf import DictConfig
 
-from metrics.errors import InputError
+from ragsweep.metrics.errors import InputError
 
 
 def build(node: DictConfig, what: str, **kwargs: Any) -> Any:

@@ -22,12 +22,12 @@ from typing import Any
 
 import numpy as np
 
-from gen.chunking import Chunk, Chunker
-from gen.documents import Corpus
-from harness.cache import Cache, make_key
-from harness.records import Retrieved
-from harness.retriever import IndexSpec, search
-from metrics.embedding import Embedder
+from ragsweep.gen.chunking import Chunk, Chunker
+from ragsweep.gen.documents import Corpus
+from ragsweep.harness.cache import Cache, make_key
+from ragsweep.harness.records import Retrieved
+from ragsweep.harness.retriever import IndexSpec, search
+from ragsweep.metrics.embedding import Embedder
 
 log = logging.getLogger(__name__)
 

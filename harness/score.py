@@ -27,12 +27,12 @@ from typing import Any
 import hydra
 from omegaconf import DictConfig, OmegaConf
 
-from gen.documents import iter_jsonl
-from harness.cache import atomic_write
-from harness.parts import build
-from metrics.catalogue import FIELDS, MetricSpec, RagSample, catalogue, resolve
-from metrics.errors import InputError, fail
-from metrics.scoring import check_thresholds, metric_kwargs, score_samples, summary_rows
+from ragsweep.gen.documents import iter_jsonl
+from ragsweep.harness.cache import atomic_write
+from ragsweep.harness.parts import build
+from ragsweep.metrics.catalogue import FIELDS, MetricSpec, RagSample, catalogue, resolve
+from ragsweep.metrics.errors import InputError, fail
+from ragsweep.metrics.scoring import check_thresholds, metric_kwargs, score_samples, summary_rows
 
 #: Accepted column names for each sample field, in the order they are looked for.
 ALIASES: dict[str, tuple[str, ...]] = {
@@ -297,7 +297,7 @@ def _names(value: Any) -> list[str] | None:
 
 def dry_run(samples: list[RagSample], specs: list[MetricSpec], options: Any, path: Path, concurrency: int) -> int:
     """Run the metrics against a recording fake judge: print the calls and tokens a real run would spend."""
-    from metrics.llm.dryrun import DryRunEmbedder, DryRunLLM, dry_run_report
+    from ragsweep.metrics.llm.dryrun import DryRunEmbedder, DryRunLLM, dry_run_report
 
     print(f"dry run: {len(samples)} samples from {path}")
     print(f"metrics: {', '.join(s.name for s in specs)}")
@@ -333,7 +333,7 @@ def run(cfg: DictConfig) -> int:
     embedder = build(cfg.embedder, "embedder") if any(s.needs_embedder for s in specs) else None
     concurrency = cfg.concurrency
     if concurrency is None:  # as many calls as the judge serves at once (1 for an in-process model)
-        from metrics.llm.factory import concurrency_of
+        from ragsweep.metrics.llm.factory import concurrency_of
 
         concurrency = concurrency_of(judge) if judge is not None else 4
     try:
@@ -354,7 +354,7 @@ def run(cfg: DictConfig) -> int:
     return 1 if failed else 0
 
 
-@hydra.main(version_base="1.3", config_path="pkg://conf", config_name="score")
+@hydra.main(version_base="1.3", config_path="pkg://ragsweep.conf", config_name="score")
 def score_app(cfg: DictConfig) -> None:
     try:
         code = run(cfg)

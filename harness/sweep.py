@@ -25,19 +25,19 @@ from typing import Any
 
 from omegaconf import DictConfig, OmegaConf
 
-from gen.chunking import WholeDocument
-from gen.documents import Corpus, shipped_corpus_path, shipped_testset_path
-from gen.testset import TestSample, check_against, read_testset, samples_from_qrels
-from harness.cache import Cache, atomic_write, write_json
-from harness.evaluate import ChunkLocator, score_qrels, score_spans
-from harness.parts import build
-from harness.pipeline import Pipeline
-from harness.records import RunSample
-from metrics.catalogue import RagSample, resolve
-from metrics.errors import InputError
-from metrics.llm.meter import Meter
-from metrics.scoring import score_samples
-from metrics.values import MetricValue, ScoredSample, summarise
+from ragsweep.gen.chunking import WholeDocument
+from ragsweep.gen.documents import Corpus, shipped_corpus_path, shipped_testset_path
+from ragsweep.gen.testset import TestSample, check_against, read_testset, samples_from_qrels
+from ragsweep.harness.cache import Cache, atomic_write, write_json
+from ragsweep.harness.evaluate import ChunkLocator, score_qrels, score_spans
+from ragsweep.harness.parts import build
+from ragsweep.harness.pipeline import Pipeline
+from ragsweep.harness.records import RunSample
+from ragsweep.metrics.catalogue import RagSample, resolve
+from ragsweep.metrics.errors import InputError
+from ragsweep.metrics.llm.meter import Meter
+from ragsweep.metrics.scoring import score_samples
+from ragsweep.metrics.values import MetricValue, ScoredSample, summarise
 
 log = logging.getLogger(__name__)
 

@@ -21,8 +21,8 @@ from typing import Any
 from hydra.experimental.callback import Callback
 from omegaconf import DictConfig
 
-from harness.leaderboard import COSTS, attach_comparisons, collect, metric_names, rank
-from metrics.errors import InputError, fail
+from ragsweep.harness.leaderboard import COSTS, attach_comparisons, collect, metric_names, rank
+from ragsweep.metrics.errors import InputError, fail
 
 log = logging.getLogger(__name__)
 

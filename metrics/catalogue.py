@@ -16,8 +16,8 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from metrics.errors import InputError
-from metrics.values import MetricValue
+from ragsweep.metrics.errors import InputError
+from ragsweep.metrics.values import MetricValue
 
 #: The fields a sample can carry (``ragsweep score`` maps the usual column names onto these).
 FIELDS = ("question", "answer", "contexts", "reference", "reference_contexts")
@@ -83,7 +83,7 @@ class MetricSpec:
 def _families() -> list[Sequence[MetricSpec]]:
     # Imported here, not at module level, so that importing the catalogue stays cheap and
     # every family is listed in exactly one place.
-    from metrics import correctness, critique, generation, lexical
+    from ragsweep.metrics import correctness, critique, generation, lexical
 
     return [lexical.SPECS, generation.SPECS, correctness.SPECS, critique.SPECS]
 

@@ -19,13 +19,13 @@ import inspect
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from metrics import offline
-from metrics.catalogue import MetricSpec
-from metrics.errors import InputError
-from metrics.generation import NEEDS_JUDGE
-from metrics.judging import expected_score, sentence_support
-from metrics.llm.base import LLM
-from metrics.prompts import (
+from ragsweep.metrics import offline
+from ragsweep.metrics.catalogue import MetricSpec
+from ragsweep.metrics.errors import InputError
+from ragsweep.metrics.generation import NEEDS_JUDGE
+from ragsweep.metrics.judging import expected_score, sentence_support
+from ragsweep.metrics.llm.base import LLM
+from ragsweep.metrics.prompts import (
     CLAIMS_VERDICTS,
     CORRECTNESS_GRADE,
     REFERENCE_CLAIMS_ATTRIBUTION,
@@ -35,7 +35,7 @@ from metrics.prompts import (
     ask,
     complete,
 )
-from metrics.values import MetricValue
+from ragsweep.metrics.values import MetricValue
 
 MODES = ("precision", "recall", "f1")
 CLAIMS = ("judge", "sentences", "graded")
@@ -207,7 +207,7 @@ async def answer_correctness(answer: str, reference: str, *, judge: LLM, embedde
     With ``threshold`` the score becomes 1 if score >= threshold else 0. Range [0, 1], higher
     is better. Factual part undefined -> undefined. w2 = 0 skips the embedder.
     """
-    from metrics.lexical import answer_semantic_similarity
+    from ragsweep.metrics.lexical import answer_semantic_similarity
 
     w = [float(x) for x in weights]
     if len(w) != 2 or min(w) < 0 or sum(w) <= 0:
@@ -244,7 +244,7 @@ async def summary_score(question: str, answer: str, contexts: Sequence[str], ref
     default options (or ``options[name]``); its judge calls are the same calls the component
     makes on its own, so scoring it next to them costs no extra call through a CachedLLM.
     """
-    from metrics.catalogue import catalogue
+    from ragsweep.metrics.catalogue import catalogue
 
     table = catalogue()
     unknown = [m for m in metrics if m not in table]

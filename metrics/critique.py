@@ -8,12 +8,12 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from metrics.catalogue import MetricSpec
-from metrics.errors import InputError
-from metrics.generation import NEEDS_JUDGE
-from metrics.judging import expected_score
-from metrics.llm.base import LLM
-from metrics.prompts import (
+from ragsweep.metrics.catalogue import MetricSpec
+from ragsweep.metrics.errors import InputError
+from ragsweep.metrics.generation import NEEDS_JUDGE
+from ragsweep.metrics.judging import expected_score
+from ragsweep.metrics.llm.base import LLM
+from ragsweep.metrics.prompts import (
     ASPECT_CRITIQUE,
     GEVAL_SCORE,
     GEVAL_STEPS,
@@ -23,7 +23,7 @@ from metrics.prompts import (
     ask,
     complete,
 )
-from metrics.values import MetricValue
+from ragsweep.metrics.values import MetricValue
 
 #: Built-in aspects: name -> (definition, higher_is_better). Definitions follow Ragas' wording in substance.
 ASPECTS: dict[str, tuple[str, bool]] = {

@@ -21,7 +21,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from metrics.errors import InputError
+from ragsweep.metrics.errors import InputError
 
 log = logging.getLogger(__name__)
 

@@ -35,11 +35,11 @@ import unicodedata
 from collections.abc import Sequence
 from typing import Any
 
-from metrics import offline
-from metrics.catalogue import MetricSpec
-from metrics.judging import sentence_support
-from metrics.llm.base import LLM
-from metrics.prompts import (
+from ragsweep.metrics import offline
+from ragsweep.metrics.catalogue import MetricSpec
+from ragsweep.metrics.judging import sentence_support
+from ragsweep.metrics.llm.base import LLM
+from ragsweep.metrics.prompts import (
     CHUNK_VERDICTS,
     CLAIM_VERIFICATION,
     CLAIMS_VERDICTS,
@@ -58,7 +58,7 @@ from metrics.prompts import (
     VerificationInput,
     ask,
 )
-from metrics.values import MetricValue
+from ragsweep.metrics.values import MetricValue
 
 NEEDS_JUDGE = "needs an LLM judge"
 
@@ -147,7 +147,7 @@ async def answer_relevancy(question: str, answer: str, *, judge: LLM, embedder: 
     cos as in :func:`metrics.lexical.answer_semantic_similarity`. Range [-1, 1] (in practice
     [0, 1]), higher is better. A blank answer -> 0; no question generated -> error.
     """
-    from metrics.lexical import answer_semantic_similarity
+    from ragsweep.metrics.lexical import answer_semantic_similarity
 
     if not answer.strip():
         return MetricValue.ok(0.0, reason="empty answer", questions=[], similarities=[])

@@ -20,9 +20,9 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from metrics import offline
-from metrics.llm.base import LLM, Logprobs
-from metrics.prompts import SUPPORT_VERDICTS, SupportInput, complete
+from ragsweep.metrics import offline
+from ragsweep.metrics.llm.base import LLM, Logprobs
+from ragsweep.metrics.prompts import SUPPORT_VERDICTS, SupportInput, complete
 
 #: How a claim's judge probability and its deterministic evidence combine (fitted on ``tune``):
 #: logit P = judge x logit P(judge says yes) + offline x logit P(offline) + bias.

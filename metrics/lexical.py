@@ -25,8 +25,8 @@ from typing import Any
 
 import numpy as np
 
-from metrics.catalogue import MetricSpec
-from metrics.values import MetricValue
+from ragsweep.metrics.catalogue import MetricSpec
+from ragsweep.metrics.values import MetricValue
 
 _ARTICLES = re.compile(r"\b(a|an|the)\b")
 _PUNCT = set(string.punctuation)

@@ -36,8 +36,8 @@ from typing import Any
 
 import numpy as np
 
-from metrics.errors import InputError
-from metrics.values import MetricValue
+from ragsweep.metrics.errors import InputError
+from ragsweep.metrics.values import MetricValue
 
 _SENT = re.compile(r"(?<=[.!?])[\"')\]]*\s+(?=[\"'(\[]?[A-Z0-9])|\n+")
 _TOKEN = re.compile(r"[A-Za-z][A-Za-z'\-]*|\d[\d,]*(?:\.\d+)?")
@@ -91,7 +91,7 @@ class _EvidenceEmbedder:
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         if self._model is None:
-            from metrics.embedding import OnnxMiniLM
+            from ragsweep.metrics.embedding import OnnxMiniLM
 
             self._model = OnnxMiniLM()
         missing = [t for t in dict.fromkeys(texts) if t not in self._memo]

@@ -17,9 +17,9 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from metrics.catalogue import MetricSpec, RagSample
-from metrics.errors import InputError, JudgeError
-from metrics.values import MetricValue, ScoredSample, summarise
+from ragsweep.metrics.catalogue import MetricSpec, RagSample
+from ragsweep.metrics.errors import InputError, JudgeError
+from ragsweep.metrics.values import MetricValue, ScoredSample, summarise
 
 log = logging.getLogger("ragsweep")
 

@@ -60,7 +60,7 @@ class ScoredSample:
 
 def summarise(results: Iterable[tuple[str, float | None]], seed: int = 0) -> dict[str, Any]:
     """Mean, 95% bootstrap CI and counts of ``(status, value)`` pairs; only ``ok`` values are averaged."""
-    from metrics.stats import mean_ci
+    from ragsweep.metrics.stats import mean_ci
 
     pairs = list(results)
     ok = [v for s, v in pairs if s == "ok" and v is not None]

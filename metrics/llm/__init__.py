@@ -7,7 +7,7 @@ counts their calls and tokens. Optional SDKs (``openai``, ``xllamacpp``) are imp
 call needs them.
 """
 
-from metrics.llm.base import (
+from ragsweep.metrics.llm.base import (
     LLM,
     Completion,
     Logprobs,
@@ -18,12 +18,12 @@ from metrics.llm.base import (
     complete_structured,
     parse_structured,
 )
-from metrics.llm.cache import CachedLLM, CompletionStore, cache_key
-from metrics.llm.local import LocalLLM
-from metrics.llm.meter import LLMCost, Meter
-from metrics.llm.models import PACKAGED_MODELS, ModelIntegrityError, PackagedModel, assemble
-from metrics.llm.openai_compat import OpenAICompatLLM
-from metrics.llm.scripted import ScriptedCall, ScriptedLLM, ScriptExhausted
+from ragsweep.metrics.llm.cache import CachedLLM, CompletionStore, cache_key
+from ragsweep.metrics.llm.local import LocalLLM
+from ragsweep.metrics.llm.meter import LLMCost, Meter
+from ragsweep.metrics.llm.models import PACKAGED_MODELS, ModelIntegrityError, PackagedModel, assemble
+from ragsweep.metrics.llm.openai_compat import OpenAICompatLLM
+from ragsweep.metrics.llm.scripted import ScriptedCall, ScriptedLLM, ScriptExhausted
 
 __all__ = [
     "LLM",

@@ -20,7 +20,7 @@ from typing import Any, Literal, Protocol, TypedDict, runtime_checkable
 
 import pydantic
 
-from metrics.errors import JudgeError
+from ragsweep.metrics.errors import JudgeError
 
 Schema = type[pydantic.BaseModel] | dict[str, Any]
 Logprobs = list[dict[str, float]]

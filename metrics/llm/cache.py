@@ -22,7 +22,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from metrics.llm.base import (
+from ragsweep.metrics.llm.base import (
     LLM,
     Completion,
     Message,

@@ -20,8 +20,8 @@ from typing import Any
 
 import numpy as np
 
-from metrics.llm.base import Completion, Message, PromptId, Schema, Usage, json_schema_of
-from metrics.llm.cache import cache_key
+from ragsweep.metrics.llm.base import Completion, Message, PromptId, Schema, Usage, json_schema_of
+from ragsweep.metrics.llm.cache import cache_key
 
 
 @dataclass(frozen=True)

@@ -11,10 +11,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from metrics.llm.base import LLM
-from metrics.llm.cache import CachedLLM
-from metrics.llm.local import LocalLLM
-from metrics.llm.openai_compat import OpenAICompatLLM
+from ragsweep.metrics.llm.base import LLM
+from ragsweep.metrics.llm.cache import CachedLLM
+from ragsweep.metrics.llm.local import LocalLLM
+from ragsweep.metrics.llm.openai_compat import OpenAICompatLLM
 
 
 def _wrap(inner: Any, cache: bool, cache_dir: str | None, max_concurrency: int) -> LLM:

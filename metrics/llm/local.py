@@ -22,9 +22,9 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from metrics.errors import InputError, JudgeError
-from metrics.llm import models
-from metrics.llm.base import (
+from ragsweep.metrics.errors import InputError, JudgeError
+from ragsweep.metrics.llm import models
+from ragsweep.metrics.llm.base import (
     Completion,
     Logprobs,
     Message,

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from metrics.llm.base import Completion, Message, PromptId, Schema, Usage
+from ragsweep.metrics.llm.base import Completion, Message, PromptId, Schema, Usage
 
 
 @dataclass(frozen=True)

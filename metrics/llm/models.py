@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
 
-from metrics.errors import InputError
+from ragsweep.metrics.errors import InputError
 
 _CHUNK = 8 * 1024 * 1024  # read/write block; big enough to stream at disk speed
 

@@ -14,8 +14,8 @@ import os
 import random
 from typing import Any
 
-from metrics.errors import JudgeError
-from metrics.llm.base import (
+from ragsweep.metrics.errors import JudgeError
+from ragsweep.metrics.llm.base import (
     Completion,
     Logprobs,
     Message,

@@ -11,7 +11,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Union
 
-from metrics.llm.base import (
+from ragsweep.metrics.llm.base import (
     Completion,
     Logprobs,
     Message,

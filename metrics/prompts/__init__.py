@@ -41,8 +41,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from metrics.llm.base import Message
-from metrics.prompts.claims import (
+from ragsweep.metrics.llm.base import Message
+from ragsweep.metrics.prompts.claims import (
     CLAIM_VERIFICATION,
     CLAIMS_VERDICTS,
     CORRECTNESS_GRADE,
@@ -61,7 +61,7 @@ from metrics.prompts.claims import (
     VerificationInput,
     Verifications,
 )
-from metrics.prompts.context import (
+from ragsweep.metrics.prompts.context import (
     CHUNK_VERDICTS,
     ENTITIES,
     QUESTION_GENERATION,
@@ -77,8 +77,8 @@ from metrics.prompts.context import (
     StatementVerdict,
     StatementVerdicts,
 )
-from metrics.prompts.core import Granularity, Prompt, ask, complete, render, render_input
-from metrics.prompts.critique import (
+from ragsweep.metrics.prompts.core import Granularity, Prompt, ask, complete, render, render_input
+from ragsweep.metrics.prompts.critique import (
     ASPECT_CRITIQUE,
     GEVAL_SCORE,
     GEVAL_STEPS,

@@ -6,7 +6,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from metrics.prompts.core import Granularity, Prompt
+from ragsweep.metrics.prompts.core import Granularity, Prompt
 
 
 # --- claims: decompose a text and check every claim against every passage, in one call -----

@@ -6,7 +6,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from metrics.prompts.core import Prompt
+from ragsweep.metrics.prompts.core import Prompt
 
 
 # --- chunks, questions, statements, entities ----------------------------------------------------

@@ -9,7 +9,7 @@ from typing import Any, Generic, Literal, TypeVar
 
 from pydantic import BaseModel
 
-from metrics.llm.base import LLM, Completion, Message, PromptId
+from ragsweep.metrics.llm.base import LLM, Completion, Message, PromptId
 
 In = TypeVar("In", bound=BaseModel)
 Out = TypeVar("Out", bound=BaseModel)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, Field
 
-from metrics.prompts.core import Prompt
+from ragsweep.metrics.prompts.core import Prompt
 
 
 # --- critiques and G-Eval --------------------------------------------------------------------------

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from gen.chunking import CHUNKERS, RecursiveChunker, SentenceChunker, TokenChunker, WholeDocument
-from gen.documents import Document, read_shipped
-from metrics.errors import InputError
+from ragsweep.gen.chunking import CHUNKERS, RecursiveChunker, SentenceChunker, TokenChunker, WholeDocument
+from ragsweep.gen.documents import Document, read_shipped
+from ragsweep.metrics.errors import InputError
 
 AWKWARD = Document(
     "odd.md",
@@ -50,7 +50,7 @@ def test_recursive_respects_size_and_overlap():
 
 
 def test_token_chunker_counts_tokens():
-    from metrics.embedding import load_tokenizer
+    from ragsweep.metrics.embedding import load_tokenizer
 
     tok = load_tokenizer()
     tok.no_truncation()  # tokenizer.json ships with truncation and padding at 128

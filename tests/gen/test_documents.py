@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from gen.documents import Span, read_beir, read_folder, read_jsonl
-from metrics.errors import InputError
+from ragsweep.gen.documents import Span, read_beir, read_folder, read_jsonl
+from ragsweep.metrics.errors import InputError
 
 SCIFACT = Path(__file__).resolve().parents[2] / ".." / "shared" / "data" / "scifact"
 
@@ -67,7 +67,7 @@ def test_jsonl_errors_name_line_and_column(tmp_path):
 
 
 def test_jsonl_reader_takes_a_byte_order_mark_and_names_bad_bytes_and_non_objects(tmp_path):
-    from gen.documents import iter_jsonl
+    from ragsweep.gen.documents import iter_jsonl
 
     path = tmp_path / "rows.jsonl"
     path.write_bytes(b'\xef\xbb\xbf{"id": "1"}\n\n{"id": "2"}\n')

@@ -11,13 +11,13 @@ from pathlib import Path
 
 import pytest
 
-from gen.documents import read_shipped
-from gen.testset import check_against, read_testset
+from ragsweep.gen.documents import read_shipped
+from ragsweep.gen.testset import check_against, read_testset
 
 
 def ragsweep(*args: str, cwd: Path, cache: Path, timeout: int = 600) -> subprocess.CompletedProcess:
     env = {**os.environ, "RAGSWEEP_CACHE_DIR": str(cache), "HYDRA_FULL_ERROR": "0"}
-    return subprocess.run([sys.executable, "-m", "harness.cli", *args], cwd=cwd, env=env,
+    return subprocess.run([sys.executable, "-m", "ragsweep.harness.cli", *args], cwd=cwd, env=env,
                           capture_output=True, text=True, timeout=timeout)
 
 
@@ -94,8 +94,8 @@ def _packaged_small_model_ready() -> str | None:
         import xllamacpp  # noqa: F401
     except ImportError:
         return "xllamacpp is not installed"
-    from metrics.errors import InputError
-    from metrics.llm.models import part_paths
+    from ragsweep.metrics.errors import InputError
+    from ragsweep.metrics.llm.models import part_paths
 
     try:
         part_paths("qwen2.5-coder-0.5b-instruct-q4_k_m")

@@ -3,10 +3,10 @@
 import numpy as np
 import pytest
 
-from gen.documents import Corpus, Document, Span
-from gen.gates import (DuplicateFilter, GateConfig, Report, check_sample, copy_ratio, kind_quotas, normalise,
+from ragsweep.gen.documents import Corpus, Document, Span
+from ragsweep.gen.gates import (DuplicateFilter, GateConfig, Report, check_sample, copy_ratio, kind_quotas, normalise,
                        support_ratio)
-from gen.testset import TestSample
+from ragsweep.gen.testset import TestSample
 
 TEXT = "The Saltgate Bridge opened in 1932 and carries four lanes across the River Ashby."
 CORPUS = Corpus([Document("d", TEXT)], source="mem")

@@ -2,12 +2,12 @@
 
 import asyncio
 
-from gen.candidates import Candidate
-from gen.documents import read_shipped
-from gen.generate import GenConfig, generate
-from gen.rules import RuleWriter, question_for
-from gen.testset import check_against
-from gen.units import Unit, answer_phrases
+from ragsweep.gen.candidates import Candidate
+from ragsweep.gen.documents import read_shipped
+from ragsweep.gen.generate import GenConfig, generate
+from ragsweep.gen.rules import RuleWriter, question_for
+from ragsweep.gen.testset import check_against
+from ragsweep.gen.units import Unit, answer_phrases
 
 
 def test_answer_phrases_find_dates_years_numbers_and_entities():

@@ -5,12 +5,12 @@ import re
 
 import pytest
 
-from gen.documents import Corpus, Document, read_shipped
-from gen.generate import GenConfig, generate
-from gen.prompts import WRITE_QUESTION
-from gen.testset import KINDS, check_against
-from gen.writer import LLMWriter
-from metrics.llm import CachedLLM, ScriptedLLM
+from ragsweep.gen.documents import Corpus, Document, read_shipped
+from ragsweep.gen.generate import GenConfig, generate
+from ragsweep.gen.prompts import WRITE_QUESTION
+from ragsweep.gen.testset import KINDS, check_against
+from ragsweep.gen.writer import LLMWriter
+from ragsweep.metrics.llm import CachedLLM, ScriptedLLM
 
 MIX = (("single_hop", 0.4), ("multi_hop", 0.2), ("comparative", 0.2), ("conditional", 0.2))
 
@@ -116,7 +116,7 @@ def test_interrupted_run_resumes_where_it_stopped(tmp_path):
 
 
 def test_bad_n_is_an_input_error():
-    from metrics.errors import InputError
+    from ragsweep.metrics.errors import InputError
 
     with pytest.raises(InputError, match="positive integer"):
         generate(read_shipped(), LLMWriter(ScriptedLLM(good_reply)), GenConfig(n=0))
@@ -128,9 +128,9 @@ def test_every_llm_option_composes_and_builds_without_loading_a_model(tmp_path, 
     from hydra import compose, initialize_config_module
     from hydra.utils import instantiate
 
-    from metrics.llm.factory import concurrency_of
+    from ragsweep.metrics.llm.factory import concurrency_of
 
-    with initialize_config_module(config_module="conf", version_base="1.3"):
+    with initialize_config_module(config_module="ragsweep.conf", version_base="1.3"):
         cfg = compose(config_name="gen", overrides=[f"llm={option}", f"cache.dir={tmp_path}"])
     llm = instantiate(cfg.llm)
     if inner is None:

@@ -7,8 +7,8 @@ from collections import Counter
 
 import pytest
 
-from gen.documents import read_folder, shipped_corpus_path, shipped_testset_path
-from gen.testset import KINDS, check_against, read_testset
+from ragsweep.gen.documents import read_folder, shipped_corpus_path, shipped_testset_path
+from ragsweep.gen.testset import KINDS, check_against, read_testset
 
 EXPECTED_KINDS = {"single_hop": 24, "multi_hop": 8, "comparative": 4, "conditional": 4}
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from harness.calibration import LOADERS, SHARED_DATA, split_of
+from ragsweep.harness.calibration import LOADERS, SHARED_DATA, split_of
 
 pytestmark = pytest.mark.skipif(not SHARED_DATA.is_dir(), reason="../shared/data not present")
 
@@ -55,8 +55,8 @@ def test_ragchecker_differences_follow_the_label_direction():
 def test_ragchecker_own_scores_are_measured_on_the_same_pairs_the_same_way():
     import json
 
-    from harness.calibration import ragchecker_own_scores
-    from metrics.agreement import pearson
+    from ragsweep.harness.calibration import ragchecker_own_scores
+    from ragsweep.metrics.agreement import pearson
 
     own = ragchecker_own_scores(split="heldout", n=None)
     held = {s.id[1:].split(".")[0] for s in LOADERS["ragchecker"](split="heldout", n=None).samples}
@@ -77,8 +77,8 @@ def test_ragchecker_own_scores_are_measured_on_the_same_pairs_the_same_way():
 def test_a_broken_baseline_file_is_a_clear_input_error(tmp_path):
     import shutil
 
-    from harness.calibration import ragchecker_own_scores
-    from metrics.errors import InputError
+    from ragsweep.harness.calibration import ragchecker_own_scores
+    from ragsweep.metrics.errors import InputError
 
     (tmp_path / "ragchecker").mkdir()
     shutil.copy(SHARED_DATA / "ragchecker" / "human_labeled_data.json", tmp_path / "ragchecker")

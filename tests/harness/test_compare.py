@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from harness.compare import best_variant, compare, pairs
-from harness.leaderboard import build
-from metrics.errors import InputError
+from ragsweep.harness.compare import best_variant, compare, pairs
+from ragsweep.harness.leaderboard import build
+from ragsweep.metrics.errors import InputError
 
 
 def fake_sweep(root: Path, variants: Mapping[str, tuple[dict, Mapping[str, Sequence[float | None]]]],

@@ -22,7 +22,7 @@ def options(group: str) -> list[str]:
 @pytest.mark.parametrize("group, option", [(g, o) for g in ("corpus", *LAZY_GROUPS) for o in options(g)])
 def test_group_option_composes(group, option):
     overrides = [f"{group}={option}", *REQUIRED.get(f"{group}/{option}", [])]
-    with initialize_config_module(config_module="conf", version_base="1.3"):
+    with initialize_config_module(config_module="ragsweep.conf", version_base="1.3"):
         cfg = compose(config_name="sweep", overrides=overrides)
     assert "_target_" in cfg[group]
     if group in LAZY_GROUPS:
@@ -36,7 +36,7 @@ def test_group_option_composes(group, option):
 
 @pytest.mark.parametrize("experiment", options("experiment"))
 def test_experiments_compose(experiment):
-    with initialize_config_module(config_module="conf", version_base="1.3"):
+    with initialize_config_module(config_module="ragsweep.conf", version_base="1.3"):
         cfg = compose(config_name="sweep", overrides=[f"+experiment={experiment}"], return_hydra_config=True)
     assert cfg.retriever.top_k
     text = (CONF / "experiment" / f"{experiment}.yaml").read_text()
@@ -44,7 +44,7 @@ def test_experiments_compose(experiment):
 
 
 def test_default_sweep_is_chunk_size_by_top_k():
-    with initialize_config_module(config_module="conf", version_base="1.3"):
+    with initialize_config_module(config_module="ragsweep.conf", version_base="1.3"):
         cfg = compose(config_name="sweep", return_hydra_config=True)
     assert cfg.hydra.sweeper.params["chunker.size"] == "256,512,1024"
     assert list(cfg.retriever.top_k) == [1, 3, 5, 10]

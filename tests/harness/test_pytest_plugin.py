@@ -9,7 +9,7 @@ from importlib.metadata import entry_points
 
 import pytest
 
-from harness.pytest_plugin import ThresholdError, assert_thresholds
+from ragsweep.harness.pytest_plugin import ThresholdError, assert_thresholds
 from test_compare import BASE, fake_sweep
 
 PLUGIN_TEST = """
@@ -25,8 +25,8 @@ def test_pytest_plugin_fails_a_threshold_with_a_readable_table(tmp_path, variant
         "bad": ({"top_k": 1}, {"ndcg@k": [v / 2 for v in BASE], "recall@k": BASE[:5] + [None] * 15})})
     (tmp_path / "test_gate.py").write_text(PLUGIN_TEST.format(sweep=str(sweep), variant=variant))
     # Installed with its pytest11 entry point the plugin loads itself; -p would register it twice.
-    installed = any(e.value == "harness.pytest_plugin" for e in entry_points(group="pytest11"))
-    load = [] if installed else ["-p", "harness.pytest_plugin"]
+    installed = any(e.value == "ragsweep.harness.pytest_plugin" for e in entry_points(group="pytest11"))
+    load = [] if installed else ["-p", "ragsweep.harness.pytest_plugin"]
     out = subprocess.run([sys.executable, "-m", "pytest", "-q", *load, "test_gate.py"],
                          cwd=tmp_path, capture_output=True, text=True, timeout=120)
     assert out.returncode == code, out.stdout[-2000:]

@@ -29,7 +29,7 @@ VOLATILE = {"seconds", "job", "embedded_texts"}
 
 def ragsweep(*args: str, cwd: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
     env = {**os.environ, "HYDRA_FULL_ERROR": "0", "RAY_DISABLE_USAGE_STATS": "1", **(env or {})}
-    return subprocess.run([sys.executable, "-m", "harness.cli", "sweep", "progress=false", *args], cwd=cwd,
+    return subprocess.run([sys.executable, "-m", "ragsweep.harness.cli", "sweep", "progress=false", *args], cwd=cwd,
                           env=env, capture_output=True, text=True, timeout=900)
 
 

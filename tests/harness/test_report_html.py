@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.leaderboard import build
+from ragsweep.harness.leaderboard import build
 from test_compare import BASE, fake_sweep
 
 CHROMIUM = next((p for p in (os.environ.get("CHROMIUM"), shutil.which("chromium"), shutil.which("chromium-browser"),
@@ -158,7 +158,7 @@ def test_leaderboard_page_renders_offline_with_plots_and_no_console_errors(tmp_p
 @pytest.mark.slow
 def test_a_real_sweep_writes_a_page_chromium_renders(tmp_path):
     env = {**os.environ, "RAGSWEEP_CACHE_DIR": str(tmp_path / "cache")}
-    out = subprocess.run([sys.executable, "-m", "harness.cli", "sweep", "progress=false", "chunker.size=256,1024",
+    out = subprocess.run([sys.executable, "-m", "ragsweep.harness.cli", "sweep", "progress=false", "chunker.size=256,1024",
                           "retriever.top_k=[1,3,10]"], cwd=tmp_path, env=env, capture_output=True, text=True,
                          timeout=600)
     assert out.returncode == 0, out.stderr[-3000:]

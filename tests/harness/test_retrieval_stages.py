@@ -8,13 +8,13 @@ import stat
 import numpy as np
 import pytest
 
-from gen.chunking import Chunk
-from gen.documents import Span
-from gen.testset import TestSample
-from harness.cache import Cache, atomic_write, make_key, write_json
-from harness.evaluate import ChunkLocator, dedupe_documents, score_qrels, score_spans
-from harness.records import Retrieved
-from harness.retriever import IndexSpec, search
+from ragsweep.gen.chunking import Chunk
+from ragsweep.gen.documents import Span
+from ragsweep.gen.testset import TestSample
+from ragsweep.harness.cache import Cache, atomic_write, make_key, write_json
+from ragsweep.harness.evaluate import ChunkLocator, dedupe_documents, score_qrels, score_spans
+from ragsweep.harness.records import Retrieved
+from ragsweep.harness.retriever import IndexSpec, search
 
 
 def test_cache_computes_once_and_survives_a_corrupt_entry(tmp_path):

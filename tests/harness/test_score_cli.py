@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from harness.score import read_samples
-from metrics.errors import InputError
+from ragsweep.harness.score import read_samples
+from ragsweep.metrics.errors import InputError
 
 ROWS = [
     {"question": "What is the capital of France?", "answer": "Paris is the capital.",
@@ -47,7 +47,7 @@ def write_ragas_csv(path: Path) -> Path:
 
 def ragsweep(*args: str, cwd: Path) -> subprocess.CompletedProcess:
     env = {**os.environ, "RAGSWEEP_CACHE_DIR": str(cwd / "cache"), "HYDRA_FULL_ERROR": "0"}
-    return subprocess.run([sys.executable, "-m", "harness.cli", "score", "progress=false", "llm=none", *args],
+    return subprocess.run([sys.executable, "-m", "ragsweep.harness.cli", "score", "progress=false", "llm=none", *args],
                           check=False, cwd=cwd, env=env, capture_output=True, text=True, timeout=300)
 
 

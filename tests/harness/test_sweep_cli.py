@@ -16,7 +16,7 @@ pytestmark = pytest.mark.slow
 
 def ragsweep(*args: str, cwd: Path, cache: Path, timeout: int = 600) -> subprocess.CompletedProcess:
     env = {**os.environ, "RAGSWEEP_CACHE_DIR": str(cache), "HYDRA_FULL_ERROR": "0"}
-    return subprocess.run([sys.executable, "-m", "harness.cli", *args], cwd=cwd, env=env,
+    return subprocess.run([sys.executable, "-m", "ragsweep.harness.cli", *args], cwd=cwd, env=env,
                           capture_output=True, text=True, timeout=timeout)
 
 

@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 from hydra import compose, initialize_config_module
 
-import harness.sweep as sweep
-from harness.leaderboard import build as build_board
-from metrics.llm import CachedLLM, ScriptedLLM
+import ragsweep.harness.sweep as sweep
+from ragsweep.harness.leaderboard import build as build_board
+from ragsweep.metrics.llm import CachedLLM, ScriptedLLM
 
 CHOICES = {"corpus": "shipped", "chunker": "recursive", "embedder": "minilm", "index": "flat"}
 ANSWER = "The answer is in the first context."  # 7 words: the scripted model counts words as tokens
@@ -23,7 +23,7 @@ N_SAMPLES = 40  # the shipped test set
 
 
 def run(tmp: Path, job: Path, llm: object, *overrides: str) -> dict:
-    with initialize_config_module(config_module="conf", version_base="1.3"):
+    with initialize_config_module(config_module="ragsweep.conf", version_base="1.3"):
         cfg = compose(config_name="sweep", overrides=["chunker.size=512", f"cache.dir={tmp / 'cache'}",
                                                        "progress=false", *overrides])
     real = sweep.build

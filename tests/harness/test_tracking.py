@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from omegaconf import OmegaConf
 
-from harness.tracking import MLflowCallback, log_sweep, metric_key
+from ragsweep.harness.tracking import MLflowCallback, log_sweep, metric_key
 from test_compare import BASE, fake_sweep
 
 
@@ -70,7 +70,7 @@ def test_one_override_logs_a_real_sweep_to_sqlite(tmp_path):
     pytest.importorskip("sqlalchemy", reason="the sqlite store needs the mlflow extra (sqlalchemy, alembic)")
     env = {**os.environ, "RAGSWEEP_CACHE_DIR": str(tmp_path / "cache")}
     env.pop("MLFLOW_TRACKING_URI", None)
-    out = subprocess.run([sys.executable, "-m", "harness.cli", "sweep", "progress=false", "mlflow.enabled=true",
+    out = subprocess.run([sys.executable, "-m", "ragsweep.harness.cli", "sweep", "progress=false", "mlflow.enabled=true",
                           "chunker.size=512", "retriever.top_k=[1,5]"], cwd=tmp_path, env=env,
                          capture_output=True, text=True, timeout=600)
     assert out.returncode == 0, out.stderr[-3000:]

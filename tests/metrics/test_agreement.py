@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from metrics.agreement import average_ranks, pairwise_accuracy, pearson, roc_auc, spearman
+from ragsweep.metrics.agreement import average_ranks, pairwise_accuracy, pearson, roc_auc, spearman
 
 
 def test_hand_cases():

@@ -7,11 +7,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from metrics.catalogue import catalogue
-from metrics.correctness import answer_correctness, f_beta, factual_correctness, summary_score
-from metrics.errors import InputError
-from metrics.llm import ScriptedLLM
-from metrics.prompts import identify
+from ragsweep.metrics.catalogue import catalogue
+from ragsweep.metrics.correctness import answer_correctness, f_beta, factual_correctness, summary_score
+from ragsweep.metrics.errors import InputError
+from ragsweep.metrics.llm import ScriptedLLM
+from ragsweep.metrics.prompts import identify
 
 CASES = json.loads((Path(__file__).parent / "judged_cases.json").read_text())
 F1_CASE = CASES["correctness"][0]
@@ -143,8 +143,8 @@ def test_factual_correctness_on_sentences_counts_hard_verdicts_exactly():
 
 
 def test_long_texts_are_judged_in_slices():
-    from metrics.generation import faithfulness
-    from metrics.judging import MAX_STATEMENTS
+    from ragsweep.metrics.generation import faithfulness
+    from ragsweep.metrics.judging import MAX_STATEMENTS
 
     n = MAX_STATEMENTS + 3
     answer = " ".join(f"Fact number {i} holds." for i in range(n))
@@ -159,8 +159,8 @@ GRADED = ("Paris is in France. It has 9 million people.", "Paris is in France. I
 def test_graded_correctness_blends_the_weighted_grade_with_the_evidence():
     import math
 
-    from metrics import offline
-    from metrics.correctness import GRADE_WEIGHT
+    from ragsweep.metrics import offline
+    from ragsweep.metrics.correctness import GRADE_WEIGHT
 
     # The score position lists 5 and 3 at equal probability: expected grade 4 -> (4 - 1) / 4.
     judge = ScriptedLLM([{"score": 5}], logprobs=[{"{": 0.0}, {"5": math.log(0.4), "3": math.log(0.4), "x": -9}])
@@ -179,8 +179,8 @@ def test_graded_correctness_blends_the_weighted_grade_with_the_evidence():
 
 
 def test_graded_correctness_without_logprobs_uses_the_written_grade_and_recall_needs_no_call():
-    from metrics import offline
-    from metrics.correctness import GRADE_WEIGHT
+    from ragsweep.metrics import offline
+    from ragsweep.metrics.correctness import GRADE_WEIGHT
 
     judge = ScriptedLLM([{"score": 1}])
     out = asyncio.run(factual_correctness(*GRADED, judge=judge, claims="graded", mode="precision"))
@@ -193,8 +193,8 @@ def test_graded_correctness_without_logprobs_uses_the_written_grade_and_recall_n
 
 
 def test_graded_correctness_with_cosine_blends_the_embedded_evidence():
-    from metrics import offline
-    from metrics.correctness import GRADE_WEIGHT
+    from ragsweep.metrics import offline
+    from ragsweep.metrics.correctness import GRADE_WEIGHT
 
     judge = ScriptedLLM([{"score": 3}])
     out = asyncio.run(factual_correctness(*GRADED, judge=judge, claims="graded", beta=0.5, cosine=True))

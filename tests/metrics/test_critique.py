@@ -5,12 +5,12 @@ import math
 
 import pytest
 
-from metrics.catalogue import catalogue
-from metrics.critique import ASPECTS, aspect_critique, geval
-from metrics.judging import score_distribution
-from metrics.errors import InputError
-from metrics.llm import CachedLLM, ScriptedLLM
-from metrics.prompts import identify
+from ragsweep.metrics.catalogue import catalogue
+from ragsweep.metrics.critique import ASPECTS, aspect_critique, geval
+from ragsweep.metrics.judging import score_distribution
+from ragsweep.metrics.errors import InputError
+from ragsweep.metrics.llm import CachedLLM, ScriptedLLM
+from ragsweep.metrics.prompts import identify
 
 
 def votes(*verdicts):

@@ -14,10 +14,10 @@ import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 
-from metrics.catalogue import RagSample, resolve
-from metrics.llm import CachedLLM, OpenAICompatLLM
-from metrics.prompts import identify
-from metrics.scoring import score_samples
+from ragsweep.metrics.catalogue import RagSample, resolve
+from ragsweep.metrics.llm import CachedLLM, OpenAICompatLLM
+from ragsweep.metrics.prompts import identify
+from ragsweep.metrics.scoring import score_samples
 
 # The client's timeout. Generous, so that a fault-free reply never exceeds it on a loaded 2-core
 # machine (at 0.4 s a retried reply timed out while two test suites shared the cores); the "slow"

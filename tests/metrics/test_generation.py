@@ -11,12 +11,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from metrics.catalogue import RagSample, catalogue, resolve
-from metrics.errors import InputError
-from metrics.generation import average_precision, context_precision, faithfulness, noise_sensitivity
-from metrics.llm import ScriptedLLM
-from metrics.prompts import identify
-from metrics.scoring import score_samples
+from ragsweep.metrics.catalogue import RagSample, catalogue, resolve
+from ragsweep.metrics.errors import InputError
+from ragsweep.metrics.generation import average_precision, context_precision, faithfulness, noise_sensitivity
+from ragsweep.metrics.llm import ScriptedLLM
+from ragsweep.metrics.prompts import identify
+from ragsweep.metrics.scoring import score_samples
 
 CASES = json.loads((Path(__file__).parent / "judged_cases.json").read_text())
 
@@ -128,7 +128,7 @@ def test_entity_recall_lists_found_and_missing():
 
 
 def test_judge_failure_becomes_an_error_row_with_the_reason():
-    from metrics.errors import JudgeError
+    from ragsweep.metrics.errors import JudgeError
 
     judge = ScriptedLLM([JudgeError("server down")])
     sample = RagSample("s", question="Q?", answer="A.", contexts=("c",))
@@ -153,7 +153,7 @@ SMALL_MODEL = "qwen2.5-coder-0.5b-instruct-q4_k_m"
 @pytest.mark.model
 def test_faithfulness_end_to_end_on_the_packaged_small_model():
     pytest.importorskip("xllamacpp", reason="xllamacpp is not installed")
-    from metrics.llm import LocalLLM, models
+    from ragsweep.metrics.llm import LocalLLM, models
 
     try:
         models.part_paths(SMALL_MODEL)

@@ -5,11 +5,11 @@ from collections import Counter
 
 import numpy as np
 
-from metrics.catalogue import RagSample, resolve
-from metrics.llm import CachedLLM, ScriptedLLM
-from metrics.llm.dryrun import DryRunEmbedder, DryRunLLM, dry_run_report, minimal_instance
-from metrics.prompts import identify
-from metrics.scoring import score_samples
+from ragsweep.metrics.catalogue import RagSample, resolve
+from ragsweep.metrics.llm import CachedLLM, ScriptedLLM
+from ragsweep.metrics.llm.dryrun import DryRunEmbedder, DryRunLLM, dry_run_report, minimal_instance
+from ragsweep.metrics.prompts import identify
+from ragsweep.metrics.scoring import score_samples
 
 FOUR = ["faithfulness", "answer_relevancy", "context_precision", "context_recall"]
 SAMPLE = RagSample("s1", question="Who discovered radium?", answer="Marie and Pierre Curie discovered radium in 1898.",
@@ -80,7 +80,7 @@ def test_dry_run_counts_identical_calls_once():
 
 
 def test_dry_run_replies_are_schema_valid_with_numbered_items():
-    from metrics.prompts import ChunkVerdicts
+    from ragsweep.metrics.prompts import ChunkVerdicts
 
     obj = minimal_instance(ChunkVerdicts.model_json_schema(), items=3)
     assert [v["chunk"] for v in ChunkVerdicts.model_validate(obj).model_dump()["verdicts"]] == [1, 2, 3]

@@ -8,8 +8,8 @@ import random
 import numpy as np
 import pytest
 
-from metrics import lexical as lx
-from metrics.catalogue import catalogue
+from ragsweep.metrics import lexical as lx
+from ragsweep.metrics.catalogue import catalogue
 
 
 def _naive_levenshtein(a: str, b: str) -> int:
@@ -124,7 +124,7 @@ def test_answer_semantic_similarity_is_cosine_and_binary_with_threshold():
 
 
 def test_answer_semantic_similarity_with_the_packaged_model():
-    from metrics.embedding import OnnxMiniLM
+    from ragsweep.metrics.embedding import OnnxMiniLM
 
     model = OnnxMiniLM()
     same = lx.answer_semantic_similarity("Paris is in France.", "Paris is in France.", embedder=model)

@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from metrics import offline
-from metrics.catalogue import RagSample, resolve
-from metrics.errors import InputError
-from metrics.judging import verdict_probabilities
-from metrics.scoring import score_samples
+from ragsweep.metrics import offline
+from ragsweep.metrics.catalogue import RagSample, resolve
+from ragsweep.metrics.errors import InputError
+from ragsweep.metrics.judging import verdict_probabilities
+from ragsweep.metrics.scoring import score_samples
 
 CONTEXT = ["Marie Curie was born in Warsaw in 1867. She won the Nobel Prize in Physics in 1903 with Pierre Curie."]
 ROOT = Path(__file__).resolve().parents[2]
@@ -189,9 +189,9 @@ def test_verdict_probabilities_renormalise_over_the_alternatives():
 
 
 def test_a_judge_measured_at_chance_is_not_asked_and_the_evidence_decides():
-    from metrics.generation import faithfulness
-    from metrics.judging import BLEND_BY_MODEL
-    from metrics.llm import ScriptedLLM
+    from ragsweep.metrics.generation import faithfulness
+    from ragsweep.metrics.judging import BLEND_BY_MODEL
+    from ragsweep.metrics.llm import ScriptedLLM
 
     question, answer = "Where was Curie born?", "Curie was born in Warsaw. She won three Nobel prizes."
     contexts = ["Marie Curie was born in Warsaw in 1867."]

@@ -2,7 +2,7 @@
 
 import dataclasses
 
-from metrics.prompts import (
+from ragsweep.metrics.prompts import (
     CHUNK_VERDICTS,
     CLAIMS_VERDICTS,
     PROMPTS,

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 import pytrec_eval
 
-from metrics.retrieval import (
+from ragsweep.metrics.retrieval import (
     RANK_METRICS,
     average_precision_at_k,
     ndcg_at_k,

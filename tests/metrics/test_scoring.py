@@ -6,11 +6,11 @@ import asyncio
 
 import pytest
 
-from metrics.catalogue import MetricSpec, RagSample
-from metrics.errors import InputError, JudgeError
-from metrics.lexical import SPECS
-from metrics.scoring import NO_JUDGE, check_thresholds, score_samples, summary_rows
-from metrics.values import MetricValue, ScoredSample
+from ragsweep.metrics.catalogue import MetricSpec, RagSample
+from ragsweep.metrics.errors import InputError, JudgeError
+from ragsweep.metrics.lexical import SPECS
+from ragsweep.metrics.scoring import NO_JUDGE, check_thresholds, score_samples, summary_rows
+from ragsweep.metrics.values import MetricValue, ScoredSample
 
 LEX = {s.name: s for s in SPECS}
 SAMPLES = [

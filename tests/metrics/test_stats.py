@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from metrics.stats import holm, mean_ci, paired_bootstrap_diff, paired_permutation_test
+from ragsweep.metrics.stats import holm, mean_ci, paired_bootstrap_diff, paired_permutation_test
 
 
 @pytest.fixture

@@ -5,8 +5,8 @@ import asyncio
 import pydantic
 import pytest
 
-from metrics.errors import JudgeError
-from metrics.llm import LLM, CachedLLM, LocalLLM, OpenAICompatLLM, PromptId, ScriptedLLM, ScriptExhausted, parse_structured
+from ragsweep.metrics.errors import JudgeError
+from ragsweep.metrics.llm import LLM, CachedLLM, LocalLLM, OpenAICompatLLM, PromptId, ScriptedLLM, ScriptExhausted, parse_structured
 
 USER = [{"role": "user", "content": "Is the sky blue? Reply as JSON."}]
 

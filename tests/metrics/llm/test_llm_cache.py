@@ -10,8 +10,8 @@ from pathlib import Path
 import pydantic
 import pytest
 
-from metrics.errors import JudgeError
-from metrics.llm import CachedLLM, CompletionStore, PromptId, ScriptedLLM, cache_key
+from ragsweep.metrics.errors import JudgeError
+from ragsweep.metrics.llm import CachedLLM, CompletionStore, PromptId, ScriptedLLM, cache_key
 
 USER = [{"role": "user", "content": "Is Paris in France?"}]
 P1 = PromptId("judge.verdict", "1")
@@ -111,7 +111,7 @@ def test_wal_mode_and_several_processes_writing(tmp_path):
     writer = textwrap.dedent(
         """
         import sys
-        from metrics.llm import Completion, CompletionStore
+        from ragsweep.metrics.llm import Completion, CompletionStore
         store = CompletionStore(sys.argv[1])
         for i in range(40):
             store.put(f"{sys.argv[2]}-{i}", "m", None, Completion(text=str(i)))

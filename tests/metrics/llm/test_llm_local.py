@@ -5,8 +5,8 @@ import asyncio
 import pydantic
 import pytest
 
-from metrics.errors import InputError, JudgeError
-from metrics.llm import LocalLLM, models
+from ragsweep.metrics.errors import InputError, JudgeError
+from ragsweep.metrics.llm import LocalLLM, models
 
 MODEL = "qwen2.5-coder-0.5b-instruct-q4_k_m"
 

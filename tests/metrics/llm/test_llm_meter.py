@@ -5,9 +5,9 @@ import asyncio
 import pydantic
 import pytest
 
-from metrics.errors import JudgeError
-from metrics.llm import CachedLLM, LLMCost, Meter, PromptId, ScriptedLLM
-from metrics.llm.factory import concurrency_of
+from ragsweep.metrics.errors import JudgeError
+from ragsweep.metrics.llm import CachedLLM, LLMCost, Meter, PromptId, ScriptedLLM
+from ragsweep.metrics.llm.factory import concurrency_of
 
 USER = [{"role": "user", "content": "Is Paris in France?"}]  # 4 words: the scripted model's prompt tokens
 

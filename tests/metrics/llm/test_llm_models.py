@@ -6,9 +6,9 @@ import uuid
 
 import pytest
 
-from metrics.errors import InputError
-from metrics.llm import models
-from metrics.llm.models import ModelIntegrityError, PackagedModel, assemble, file_sha256, part_paths
+from ragsweep.metrics.errors import InputError
+from ragsweep.metrics.llm import models
+from ragsweep.metrics.llm.models import ModelIntegrityError, PackagedModel, assemble, file_sha256, part_paths
 
 PARTS = [b"GGUF" + b"a" * 1000, b"b" * 777, b"c" * 5]
 

@@ -9,8 +9,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pydantic
 import pytest
 
-from metrics.errors import JudgeError
-from metrics.llm import CachedLLM, OpenAICompatLLM
+from ragsweep.metrics.errors import JudgeError
+from ragsweep.metrics.llm import CachedLLM, OpenAICompatLLM
 
 USER = [{"role": "user", "content": "Capital of France?"}]
 KEY_ENV = "RAGSWEEP_TEST_OPENAI_KEY"
