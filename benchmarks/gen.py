@@ -33,7 +33,7 @@ def throughput(backend: str, n: int, seed: int) -> dict[str, float | int | str]:
     from ragsweep.gen.app import gen_config, make_writer
     from ragsweep.gen.documents import read_shipped
     from ragsweep.gen.generate import generate
-    from ragsweep.harness.sweep import build
+    from ragsweep.gen.parts import build
     from ragsweep.metrics.embedding import OnnxMiniLM
     from ragsweep.metrics.llm.factory import concurrency_of
 

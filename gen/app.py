@@ -15,6 +15,7 @@ from omegaconf import DictConfig, OmegaConf
 from ragsweep.gen.documents import Corpus
 from ragsweep.gen.gates import GateConfig
 from ragsweep.gen.generate import GenConfig, Result, check_n, generate
+from ragsweep.gen.parts import build
 from ragsweep.gen.testset import KINDS, write_testset
 from ragsweep.metrics.errors import InputError, fail
 
@@ -66,7 +67,6 @@ def write_outputs(result: Result, corpus: Corpus, out: Path, extra: dict[str, An
 
 
 def run(cfg: DictConfig, run_dir: Path) -> dict[str, Path]:
-    from ragsweep.harness.sweep import build
     from ragsweep.metrics.llm.factory import concurrency_of
 
     check_n(cfg.n)

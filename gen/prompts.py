@@ -1,75 +1,20 @@
-"""The question-writing prompts, each defined once and typed.
+"""The question-writing prompt, defined once and typed as a :class:`~metrics.prompts.core.Prompt`.
 
-A :class:`Prompt` holds the instruction, the input model, the output model and worked
-examples. Its version is a hash of all four, so changing a word or an example changes every
-cache key that depends on it and nothing else. The messages put the fixed part (instruction,
-schema, examples) first and the per-call input last, so llama.cpp's prompt cache evaluates
-the shared prefix once per run.
+It uses the ``json`` layout (the input as one JSON object, the examples inside the system message):
+the fixed part comes first and the per-call input last, so llama.cpp's prompt cache evaluates the
+shared prefix once per run. Its version is a hash of instruction, schemas and examples, so changing
+a word or an example changes every cache key that depends on it and nothing else.
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
-from dataclasses import dataclass, field
-from functools import cached_property
-from typing import Generic, Literal, TypeVar
+from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from ragsweep.metrics.llm.base import Message, PromptId
-
-In = TypeVar("In", bound=BaseModel)
-Out = TypeVar("Out", bound=BaseModel)
+from ragsweep.metrics.prompts.core import Prompt
 
 Kind = Literal["single_hop", "multi_hop", "comparative", "conditional"]
-
-
-@dataclass(frozen=True)
-class Prompt(Generic[In, Out]):
-    """One prompt: what the model is told, what it receives and what it must return.
-
-    Attributes:
-        name: Stable name, part of the cache key.
-        instruction: The task, said once.
-        input_model: The pydantic model of the per-call input (rendered as JSON).
-        output_model: The pydantic model the reply must validate against (also the JSON
-            schema that constrains decoding where the backend supports it).
-        examples: Worked (input, output) pairs shown before the real input.
-    """
-
-    name: str
-    instruction: str
-    input_model: type[In]
-    output_model: type[Out]
-    examples: tuple[tuple[In, Out], ...] = field(default=())
-
-    @cached_property
-    def version(self) -> str:
-        """12 hex characters of sha256 over instruction, schemas and examples."""
-        blob = json.dumps(
-            [self.instruction, self.input_model.model_json_schema(), self.output_model.model_json_schema(),
-             [[i.model_dump(), o.model_dump()] for i, o in self.examples]],
-            sort_keys=True, ensure_ascii=False)
-        return hashlib.sha256(blob.encode()).hexdigest()[:12]
-
-    @property
-    def id(self) -> PromptId:
-        return PromptId(self.name, self.version)
-
-    def messages(self, data: In) -> list[Message]:
-        """System message (instruction + examples, the cacheable prefix), then the input."""
-        parts = [self.instruction.strip(), "",
-                 "Reply with one JSON object only, with exactly these keys: "
-                 + ", ".join(self.output_model.model_fields) + "."]
-        for i, (ex_in, ex_out) in enumerate(self.examples, 1):
-            parts += ["", f"Example {i} input:", _render(ex_in), f"Example {i} output:", _render(ex_out)]
-        return [{"role": "system", "content": "\n".join(parts)},
-                {"role": "user", "content": _render(data)}]
-
-
-def _render(model: BaseModel) -> str:
-    return json.dumps(model.model_dump(exclude_none=True), ensure_ascii=False)
 
 
 # --- question writing -------------------------------------------------------------------------
@@ -113,8 +58,8 @@ WRITE_QUESTION: Prompt[WriteInput, WriteOutput] = Prompt(
         "uses the sentences' own words; 'used' lists the sentence numbers the answer needs. "
         "Follow the persona and style when given."
     ),
-    input_model=WriteInput,
-    output_model=WriteOutput,
+    input=WriteInput,
+    output=WriteOutput,
     examples=(
         (WriteInput(kind="single_hop",
                     sentences=["The Forth Bridge, opened in 1890, carries the railway across the Firth of Forth."],
@@ -137,6 +82,8 @@ WRITE_QUESTION: Prompt[WriteInput, WriteOutput] = Prompt(
          WriteOutput(question="If a patient is a child under 16, why is aspirin not advised?",
                      answer="Because of the risk of Reye's syndrome", used=[1])),
     ),
+    max_tokens=160,  # the reply is ~40-80 tokens
+    layout="json",
 )
 
 PROMPTS = {p.name: p for p in (WRITE_QUESTION,)}

@@ -15,10 +15,11 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from ragsweep.gen.candidates import Candidate
-from ragsweep.gen.prompts import WRITE_QUESTION, Prompt, WriteInput, WriteOutput
+from ragsweep.gen.prompts import WRITE_QUESTION, WriteInput, WriteOutput
 from ragsweep.gen.units import Unit
 from ragsweep.metrics.errors import JudgeError
 from ragsweep.metrics.llm.base import LLM, Usage
+from ragsweep.metrics.prompts.core import Prompt, complete
 
 TWO_SENTENCE_KINDS = ("multi_hop", "comparative")
 
@@ -63,14 +64,16 @@ class LLMWriter:
     Args:
         llm: The model (usually a :class:`~metrics.llm.CachedLLM`).
         prompt: The typed prompt; its version goes into every sample's provenance.
-        max_tokens: Cap on generated tokens per call (the JSON is ~40-80 tokens).
+        max_tokens: Cap on generated tokens per call (the JSON is ~40-80 tokens); None: the
+            prompt's own (160 for :data:`~gen.prompts.WRITE_QUESTION`).
     """
 
     kinds = ("single_hop", "multi_hop", "comparative", "conditional")
 
     def __init__(self, llm: LLM, prompt: Prompt[WriteInput, WriteOutput] = WRITE_QUESTION,
-                 max_tokens: int = 160) -> None:
-        self.llm, self.prompt, self.max_tokens = llm, prompt, max_tokens
+                 max_tokens: int | None = None) -> None:
+        self.llm, self.prompt = llm, prompt
+        self.max_tokens = prompt.max_tokens if max_tokens is None else max_tokens
         self.model_id = llm.model_id
         self.backend = str(llm.identity().get("backend", type(llm).__name__))
         self.prompt_version = f"{prompt.name}@{prompt.version}"
@@ -83,8 +86,7 @@ class LLMWriter:
                           persona=persona, style=style)
         self.calls += 1
         try:
-            done = await self.llm.complete(self.prompt.messages(data), self.prompt.output_model,
-                                           prompt=self.prompt.id, max_tokens=self.max_tokens)
+            done = await complete(self.llm, self.prompt, data, max_tokens=self.max_tokens)
         except JudgeError as exc:
             raise WriteFailed(str(exc)) from exc
         self.usage = self.usage + done.usage

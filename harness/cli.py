@@ -1,4 +1,4 @@
-"""The ``ragsweep`` command: ``ragsweep <sweep|board> [overrides]``, each subcommand a Hydra app.
+"""The ``ragsweep`` command: ``ragsweep <sweep|board|gen|score|rescore> [overrides]``, each a Hydra app.
 
 Before handing over to Hydra, the overrides are composed once against the command's config so
 that an unknown option, a bad value or a missing mandatory key exits with code 2 and one clear
@@ -18,6 +18,7 @@ import hydra
 from hydra.core.hydra_config import HydraConfig
 from omegaconf import DictConfig
 
+from ragsweep.harness.overrides import overrides_of
 from ragsweep.metrics.errors import InputError, fail
 
 log = logging.getLogger("ragsweep")
@@ -30,6 +31,8 @@ commands:
   board   rebuild the leaderboard of a sweep folder: ragsweep board outputs/sweeps/<stamp>
   gen     write a test set (questions, reference answers, evidence spans) from a corpus
   score   score recorded RAG outputs (CSV, JSONL, Parquet, datasets folder); exit 1 if a threshold fails
+  rescore add metrics to a finished sweep from its run records and rebuild its leaderboard:
+          ragsweep rescore outputs/sweeps/<stamp> 'metrics=[faithfulness,ndcg@5]' llm=local
 
 Every option is a Hydra override; `ragsweep <command> --cfg job` prints the composed config,
 `ragsweep <command> --help` lists the config groups."""
@@ -72,6 +75,7 @@ APPS: dict[str, tuple[str, str, str]] = {
     "board": ("ragsweep.harness.cli", "board_app", "board"),
     "gen": ("ragsweep.gen.app", "gen_app", "gen"),
     "score": ("ragsweep.harness.score", "score_app", "score"),
+    "rescore": ("ragsweep.harness.rescore", "rescore_app", "rescore"),
 }
 
 
@@ -113,24 +117,6 @@ def validate(config_name: str, overrides: list[str]) -> None:
         fail(f"missing value for {', '.join(missing)}: pass {missing[0]}=...")
 
 
-# Hydra flags that take a value: the value is not an override.
-_VALUE_FLAGS = {"--cfg", "-c", "--package", "-p", "--config-path", "-cp", "--config-name", "-cn",
-                "--config-dir", "-cd", "--experimental-rerun"}
-
-
-def overrides_of(args: list[str]) -> list[str]:
-    """The ``key=value`` overrides among Hydra's own flags and their values."""
-    out, skip = [], False
-    for a in args:
-        if skip:
-            skip = False
-        elif a in _VALUE_FLAGS:
-            skip = True
-        elif not a.startswith("-"):
-            out.append(a)
-    return out
-
-
 def main(argv: list[str] | None = None) -> None:
     args = list(sys.argv[1:] if argv is None else argv)
     if not args or args[0] in ("-h", "--help", "help"):
@@ -140,8 +126,12 @@ def main(argv: list[str] | None = None) -> None:
     if command not in APPS:
         fail(f"unknown command {command!r}; expected one of: {', '.join(APPS)}")
     module, function, config_name = APPS[command]
-    if command == "board" and rest and "=" not in rest[0] and not rest[0].startswith("-"):
+    if command in ("board", "rescore") and rest and "=" not in rest[0] and not rest[0].startswith("-"):
         rest[0] = f"dir={rest[0]}"
+    if command == "score":  # ragas_once's flags (--dataset, --model, --apikey, ...) become overrides
+        from ragsweep.harness.ragas_once import apply
+
+        rest = apply(rest)
     if not any(a in ("--help", "-h", "--hydra-help", "--info") for a in rest):
         validate(config_name, overrides_of(rest))
     sys.argv = [f"ragsweep-{command}", *rest]

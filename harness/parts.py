@@ -1,25 +1,11 @@
-"""Building the swappable parts (corpus, chunker, embedder, index, llm, answerer) from their configs."""
+"""Building the swappable parts from their configs: :func:`gen.parts.build`, for the harness apps.
+
+The function lives in ``gen`` (the lower layer) so that ``ragsweep gen`` builds its parts without
+importing ``harness``.
+"""
 
 from __future__ import annotations
 
-from typing import Any
+from ragsweep.gen.parts import build
 
-from omegaconf import DictConfig
-
-from ragsweep.metrics.errors import InputError
-
-
-def build(node: DictConfig, what: str, **kwargs: Any) -> Any:
-    """``hydra.utils.instantiate`` (``kwargs`` passed on) with our own errors unwrapped from Hydra's wrapper."""
-    from hydra.errors import InstantiationException
-    from hydra.utils import instantiate
-
-    try:
-        return instantiate(node, **kwargs)
-    except InstantiationException as exc:
-        cause: BaseException | None = exc
-        while cause is not None and not isinstance(cause, InputError):
-            cause = cause.__cause__ or cause.__context__
-        if cause is not None:
-            raise cause from None
-        raise InputError(f"{what}: {exc}") from exc
+__all__ = ["build"]

@@ -4,7 +4,7 @@ Registered as the ``pytest11`` entry point ``ragsweep`` (or ``-p harness.pytest_
 the fixture ``ragsweep_thresholds``::
 
     def test_retrieval_is_good_enough(ragsweep_thresholds):
-        ragsweep_thresholds("outputs/sweeps/nightly", {"recall@k": 0.8, "ndcg@k": ">= 0.6"},
+        ragsweep_thresholds("outputs/sweeps/nightly", {"recall@10": 0.8, "ndcg@10": ">= 0.6"},
                             variant={"chunker.size": 512, "top_k": 5})
 
 A failed threshold fails the test (pytest exits non-zero) with a table of every checked metric:
@@ -59,13 +59,13 @@ def _parse(metric: str, limit: float | str) -> tuple[str, float]:
         if not m:
             raise ValueError(f"threshold for {metric}: expected a number, '>= x' or '<= x', got {limit!r}")
         return m.group(1), float(m.group(2))
-    from ragsweep.harness.leaderboard import higher_is_better
+    from ragsweep.harness.board import higher_is_better
 
     return (">=" if higher_is_better(metric) else "<="), float(limit)
 
 
 def _select(rows: list[Any], variant: Variant, sort_by: str) -> Any:
-    from ragsweep.harness.leaderboard import rank
+    from ragsweep.harness.board import rank
 
     ok = [r for r in rows if r.error is None]
     if not ok:
@@ -82,10 +82,10 @@ def _select(rows: list[Any], variant: Variant, sort_by: str) -> Any:
     return found[0]
 
 
-def load_stats(source: str | Path, variant: Variant = None, sort_by: str = "ndcg@k",
+def load_stats(source: str | Path, variant: Variant = None, sort_by: str = "ndcg@10",
                seed: int = 0) -> tuple[str, dict[str, dict[str, Any]]]:
     """The chosen variant's name and its per-metric statistics (mean, CI, counts)."""
-    from ragsweep.harness.leaderboard import Row, collect
+    from ragsweep.harness.board import Row, collect
     from ragsweep.metrics.values import summarise
 
     path = Path(source)
@@ -128,7 +128,7 @@ def format_table(variant: str, checks: list[Check]) -> str:
 
 
 def assert_thresholds(source: str | Path, thresholds: Mapping[str, float | str], *, variant: Variant = None,
-                      sort_by: str = "ndcg@k", seed: int = 0) -> list[Check]:
+                      sort_by: str = "ndcg@10", seed: int = 0) -> list[Check]:
     """Check ``thresholds`` (metric -> limit) on ``source``; raise :class:`ThresholdError` if one fails.
 
     Args:

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ragsweep.harness.compare import MARKS
-from ragsweep.harness.leaderboard import Row, cost_columns, cost_note, shown, varying_params
+from ragsweep.harness.board import Row, cost_columns, cost_note, shown, varying_params
 
 PALETTE = ("#1b6ca8", "#d1495b", "#2e933c", "#edae49", "#6a4c93", "#00798c", "#8d6346", "#555555")
 VERDICT_COLOUR = {"baseline": "#1b6ca8", "worse": "#d1495b", "better": "#2e933c", "tie": "#777777", "n/a": "#bbbbbb"}

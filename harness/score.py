@@ -159,15 +159,8 @@ def field_columns(path: Path, columns: Iterable[str]) -> dict[str, str]:
     return out
 
 
-def read_samples(path: str | Path, split: str | None = None) -> tuple[list[RagSample], dict[str, str], Table]:
-    """Read an input file into samples.
-
-    Returns:
-        The samples, the column of each field present, and the raw table (for ``result.csv``).
-
-    Raises:
-        InputError: Missing, empty or malformed file; duplicate id; a cell of the wrong type.
-    """
+def read_table(path: str | Path, split: str | None = None) -> Table:
+    """The rows of a CSV, JSONL, Parquet file or saved ``datasets`` folder, with a label per row for messages."""
     path = Path(path)
     if not path.exists():
         raise InputError(f"{path}: no such file or folder")
@@ -182,29 +175,61 @@ def read_samples(path: str | Path, split: str | None = None) -> tuple[list[RagSa
         if path.stat().st_size == 0:
             raise InputError(f"{path}: empty file")
         table = readers[path.suffix.lower()](path)
+    return table
+
+
+def samples_from_table(table: Table, where: str, *, text_cells: bool = False) -> tuple[list[RagSample], dict[str, str]]:
+    """Map a table's columns onto sample fields (the usual column names, see ``ALIASES``).
+
+    Args:
+        table: ``(columns, rows, row labels)``.
+        where: What to name in messages (a path, or "DataFrame").
+        text_cells: Cells are CSV text: list columns hold ``;``-separated items or a list literal,
+            and a blank cell is missing.
+
+    Returns:
+        The samples and the column that feeds each field present.
+
+    Raises:
+        InputError: No rows, a duplicate id, a cell of the wrong type (naming row and column).
+    """
     columns, rows, labels = table
     if not rows:
-        raise InputError(f"{path}: no rows")
-    is_csv = path.suffix.lower() == ".csv"
-    fields = field_columns(path, columns)
+        raise InputError(f"{where}: no rows")
+    fields = field_columns(Path(where), columns)
     samples, seen = [], set()
     for n, (row, label) in enumerate(zip(rows, labels), start=1):
         values: dict[str, Any] = {}
         for field, col in fields.items():
-            where, cell = f"{path} {label}, column {col}", row.get(col)
+            place, cell = f"{where} {label}, column {col}", row.get(col)
             if col in LIST_COLUMNS:
-                items = _list_cell(cell, where) if is_csv else _typed_list(cell, where)
+                items = _list_cell(cell, place) if text_cells else _typed_list(cell, place)
                 values[field] = (items[0] if items else None) if field == "reference" else items
-            elif is_csv:
+            elif text_cells:
                 values[field] = cell if cell.strip() else None
             else:
-                values[field] = _typed_text(cell, where)
+                values[field] = _typed_text(cell, place)
         raw_id = row.get("id")
         sid = str(n) if raw_id is None or str(raw_id).strip() == "" else str(raw_id).strip()
         if sid in seen:
-            raise InputError(f"{path} {label}, column id: duplicate id {sid!r}")
+            raise InputError(f"{where} {label}, column id: duplicate id {sid!r}")
         seen.add(sid)
         samples.append(RagSample(id=sid, **values))
+    return samples, fields
+
+
+def read_samples(path: str | Path, split: str | None = None) -> tuple[list[RagSample], dict[str, str], Table]:
+    """Read an input file into samples.
+
+    Returns:
+        The samples, the column of each field present, and the raw table (for ``result.csv``).
+
+    Raises:
+        InputError: Missing, empty or malformed file; duplicate id; a cell of the wrong type.
+    """
+    path = Path(path)
+    table = read_table(path, split)
+    samples, fields = samples_from_table(table, str(path), text_cells=path.suffix.lower() == ".csv")
     return samples, fields, table
 
 

@@ -3,8 +3,10 @@
 The job searches once at the largest K and scores each K from that ranking. It writes into its
 Hydra job folder:
 
-- ``runs.jsonl``: a :class:`RunSample` per test sample (what was retrieved, at the largest K),
-- ``scores.jsonl``: a :class:`ScoredSample` per (sample, variant, metric), with explanations,
+- ``runs.jsonl``: a :class:`RunSample` per test sample: its ground truth, what was retrieved (at the
+  largest K) and the answer at every K -- the hand-off every metric is scored from,
+- ``scores.jsonl``: a :class:`ScoredSample` per (sample, variant, metric), with explanations; the
+  variants of a job are its top-K values,
 - ``summary.json``: per variant, its parameters, every metric's mean, 95% CI and counts, and the
   LLM calls and tokens it took; the job's cost (seconds per stage, embedded texts, cache use).
 
@@ -14,8 +16,6 @@ bad option) stops the command with exit code 2 and a one-line message.
 
 from __future__ import annotations
 
-import asyncio
-import json
 import logging
 import time
 import traceback
@@ -28,16 +28,15 @@ from omegaconf import DictConfig, OmegaConf
 from ragsweep.gen.chunking import WholeDocument
 from ragsweep.gen.documents import Corpus, shipped_corpus_path, shipped_testset_path
 from ragsweep.gen.testset import TestSample, check_against, read_testset, samples_from_qrels
-from ragsweep.harness.cache import Cache, atomic_write, write_json
-from ragsweep.harness.evaluate import ChunkLocator, score_qrels, score_spans
+from ragsweep.harness.cache import Cache, write_json
+from ragsweep.harness.evaluate import ChunkLocator
 from ragsweep.harness.parts import build
 from ragsweep.harness.pipeline import Pipeline
-from ragsweep.harness.records import RunSample
-from ragsweep.metrics.catalogue import RagSample, resolve
+from ragsweep.harness.records import Retrieved, RunSample
+from ragsweep.harness.runs import aggregate, applicable, score_variant, write_jsonl
+from ragsweep.metrics.catalogue import resolve
 from ragsweep.metrics.errors import InputError
 from ragsweep.metrics.llm.meter import Meter
-from ragsweep.metrics.scoring import score_samples
-from ragsweep.metrics.values import MetricValue, ScoredSample, summarise
 
 log = logging.getLogger(__name__)
 
@@ -80,30 +79,24 @@ def variant_name(params: Mapping[str, Any]) -> str:
     return ",".join(f"{k}={v}" for k, v in params.items() if k != "corpus")
 
 
-def _aggregate(rows: list[ScoredSample], seed: int) -> dict[str, dict[str, Any]]:
-    by_metric: dict[str, list[MetricValue]] = {}
-    for r in rows:
-        by_metric.setdefault(r.metric, []).append(r.result)
-    return {m: summarise(((r.status, r.value) for r in results), seed) for m, results in by_metric.items()}
+def answer_at(answerer: Any, samples: list[TestSample], retrieved: list[list[Retrieved]], k: int) -> list[str | None]:
+    """The answerer's answer to every question from its first ``k`` retrieved chunks."""
+    return list(answerer.answer_all([s.question for s in samples], [[r.text for r in got[:k]] for got in retrieved]))
 
 
-def _write_jsonl(path: Path, rows: list[dict[str, Any]]) -> None:
-    def write(tmp: str) -> None:
-        with open(tmp, "w", encoding="utf-8") as fh:
-            for row in rows:
-                fh.write(json.dumps(row, ensure_ascii=False) + "\n")
-
-    atomic_write(path, write)
-
-
-def answer_samples(answerer: Any, samples: list[TestSample], retrieved: list[list[Any]],
-                   corpus: Corpus) -> list[RagSample]:
-    """Answer every question from its retrieved chunks; the evidence texts are the reference contexts."""
-    contexts = [[r.text for r in got] for got in retrieved]
-    answers = answerer.answer_all([s.question for s in samples], contexts)
-    return [RagSample(s.id, s.question, a, tuple(ctx), s.reference or None,
-                      tuple(corpus.get(e.doc_id).text[e.start:e.end] for e in s.evidence) or None)
-            for s, a, ctx in zip(samples, answers, contexts)]
+def run_records(name: str, samples: list[TestSample], retrieved: list[list[Retrieved]], corpus: Corpus,
+                locator: ChunkLocator | None, answers: dict[int, list[str | None]]) -> list[RunSample]:
+    """The job's run records: each question with its ground truth, ranked retrieval and answers per K."""
+    out = []
+    for i, (s, got) in enumerate(zip(samples, retrieved)):
+        span_mode = locator is not None
+        out.append(RunSample(
+            s.id, name, tuple(got), {k: a[i] for k, a in answers.items()}, s.question, s.reference or None,
+            tuple((e.doc_id, e.start, e.end) for e in s.evidence) if span_mode else None,
+            tuple(corpus.get(e.doc_id).text[e.start:e.end] for e in s.evidence) if span_mode else None,
+            None if span_mode else dict(corpus.qrels[s.id]),  # type: ignore[index]
+            locator.n_relevant(s) if locator is not None else None))
+    return out
 
 
 def run_job(cfg: DictConfig, out_dir: Path, choices: Mapping[str, str]) -> dict[str, Any]:
@@ -113,6 +106,7 @@ def run_job(cfg: DictConfig, out_dir: Path, choices: Mapping[str, str]) -> dict[
     samples = load_samples(cfg.testset, corpus)
     ks = top_ks(cfg.retriever.top_k)
     chunker = build(cfg.chunker, "chunker")
+    retrieval_specs = resolve(list(cfg.metrics.retrieval))
     pipe = Pipeline(corpus, chunker, build(cfg.embedder, "embedder"), build(cfg.index, "index"),
                     Cache(cfg.cache.dir, cfg.cache.enabled), progress=cfg.progress)
     span_mode = corpus.qrels is None
@@ -126,46 +120,47 @@ def run_job(cfg: DictConfig, out_dir: Path, choices: Mapping[str, str]) -> dict[
     built = build(cfg.llm, "llm")
     llm = Meter(built) if built is not None else None
     answerer = build(cfg.answerer, "answerer", llm=llm, embedder=pipe.cached_embedder)
-    specs = resolve(list(cfg.metrics.generation)) if answerer is not None and span_mode else []
+    gen_specs = resolve(list(cfg.metrics.generation)) if answerer is not None and span_mode else []
 
-    summaries, scored, answers = [], [], []
+    names = {k: variant_name(variant_params(cfg, choices, k)) for k in ks}
+    answers: dict[int, list[str | None]] = {}
+    answer_cost: dict[int, Any] = {}
+    if gen_specs:
+        t = time.perf_counter()
+        for k in ks:
+            before = llm.snapshot() if llm is not None else None
+            answers[k] = answer_at(answerer, samples, retrieved, k)
+            if llm is not None and before is not None:
+                answer_cost[k] = llm.snapshot() - before
+        pipe.cost.timed("answer", t)
+    job_name = variant_name({key: v for key, v in variant_params(cfg, choices, ks[0]).items() if key != "top_k"})
+    runs = run_records(job_name, samples, retrieved, corpus, locator, answers)
+    write_jsonl(out_dir / "runs.jsonl", [r.to_dict(cfg.output.keep_text) for r in runs])
+
+    # Every metric, retrieval and generation, through one scoring path over the run records.
+    specs = applicable([*retrieval_specs, *gen_specs], runs)
+    summaries, scored = [], []
     for k in ks:
-        params = variant_params(cfg, choices, k)
-        name = variant_name(params)
-        rows = []
-        llm_before = llm.snapshot() if llm is not None else None
-        for sample, got in zip(samples, retrieved):
-            values = (score_spans(sample, got, k, locator) if locator is not None
-                      else score_qrels(corpus.qrels[sample.id], got, k))  # type: ignore[index]
-            rows.extend(ScoredSample(sample.id, name, f"{m}@k", v) for m, v in values.items())
-        if specs:
-            t = time.perf_counter()
-            rag = answer_samples(answerer, samples, [got[:k] for got in retrieved], corpus)
-            answers.extend({"sample_id": r.id, "variant": name, "answer": r.answer} for r in rag)
-            pipe.cached_embedder.prime([t for r in rag for t in (r.answer, r.reference) if t])
-            gen = asyncio.run(score_samples(rag, specs, judge=llm, embedder=pipe.cached_embedder,
-                                            options=cfg.metrics.options, variant=name, progress=False))
-            rows.extend(ScoredSample(g.sample_id, name, f"{g.metric}@k", g.result) for g in gen)
-            pipe.cost.timed("answer+generation metrics", t)
+        t = time.perf_counter()
+        before = llm.snapshot() if llm is not None else None
+        rows = score_variant(runs, names[k], k, specs, judge=llm, embedder=pipe.cached_embedder,
+                             options=cfg.metrics.options)
+        pipe.cost.timed("metrics", t)
         scored.extend(rows)
-        variant = {"variant": name, "params": params, "n_samples": len(samples),
-                   "metrics": _aggregate(rows, cfg.seed)}
-        if llm is not None and llm_before is not None:
-            variant["cost"] = (llm.snapshot() - llm_before).to_dict()
+        variant = {"variant": names[k], "run": job_name, "top_k": k, "params": variant_params(cfg, choices, k),
+                   "n_samples": len(samples), "metrics": aggregate(rows, cfg.seed)}
+        if llm is not None and before is not None:
+            spent = llm.snapshot() - before
+            if k in answer_cost:
+                spent = spent + answer_cost[k]
+            variant["cost"] = spent.to_dict()
         summaries.append(variant)
     cost = {"seconds": {**pipe.cost.seconds, "total": time.perf_counter() - started},
             "embedded_texts": pipe.cost.embedded_texts, "n_chunks": len(pipe.chunks),
             "cache_hits": pipe.cache.hits, "cache_misses": pipe.cache.misses}
     if llm is not None:  # the job's totals; the leaderboard shows each variant's own
         cost["llm"] = llm.snapshot().to_dict(prefix="")
-    top = max(ks)
-    top_name = variant_name(variant_params(cfg, choices, top))
-    runs = [RunSample(s.id, top_name, tuple(got[:top])).to_dict(cfg.output.keep_text)
-            for s, got in zip(samples, retrieved)]
-    _write_jsonl(out_dir / "runs.jsonl", runs)
-    _write_jsonl(out_dir / "scores.jsonl", [r.to_dict() for r in scored])
-    if answers:
-        _write_jsonl(out_dir / "answers.jsonl", answers)
+    write_jsonl(out_dir / "scores.jsonl", [r.to_dict() for r in scored])
     summary = {"job": str(out_dir), "corpus": corpus.source, "seed": cfg.seed, "variants": summaries,
                "cost": cost, "config": OmegaConf.to_container(cfg, resolve=True)}
     write_json(out_dir / "summary.json", summary)

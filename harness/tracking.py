@@ -6,7 +6,7 @@ may run on Ray workers) never talk to the tracking store, and the runs are rebui
 per-sample scores as the leaderboard, so MLflow and ``leaderboard.csv`` cannot disagree.
 
 Each child run carries the variant's parameters (``chunker.size``, ``top_k``, ...), every metric's
-mean, CI bounds and counts (``ndcg@k`` is logged as ``ndcg_at_k``: MLflow names allow no ``@``), the
+mean, CI bounds and counts (``ndcg@10`` is logged as ``ndcg_at_10``: MLflow names allow no ``@``), the
 comparison with the baseline, and the job's cost. The parent run holds the leaderboard files.
 """
 
@@ -21,14 +21,14 @@ from typing import Any
 from hydra.experimental.callback import Callback
 from omegaconf import DictConfig
 
-from ragsweep.harness.leaderboard import COSTS, attach_comparisons, collect, metric_names, rank
+from ragsweep.harness.board import COSTS, attach_comparisons, collect, metric_names, rank
 from ragsweep.metrics.errors import InputError, fail
 
 log = logging.getLogger(__name__)
 
 
 def metric_key(name: str) -> str:
-    """An MLflow-legal metric name: ``ndcg@k`` -> ``ndcg_at_k``; other odd characters -> ``_``."""
+    """An MLflow-legal metric name: ``ndcg@10`` -> ``ndcg_at_10``; other odd characters -> ``_``."""
     return re.sub(r"[^0-9A-Za-z_\-. :/]", "_", name.replace("@", "_at_"))
 
 
@@ -73,7 +73,7 @@ def variant_metrics(row: Any) -> dict[str, float]:
     return out
 
 
-def log_sweep(sweep_dir: str | Path, *, tracking_uri: str, experiment: str = "ragsweep", sort_by: str = "ndcg@k",
+def log_sweep(sweep_dir: str | Path, *, tracking_uri: str, experiment: str = "ragsweep", sort_by: str = "ndcg@10",
               seed: int = 0, baseline: str | None = None, alpha: float = 0.05) -> str:
     """Log every variant below ``sweep_dir`` to MLflow; return the parent run's id.
 
@@ -125,7 +125,7 @@ class MLflowCallback(Callback):
     """Logs the sweep to MLflow when the multirun ends (after the leaderboard callback)."""
 
     def __init__(self, enabled: bool = False, tracking_uri: str = "sqlite:///mlflow.db", experiment: str = "ragsweep",
-                 sort_by: str = "ndcg@k", seed: int = 0, baseline: str | None = None, alpha: float = 0.05) -> None:
+                 sort_by: str = "ndcg@10", seed: int = 0, baseline: str | None = None, alpha: float = 0.05) -> None:
         self.enabled = enabled
         self.options = dict(tracking_uri=tracking_uri, experiment=experiment, sort_by=sort_by, seed=seed,
                             baseline=baseline, alpha=alpha)

@@ -1,108 +1,175 @@
 """The metric catalogue: one explicit table from metric name to what it computes and needs.
 
-Nothing registers itself on import. Each metric family module (``metrics/lexical.py``,
-``metrics/generation.py``, ...) exposes a tuple ``SPECS`` of :class:`MetricSpec`, and
-:func:`catalogue` joins those tuples; a name defined twice is an error.
+Nothing registers itself on import. Each metric family module (``metrics/retrieval.py``,
+``metrics/lexical.py``, ``metrics/generation.py``, ...) exposes a tuple ``SPECS`` of
+:class:`~ragsweep.metrics.spec.MetricSpec`, and :func:`catalogue` joins those tuples; a name
+defined twice is an error. The composite ``summary_score`` is defined here because it reads the
+table itself.
 
-A metric function takes the sample fields it names in ``inputs`` as keyword arguments, plus
-``judge=`` (an :class:`metrics.llm.LLM`) when ``needs_judge``, ``embedder=`` when
-``needs_embedder``, and any per-metric options from the config. It returns a
-:class:`~metrics.values.MetricValue`, or an awaitable of one.
+Names may carry their parameter (``ndcg@10``): :func:`spec_of` parses the name, looks up the base
+(``ndcg``) and binds the parameter, so direction, inputs and defaults come from this one table for
+every cutoff. Names other tools use (``answer_similarity``, Ragas 0.0.x) resolve through
+:mod:`ragsweep.metrics.aliases`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+import asyncio
+import inspect
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
+from functools import lru_cache
 from typing import Any
 
+from ragsweep.metrics import correctness, critique, generation, lexical, retrieval
 from ragsweep.metrics.errors import InputError
+from ragsweep.metrics.generation import NEEDS_JUDGE
+from ragsweep.metrics.llm.base import LLM
+from ragsweep.metrics.spec import FIELDS, MetricFn, MetricSpec, RagSample, parse_name
 from ragsweep.metrics.values import MetricValue
 
-#: The fields a sample can carry (``ragsweep score`` maps the usual column names onto these).
-FIELDS = ("question", "answer", "contexts", "reference", "reference_contexts")
+__all__ = ["FIELDS", "MetricFn", "MetricSpec", "RagSample", "catalogue", "resolve", "spec_of",
+           "higher_is_better", "summary_score"]
 
 
-@dataclass(frozen=True)
-class RagSample:
-    """One RAG interaction to score. Missing fields are None (not empty strings)."""
-
-    id: str
-    question: str | None = None
-    answer: str | None = None
-    contexts: tuple[str, ...] | None = None
-    reference: str | None = None
-    reference_contexts: tuple[str, ...] | None = None
-
-    def get(self, name: str) -> Any:
-        return getattr(self, name)
+DEFAULT_SUMMARY = ("faithfulness", "answer_relevancy", "context_precision", "context_recall")
 
 
-MetricFn = Callable[..., "MetricValue | Awaitable[MetricValue]"]
+async def summary_score(question: str, answer: str, contexts: Sequence[str], reference: str, *,
+                        judge: LLM, embedder: Any, metrics: Sequence[str] = DEFAULT_SUMMARY,
+                        options: Mapping[str, Mapping[str, Any]] | None = None) -> MetricValue:
+    """Harmonic mean of the selected metrics (the original Ragas score).
 
-
-@dataclass(frozen=True)
-class MetricSpec:
-    """What a metric is: its function, the sample fields it reads, and what it needs to run.
-
-    Attributes:
-        name: The public name (``"faithfulness"``, ``"rouge_l"``).
-        fn: The metric function (see the module docstring for the calling convention).
-        inputs: Sample fields passed to ``fn`` by name; a sample lacking one is ``undefined``.
-        optional: Sample fields passed by name when the sample has them and as None when not
-            (faithfulness uses the question when there is one; QAGS summaries have none).
-        needs_judge: Takes ``judge=`` (an LLM).
-        needs_embedder: Takes ``embedder=``.
-        higher_is_better: Direction, for leaderboards and thresholds.
-        offline: What the metric does with ``llm=none`` ("" when it needs no LLM at all).
-        offline_fn: The deterministic stand-in run when there is no judge (``metrics/offline.py``);
-            None leaves the metric ``undefined`` without a judge. It takes the same inputs, an
-            optional ``embedder=``, and those of the metric's options it names.
-        description: One line for ``--help`` style listings and the README.
-        options: Default keyword options (overridable from config ``metric_options.<name>``).
+    summary = k / sum_i (1 / m_i) over the k selected metrics. Any component error -> error;
+    any undefined -> undefined (naming it); any component <= 0 -> 0. Only higher-is-better
+    metrics can be combined. Range [0, 1], higher is better. Each component runs with its
+    default options (or ``options[name]``); its judge calls are the same calls the component
+    makes on its own, so scoring it next to them costs no extra call through a CachedLLM.
     """
+    table = catalogue()
+    unknown = [m for m in metrics if m not in table]
+    if unknown or not metrics:
+        raise InputError(f"summary_score: unknown metric(s) {unknown or 'none given'}")
+    lower = [m for m in metrics if not table[m].higher_is_better or m == "summary_score"]
+    if lower:
+        raise InputError(f"summary_score cannot combine {', '.join(lower)}")
+    fields = {"question": question, "answer": answer, "contexts": contexts, "reference": reference}
 
-    name: str
-    fn: MetricFn
-    inputs: tuple[str, ...]
-    optional: tuple[str, ...] = ()
-    needs_judge: bool = False
-    needs_embedder: bool = False
-    higher_is_better: bool = True
-    offline: str = ""
-    offline_fn: MetricFn | None = None
-    description: str = ""
-    options: Mapping[str, Any] = field(default_factory=dict)
+    async def run(name: str) -> MetricValue:
+        spec = table[name]
+        missing = [f for f in spec.inputs if f not in fields]
+        if missing:
+            return MetricValue.undefined(f"{name} needs {', '.join(missing)}")
+        call = ({f: fields[f] for f in (*spec.inputs, *spec.optional)} | dict(spec.options)
+                | dict((options or {}).get(name) or {}))
+        if spec.needs_judge:
+            call["judge"] = judge
+        if spec.needs_embedder:
+            call["embedder"] = embedder
+        out = spec.fn(**call)
+        return await out if inspect.isawaitable(out) else out
 
-    def __post_init__(self) -> None:
-        unknown = (set(self.inputs) | set(self.optional)) - set(FIELDS)
-        if unknown:
-            raise ValueError(f"metric {self.name}: unknown inputs {sorted(unknown)}")
+    parts = dict(zip(metrics, await asyncio.gather(*(run(m) for m in metrics))))
+    components = {m: {"value": v.value, "status": v.status, "explanation": v.explanation} for m, v in parts.items()}
+    for status in ("error", "undefined"):
+        bad = [m for m, v in parts.items() if v.status == status]
+        if bad:
+            return MetricValue(None, status, {"reason": f"{status}: {', '.join(bad)}", "components": components})
+    values = [v.value for v in parts.values()]
+    score = 0.0 if min(values) <= 0 else len(values) / sum(1 / v for v in values)
+    return MetricValue.ok(score, metrics=list(metrics), components=components)
 
 
-def _families() -> list[Sequence[MetricSpec]]:
-    # Imported here, not at module level, so that importing the catalogue stays cheap and
-    # every family is listed in exactly one place.
-    from ragsweep.metrics import correctness, critique, generation, lexical
+SUMMARY = MetricSpec(
+    "summary_score", summary_score, ("question", "answer", "contexts", "reference"),
+    needs_judge=True, needs_embedder=True, offline=NEEDS_JUDGE, family="composite",
+    options={"metrics": DEFAULT_SUMMARY, "options": None},
+    description="harmonic mean of faithfulness, answer relevancy, context precision and recall")
 
-    return [lexical.SPECS, generation.SPECS, correctness.SPECS, critique.SPECS]
+#: The families, in the order their metrics are listed (and shown as leaderboard columns).
+FAMILIES: tuple[tuple[str, Sequence[MetricSpec]], ...] = (
+    ("retrieval", retrieval.SPECS), ("lexical", lexical.SPECS), ("generation", generation.SPECS),
+    ("correctness", correctness.SPECS), ("critique", critique.SPECS), ("composite", (SUMMARY,)),
+)
 
 
-def catalogue() -> dict[str, MetricSpec]:
-    """Every known metric by name."""
+@lru_cache(maxsize=1)
+def _table() -> dict[str, MetricSpec]:
     out: dict[str, MetricSpec] = {}
-    for family in _families():
-        for spec in family:
+    for family, specs in FAMILIES:
+        for spec in specs:
             if spec.name in out:
                 raise ValueError(f"metric {spec.name!r} is defined twice")
-            out[spec.name] = spec
+            out[spec.name] = spec if spec.family else _with_family(spec, family)
     return out
 
 
+def _with_family(spec: MetricSpec, family: str) -> MetricSpec:
+    return replace(spec, family=family)
+
+
+def catalogue() -> dict[str, MetricSpec]:
+    """Every known metric by its base name (a copy: callers may not change the table)."""
+    return dict(_table())
+
+
+def spec_of(name: str) -> MetricSpec:
+    """The spec a public name means: aliases resolved, ``@`` parameters bound (``ndcg@10``).
+
+    Raises:
+        InputError: An unknown name (listing the known ones), a parameter on a metric that takes
+            none, or a metric that needs one given without it (``ndcg`` rather than ``ndcg@10``).
+    """
+    from ragsweep.metrics.aliases import canonical
+
+    base, param = parse_name(canonical(name))
+    table = _table()
+    spec = table.get(base)
+    if spec is None:
+        known = ", ".join(f"{n}@k" if s.param else n for n, s in table.items())
+        raise InputError(f"unknown metric {name}; known: {known}")
+    if param is None:
+        if spec.param is not None:
+            raise InputError(f"metric {base} needs its {spec.param}: write {base}@10 (or another {spec.param})")
+        return spec
+    return spec.bind(param)
+
+
 def resolve(names: Sequence[str]) -> list[MetricSpec]:
-    """The specs for ``names``, in order; an unknown name is an :class:`InputError` listing the known ones."""
-    table = catalogue()
-    missing = [n for n in names if n not in table]
-    if missing:
-        raise InputError(f"unknown metric(s) {', '.join(missing)}; known: {', '.join(sorted(table))}")
-    return [table[n] for n in names]
+    """The specs for ``names``, in order, each bound to its parameter; duplicates are an InputError."""
+    bad = []
+    specs = []
+    for n in names:
+        try:
+            specs.append(spec_of(n))
+        except InputError as exc:
+            bad.append(str(exc))
+    if bad:
+        raise InputError("; ".join(bad))
+    seen: set[str] = set()
+    for s in specs:
+        if s.name in seen:
+            raise InputError(f"metric {s.name} is asked for twice")
+        seen.add(s.name)
+    return specs
+
+
+def higher_is_better(name: str) -> bool:
+    """A metric's direction, from the table (``ndcg@10`` reads ``ndcg``; ``@k`` of old sweep folders too)."""
+    base, _ = parse_name(name)
+    spec = _table().get(base)
+    if spec is None:
+        from ragsweep.metrics.aliases import canonical
+
+        spec = _table().get(parse_name(canonical(name))[0])
+    if spec is None:
+        raise InputError(f"unknown metric {name}: no direction to rank or compare it by")
+    return spec.higher_is_better
+
+
+def family_order(name: str) -> tuple[int, str]:
+    """Sort key that lists metrics family by family, in table order (for leaderboard columns)."""
+    base, param = parse_name(name)
+    names = list(_table())
+    i = names.index(base) if base in names else len(names)
+    return i, f"{int(param):08d}" if param and param.isdigit() else (param or "")

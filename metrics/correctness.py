@@ -15,12 +15,11 @@ against each other by numbers, names and words); the others are ``undefined``.
 from __future__ import annotations
 
 import asyncio
-import inspect
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from ragsweep.metrics import offline
-from ragsweep.metrics.catalogue import MetricSpec
+from ragsweep.metrics.spec import MetricSpec
 from ragsweep.metrics.errors import InputError
 from ragsweep.metrics.generation import NEEDS_JUDGE
 from ragsweep.metrics.judging import expected_score, sentence_support
@@ -230,56 +229,6 @@ async def answer_correctness(answer: str, reference: str, *, judge: LLM, embedde
     return MetricValue.ok(float(score >= threshold), threshold=threshold, **evidence)
 
 
-DEFAULT_SUMMARY = ("faithfulness", "answer_relevancy", "context_precision", "context_recall")
-
-
-async def summary_score(question: str, answer: str, contexts: Sequence[str], reference: str, *,
-                        judge: LLM, embedder: Any, metrics: Sequence[str] = DEFAULT_SUMMARY,
-                        options: Mapping[str, Mapping[str, Any]] | None = None) -> MetricValue:
-    """Harmonic mean of the selected metrics (the original Ragas score).
-
-    summary = k / sum_i (1 / m_i) over the k selected metrics. Any component error -> error;
-    any undefined -> undefined (naming it); any component <= 0 -> 0. Only higher-is-better
-    metrics can be combined. Range [0, 1], higher is better. Each component runs with its
-    default options (or ``options[name]``); its judge calls are the same calls the component
-    makes on its own, so scoring it next to them costs no extra call through a CachedLLM.
-    """
-    from ragsweep.metrics.catalogue import catalogue
-
-    table = catalogue()
-    unknown = [m for m in metrics if m not in table]
-    if unknown or not metrics:
-        raise InputError(f"summary_score: unknown metric(s) {unknown or 'none given'}")
-    lower = [m for m in metrics if not table[m].higher_is_better or m == "summary_score"]
-    if lower:
-        raise InputError(f"summary_score cannot combine {', '.join(lower)}")
-    fields = {"question": question, "answer": answer, "contexts": contexts, "reference": reference}
-
-    async def run(name: str) -> MetricValue:
-        spec = table[name]
-        missing = [f for f in spec.inputs if f not in fields]
-        if missing:
-            return MetricValue.undefined(f"{name} needs {', '.join(missing)}")
-        call = ({f: fields[f] for f in (*spec.inputs, *spec.optional)} | dict(spec.options)
-                | dict((options or {}).get(name) or {}))
-        if spec.needs_judge:
-            call["judge"] = judge
-        if spec.needs_embedder:
-            call["embedder"] = embedder
-        out = spec.fn(**call)
-        return await out if inspect.isawaitable(out) else out
-
-    parts = dict(zip(metrics, await asyncio.gather(*(run(m) for m in metrics))))
-    components = {m: {"value": v.value, "status": v.status, "explanation": v.explanation} for m, v in parts.items()}
-    for status in ("error", "undefined"):
-        bad = [m for m, v in parts.items() if v.status == status]
-        if bad:
-            return MetricValue(None, status, {"reason": f"{status}: {', '.join(bad)}", "components": components})
-    values = [v.value for v in parts.values()]
-    score = 0.0 if min(values) <= 0 else len(values) / sum(1 / v for v in values)
-    return MetricValue.ok(score, metrics=list(metrics), components=components)
-
-
 _A_R = ("answer", "reference")
 
 SPECS: tuple[MetricSpec, ...] = (
@@ -294,8 +243,4 @@ SPECS: tuple[MetricSpec, ...] = (
                offline=NEEDS_JUDGE, options={"weights": (0.75, 0.25), "beta": 1.0, "threshold": None,
                                              "atomicity": "low", "coverage": "low"},
                description="0.75 x factual F1 + 0.25 x semantic similarity (weights configurable)"),
-    MetricSpec("summary_score", summary_score, ("question", "answer", "contexts", "reference"),
-               needs_judge=True, needs_embedder=True, offline=NEEDS_JUDGE,
-               options={"metrics": DEFAULT_SUMMARY, "options": None},
-               description="harmonic mean of faithfulness, answer relevancy, context precision and recall"),
 )

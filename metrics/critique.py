@@ -8,7 +8,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from ragsweep.metrics.catalogue import MetricSpec
+from ragsweep.metrics.spec import MetricSpec
 from ragsweep.metrics.errors import InputError
 from ragsweep.metrics.generation import NEEDS_JUDGE
 from ragsweep.metrics.judging import expected_score

@@ -36,7 +36,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ragsweep.metrics import offline
-from ragsweep.metrics.catalogue import MetricSpec
+from ragsweep.metrics.spec import MetricSpec
 from ragsweep.metrics.judging import sentence_support
 from ragsweep.metrics.llm.base import LLM
 from ragsweep.metrics.prompts import (

@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from ragsweep.metrics.catalogue import MetricSpec
+from ragsweep.metrics.spec import MetricSpec
 from ragsweep.metrics.values import MetricValue
 
 _ARTICLES = re.compile(r"\b(a|an|the)\b")

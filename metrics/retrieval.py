@@ -1,6 +1,6 @@
 """Per-query retrieval metrics with trec_eval semantics, and character-span overlap metrics.
 
-Every rank metric takes ``gains``: the graded relevance of each retrieved item in rank order
+Every rank function takes ``gains``: the graded relevance of each retrieved item in rank order
 (``gains[0]`` is rank 1; 0 means not relevant). Binary metrics count an item as relevant when its
 gain is > 0; with integer grades this is trec_eval's default threshold (rel >= 1). Each function
 returns the score of one query; averaging, confidence intervals and significance tests live in
@@ -16,8 +16,9 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping, Sequence
 
-Span = tuple[str, int, int]
-"""``(doc_id, start, end)``: a half-open character range ``[start, end)`` of one document."""
+from ragsweep.metrics.spec import MetricSpec, Span
+from ragsweep.metrics.values import MetricValue
+
 
 RankMetric = Callable[[Sequence[float], int, Sequence[float]], float]
 """Uniform signature of ``RANK_METRICS`` entries: ``(gains, k, ideal_gains) -> score``."""
@@ -287,3 +288,89 @@ RANK_METRICS: dict[str, RankMetric] = {
     "ndcg": ndcg_at_k,
     "map": lambda gains, k, ideal_gains: average_precision_at_k(gains, k, _n_relevant(ideal_gains)),
 }
+
+
+# ---- The retrieval metrics of the catalogue: relevance decided once, here, from a sample's fields ----
+
+def _documents(retrieved: Sequence[Span]) -> list[Span]:
+    """Each document's best-ranked item, in rank order (max-passage aggregation for document qrels)."""
+    seen: set[str] = set()
+    out = []
+    for item in retrieved:
+        if item[0] not in seen:
+            seen.add(item[0])
+            out.append(item)
+    return out
+
+
+def judged_gains(retrieved: Sequence[Span], top_k: int | None, evidence: Sequence[Span] | None,
+                 qrels: Mapping[str, int] | None,
+                 n_relevant: int | None) -> tuple[list[float], list[float], list[Span]] | MetricValue:
+    """Gains of what the pipeline passes on, the ideal gains, and the items passed on.
+
+    With ``qrels`` (document judgements, BEIR): items are collapsed to their documents first and
+    ``top_k`` counts documents. With ``evidence``: an item is relevant when it overlaps a gold span,
+    and the judged-relevant set has ``n_relevant`` members (the items of this chunking that overlap
+    the evidence). Returns an ``undefined`` MetricValue when relevance cannot be judged.
+    """
+    if qrels is not None:
+        passed = _documents(retrieved)[:top_k]
+        gains = [float(max(qrels.get(doc, 0), 0)) for doc, _, _ in passed]
+        ideal = [float(v) for v in qrels.values() if v > 0]
+        if not ideal:
+            return MetricValue.undefined("the query has no positive judgement")
+        return gains, ideal, passed
+    if evidence is None:
+        return MetricValue.undefined("no evidence spans and no qrels to judge relevance by")
+    if n_relevant is None:
+        return MetricValue.undefined("no judged-relevant count (n_relevant) for span relevance")
+    if n_relevant == 0:
+        return MetricValue.undefined("no item of this chunking overlaps the evidence")
+    passed = list(retrieved[:top_k])
+    return span_gains(passed, evidence), [1.0] * n_relevant, passed
+
+
+def _rank_spec(name: str, description: str) -> MetricSpec:
+    fn = RANK_METRICS[name]
+
+    def metric(retrieved: Sequence[Span], *, k: int, top_k: int | None = None,
+               evidence: Sequence[Span] | None = None, qrels: Mapping[str, int] | None = None,
+               n_relevant: int | None = None) -> MetricValue:
+        judged = judged_gains(retrieved, top_k, evidence, qrels, n_relevant)
+        if isinstance(judged, MetricValue):
+            return judged
+        gains, ideal, passed = judged
+        relevant = [f"{d}:{s}-{e}" for (d, s, e), g in zip(passed[:k], gains) if g > 0]
+        return MetricValue.ok(fn(gains, k, ideal), relevant_retrieved=relevant, n_relevant=len(ideal),
+                              n_passed=len(passed))
+
+    metric.__name__ = f"{name}_at_k"
+    metric.__doc__ = f"{description} of what the pipeline passes on (its top_k), cut at k."
+    return MetricSpec(name, metric, ("retrieved",), optional=("top_k", "evidence", "qrels", "n_relevant"),
+                      param="k", family="retrieval", description=description)
+
+
+def _span_spec(name: str, index: int, description: str) -> MetricSpec:
+    def metric(retrieved: Sequence[Span], evidence: Sequence[Span], *, top_k: int | None = None) -> MetricValue:
+        if not evidence:
+            return MetricValue.undefined("no evidence spans")
+        passed = list(retrieved[:top_k])
+        return MetricValue.ok(span_char_metrics(passed, evidence)[index], n_passed=len(passed))
+
+    metric.__name__ = name
+    metric.__doc__ = f"{description} (Smith & Troynikov 2024, on characters) of what the pipeline passes on."
+    return MetricSpec(name, metric, ("retrieved", "evidence"), optional=("top_k",), family="retrieval",
+                      description=description)
+
+
+SPECS: tuple[MetricSpec, ...] = (
+    _rank_spec("ndcg", "nDCG@k, linear gain (trec_eval ndcg_cut)"),
+    _rank_spec("recall", "recall@k: share of the judged-relevant items in the top k"),
+    _rank_spec("mrr", "reciprocal rank of the first relevant item within k"),
+    _rank_spec("map", "average precision@k (trec_eval map_cut)"),
+    _rank_spec("hit", "1 if any of the top k is relevant (trec_eval success)"),
+    _rank_spec("precision", "precision@k: relevant items in the top k, divided by k (trec_eval P)"),
+    _span_spec("span_recall", 0, "share of the evidence characters passed on"),
+    _span_spec("span_precision", 1, "share of the characters passed on that are evidence"),
+    _span_spec("span_iou", 2, "intersection over union of the characters passed on and the evidence"),
+)

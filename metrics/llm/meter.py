@@ -36,6 +36,9 @@ class LLMCost:
     def __sub__(self, other: LLMCost) -> LLMCost:
         return LLMCost(*(a - b for a, b in zip(self.as_tuple(), other.as_tuple())))
 
+    def __add__(self, other: LLMCost) -> LLMCost:
+        return LLMCost(*(a + b for a, b in zip(self.as_tuple(), other.as_tuple())))
+
     def as_tuple(self) -> tuple[int, ...]:
         return (self.calls, self.cached_calls, self.failed_calls, self.prompt_tokens, self.completion_tokens)
 

@@ -1,10 +1,15 @@
-"""The :class:`Prompt` type and how a prompt becomes chat messages and a parsed judge reply."""
+"""The :class:`Prompt` type and how a prompt becomes chat messages and a parsed reply.
+
+It is the one prompt type of the project: the judge prompts of the metric catalogue and the question
+writer of ``gen`` (which may import ``metrics``, never the reverse) are all :class:`Prompt` values.
+"""
 
 from __future__ import annotations
 
 import hashlib
 import json
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any, Generic, Literal, TypeVar
 
 from pydantic import BaseModel
@@ -14,19 +19,25 @@ from ragsweep.metrics.llm.base import LLM, Completion, Message, PromptId
 In = TypeVar("In", bound=BaseModel)
 Out = TypeVar("Out", bound=BaseModel)
 Granularity = Literal["low", "high"]
+Layout = Literal["sections", "json"]
 
 
 @dataclass(frozen=True)
 class Prompt(Generic[In, Out]):
-    """One judge prompt.
+    """One typed prompt: what the model is told, what it receives and what it must return.
 
     Attributes:
         name: Stable name, part of every cache key.
         instruction: The task, stated once (the system message).
-        input: The pydantic model of the sample fields the prompt takes.
-        output: The pydantic model the judge must return.
-        examples: Few-shot ``(input, output)`` pairs, shown before the sample.
+        input: The pydantic model of the per-call input.
+        output: The pydantic model the reply must validate against (also the JSON schema that
+            constrains decoding where the backend supports it).
+        examples: Few-shot ``(input, output)`` pairs, shown before the real input.
         max_tokens: Output limit for one call.
+        layout: How :func:`render` turns it into messages. ``"sections"`` (the judge prompts): the
+            output's JSON schema in the system message, each example a user/assistant turn, the
+            input as labelled sections. ``"json"`` (the question writer): the output's keys and the
+            examples inside the system message, the input as one JSON object.
     """
 
     name: str
@@ -35,16 +46,24 @@ class Prompt(Generic[In, Out]):
     output: type[Out]
     examples: tuple[tuple[In, Out], ...] = field(default=())
     max_tokens: int = 768
+    layout: Layout = "sections"
 
-    @property
+    @cached_property
     def version(self) -> str:
-        """First 12 hex digits of the sha256 of instruction, examples and both schemas."""
-        payload = {
-            "instruction": self.instruction,
-            "examples": [[i.model_dump(mode="json"), o.model_dump(mode="json")] for i, o in self.examples],
-            "input": self.input.model_json_schema(),
-            "output": self.output.model_json_schema(),
-        }
+        """First 12 hex digits of the sha256 of instruction, examples and both schemas.
+
+        Each layout hashes them in the form its prompts have been cached under since they were
+        written (a keyed object for ``sections``, a list for ``json``), so merging the two former
+        prompt types left every cache key as it was. ``max_tokens`` is left out: it reaches the
+        cache key on its own.
+        """
+        examples = [[i.model_dump(mode="json"), o.model_dump(mode="json")] for i, o in self.examples]
+        payload: Any
+        if self.layout == "json":
+            payload = [self.instruction, self.input.model_json_schema(), self.output.model_json_schema(), examples]
+        else:
+            payload = {"instruction": self.instruction, "examples": examples,
+                       "input": self.input.model_json_schema(), "output": self.output.model_json_schema()}
         blob = json.dumps(payload, sort_keys=True, ensure_ascii=False).encode("utf-8")
         return hashlib.sha256(blob).hexdigest()[:12]
 
@@ -70,7 +89,10 @@ def render_input(inputs: BaseModel) -> str:
 
 
 def render(prompt: Prompt[In, Out], inputs: In) -> list[Message]:
-    """Chat messages: instruction and examples first (a prefix shared by all samples), sample last."""
+    """Chat messages: instruction and examples first (a prefix shared by all samples, so a backend
+    that keeps the previous prompt's KV cache evaluates it once), the input last."""
+    if prompt.layout == "json":
+        return _render_json(prompt, inputs)
     schema = json.dumps(prompt.output.model_json_schema(), separators=(",", ":"))
     system = (f"{prompt.instruction}\n\nReply with one JSON object that matches this JSON schema, "
               f"and nothing else:\n{schema}")
@@ -82,10 +104,27 @@ def render(prompt: Prompt[In, Out], inputs: In) -> list[Message]:
     return messages
 
 
-async def complete(judge: LLM, prompt: Prompt[In, Out], inputs: In, *, logprobs: bool = False) -> Completion:
-    """One judge call of ``prompt`` on ``inputs``; ``parsed`` is an instance of ``prompt.output``."""
-    return await judge.complete(render(prompt, inputs), prompt.output, prompt=prompt.id,
-                                logprobs=logprobs, max_tokens=prompt.max_tokens)
+def _json(model: BaseModel) -> str:
+    return json.dumps(model.model_dump(exclude_none=True), ensure_ascii=False)
+
+
+def _render_json(prompt: Prompt[In, Out], inputs: In) -> list[Message]:
+    """The ``json`` layout: one system message (instruction, output keys, examples), the input as JSON."""
+    parts = [prompt.instruction.strip(), "",
+             "Reply with one JSON object only, with exactly these keys: " + ", ".join(prompt.output.model_fields) + "."]
+    for i, (example_in, example_out) in enumerate(prompt.examples, 1):
+        parts += ["", f"Example {i} input:", _json(example_in), f"Example {i} output:", _json(example_out)]
+    return [{"role": "system", "content": "\n".join(parts)}, {"role": "user", "content": _json(inputs)}]
+
+
+async def complete(judge: LLM, prompt: Prompt[In, Out], inputs: In, *, logprobs: bool = False,
+                   max_tokens: int | None = None) -> Completion:
+    """One call of ``prompt`` on ``inputs``; ``parsed`` is an instance of ``prompt.output``.
+
+    ``max_tokens`` overrides the prompt's own output limit (None: ``prompt.max_tokens``).
+    """
+    return await judge.complete(render(prompt, inputs), prompt.output, prompt=prompt.id, logprobs=logprobs,
+                                max_tokens=prompt.max_tokens if max_tokens is None else max_tokens)
 
 
 async def ask(judge: LLM, prompt: Prompt[In, Out], inputs: In) -> Out:

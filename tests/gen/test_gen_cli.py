@@ -5,8 +5,6 @@ from __future__ import annotations
 import csv
 import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -15,14 +13,8 @@ from ragsweep.gen.documents import read_shipped
 from ragsweep.gen.testset import check_against, read_testset
 
 
-def ragsweep(*args: str, cwd: Path, cache: Path, timeout: int = 600) -> subprocess.CompletedProcess:
-    env = {**os.environ, "RAGSWEEP_CACHE_DIR": str(cache), "HYDRA_FULL_ERROR": "0"}
-    return subprocess.run([sys.executable, "-m", "ragsweep.harness.cli", *args], cwd=cwd, env=env,
-                          capture_output=True, text=True, timeout=timeout)
-
-
 @pytest.fixture(scope="module")
-def rules_testset(tmp_path_factory):
+def rules_testset(tmp_path_factory, ragsweep):
     cwd = tmp_path_factory.mktemp("gen")
     cache = tmp_path_factory.mktemp("cache")
     out = cwd / "ts.jsonl"
@@ -50,7 +42,7 @@ def test_llm_none_writes_a_usable_testset(rules_testset):
 
 
 @pytest.mark.slow
-def test_generated_testset_drives_a_sweep(rules_testset):
+def test_generated_testset_drives_a_sweep(rules_testset, ragsweep):
     cwd, cache, out, _ = rules_testset
     swept = ragsweep("sweep", f"testset={out}", "chunker.size=256", "retriever.top_k=[1,5]", "progress=false",
                      cwd=cwd, cache=cache)
@@ -62,7 +54,7 @@ def test_generated_testset_drives_a_sweep(rules_testset):
     assert "| # |" in (sweeps[-1] / "leaderboard.md").read_text()
 
 
-def test_parquet_option(tmp_path):
+def test_parquet_option(tmp_path, ragsweep):
     out = tmp_path / "ts.jsonl"
     done = ragsweep("gen", "llm=none", "n=3", f"out={out}", "parquet=true", "progress=false", "gates.embed=false",
                     cwd=tmp_path, cache=tmp_path / "cache")
@@ -78,7 +70,7 @@ def test_parquet_option(tmp_path):
     (["corpus=folder", "corpus.path=EMPTY"], "no .txt"),
     (["corpus=folder", "corpus.path=SHORT"], "too short to question"),
 ])
-def test_bad_input_exits_2_without_traceback(tmp_path, args, message):
+def test_bad_input_exits_2_without_traceback(tmp_path, args, message, ragsweep):
     (tmp_path / "EMPTY").mkdir()
     (tmp_path / "SHORT").mkdir()
     (tmp_path / "SHORT" / "a.txt").write_text("Too short.\n\nAlso short.")
@@ -106,7 +98,7 @@ def _packaged_small_model_ready() -> str | None:
 
 @pytest.mark.model
 @pytest.mark.slow
-def test_real_small_model_writes_two_questions(tmp_path):
+def test_real_small_model_writes_two_questions(tmp_path, ragsweep):
     reason = _packaged_small_model_ready()
     if reason:
         pytest.skip(f"packaged 0.5B model not available: {reason}")

@@ -11,6 +11,7 @@ from ragsweep.gen.prompts import WRITE_QUESTION
 from ragsweep.gen.testset import KINDS, check_against
 from ragsweep.gen.writer import LLMWriter
 from ragsweep.metrics.llm import CachedLLM, ScriptedLLM
+from ragsweep.metrics.prompts.core import Prompt, render
 
 MIX = (("single_hop", 0.4), ("multi_hop", 0.2), ("comparative", 0.2), ("conditional", 0.2))
 
@@ -27,10 +28,13 @@ def good_reply(messages, schema):
 
 
 def test_prompt_is_typed_and_versioned():
-    msgs = WRITE_QUESTION.messages(WRITE_QUESTION.input_model(kind="single_hop", sentences=["A b."], topics=["T"]))
+    assert isinstance(WRITE_QUESTION, Prompt)  # the one prompt type, shared with the judge prompts
+    msgs = render(WRITE_QUESTION, WRITE_QUESTION.input(kind="single_hop", sentences=["A b."], topics=["T"]))
     assert msgs[0]["role"] == "system" and "Example 1" in msgs[0]["content"]
     assert json.loads(msgs[1]["content"])["sentences"] == ["A b."]
     assert re.fullmatch(r"[0-9a-f]{12}", WRITE_QUESTION.version)
+    # The version in every cached writer call: a change here orphans the users' LLM caches.
+    assert WRITE_QUESTION.id.version == "c3b0e40961f7" and WRITE_QUESTION.max_tokens == 160
 
 
 def test_prompts_contain_the_evidence_and_every_kind_is_written():

@@ -38,7 +38,7 @@ BASE = [0.2, 0.9, 0.5, 0.7, 0.1, 0.8, 0.6, 0.4, 0.3, 1.0, 0.55, 0.65, 0.35, 0.45
 
 
 def test_identical_variants_tie_with_zero_difference():
-    got = compare({"a": dict(enumerate(BASE)), "b": dict(enumerate(BASE))}, "ndcg@k", baseline="a")
+    got = compare({"a": dict(enumerate(BASE)), "b": dict(enumerate(BASE))}, "ndcg@10", baseline="a")
     assert got["a"].verdict == "baseline"
     b = got["b"]
     assert (b.diff, b.ci_low, b.ci_high, b.p, b.p_holm, b.verdict) == (0.0, 0.0, 0.0, 1.0, 1.0, "tie")
@@ -47,7 +47,7 @@ def test_identical_variants_tie_with_zero_difference():
 
 def test_a_variant_worse_on_every_sample_is_significantly_worse():
     worse = {i: v - 0.1 for i, v in enumerate(BASE)}
-    got = compare({"good": dict(enumerate(BASE)), "bad": worse}, "ndcg@k")
+    got = compare({"good": dict(enumerate(BASE)), "bad": worse}, "ndcg@10")
     assert got["good"].verdict == "baseline"  # default baseline: the best mean
     bad = got["bad"]
     assert bad.verdict == "worse" and bad.mark == "▼"
@@ -105,25 +105,25 @@ def test_best_variant_breaks_ties_by_name_and_unknown_baseline_is_an_input_error
 def test_leaderboard_marks_worse_and_tied_variants(tmp_path):
     worse = [v - 0.1 for v in BASE]
     sweep = fake_sweep(tmp_path, {
-        "best": ({"chunker.size": 512, "top_k": 5}, {"ndcg@k": BASE}),
-        "twin": ({"chunker.size": 512, "top_k": 10}, {"ndcg@k": BASE}),
-        "worse": ({"chunker.size": 256, "top_k": 5}, {"ndcg@k": worse}),
-        "broken": ({"chunker.size": 256, "top_k": 10}, {"ndcg@k": worse[:10] + [None] * 10}),
+        "best": ({"chunker.size": 512, "top_k": 5}, {"ndcg@10": BASE}),
+        "twin": ({"chunker.size": 512, "top_k": 10}, {"ndcg@10": BASE}),
+        "worse": ({"chunker.size": 256, "top_k": 5}, {"ndcg@10": worse}),
+        "broken": ({"chunker.size": 256, "top_k": 10}, {"ndcg@10": worse[:10] + [None] * 10}),
     })
-    paths = build(sweep, "ndcg@k", n_resamples=2000)
+    paths = build(sweep, "ndcg@10", n_resamples=2000)
     rows = {r["variant"]: r for r in csv.DictReader(paths["csv"].open())}
     assert rows["best"]["verdict"] == "baseline"  # ties in mean with "twin", first by name
     assert rows["twin"]["verdict"] == "tie" and float(rows["twin"]["p_holm"]) == 1.0
     assert rows["worse"]["verdict"] == "worse"
-    assert rows["broken"]["n_pairs"] == "10" and rows["broken"]["ndcg@k_n_error"] == "10"
+    assert rows["broken"]["n_pairs"] == "10" and rows["broken"]["ndcg@10_n_error"] == "10"
     md = paths["md"].read_text()
     assert "▼ worse" in md and "≈ tie" in md and "baseline ★" in md
 
 
 def test_board_baseline_option_and_top_view(tmp_path):
-    sweep = fake_sweep(tmp_path, {f"v{i}": ({"top_k": i}, {"ndcg@k": [v - 0.01 * i for v in BASE]})
+    sweep = fake_sweep(tmp_path, {f"v{i}": ({"top_k": i}, {"ndcg@10": [v - 0.01 * i for v in BASE]})
                                   for i in range(1, 7)})
-    paths = build(sweep, "ndcg@k", baseline="v3", top=2, html=False)
+    paths = build(sweep, "ndcg@10", baseline="v3", top=2, html=False)
     rows = list(csv.DictReader(paths["csv"].open()))
     assert len(rows) == 6 and all(r["baseline"] == "v3" for r in rows)
     assert {r["variant"]: r["verdict"] for r in rows}["v1"] == "better"

@@ -1,37 +1,116 @@
-"""Every config group option composes and instantiates; every experiment composes."""
+"""Every primary config composes; every config group option is built (nothing loaded); every experiment composes."""
 
 from __future__ import annotations
 
+import functools
+import json
+import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hydra import compose, initialize_config_module
 from hydra.utils import instantiate
+from omegaconf import OmegaConf
+
+from ragsweep.harness.parts import build
+from ragsweep.metrics.errors import InputError
+from ragsweep.metrics.llm import ScriptedLLM
 
 CONF = Path(__file__).resolve().parents[2] / "conf"
-# Options that need a value the user must give.
-REQUIRED = {"corpus/folder": ["corpus.path=X"], "corpus/jsonl": ["corpus.path=X"], "corpus/beir": ["corpus.path=X"],
-            "embedder/sentence_transformers": ["embedder.path=X"]}
-LAZY_GROUPS = ("chunker", "embedder", "index")  # objects that load nothing until used
+PRIMARY = sorted(p.stem for p in CONF.glob("*.yaml"))  # one per command: sweep, gen, score, board, ...
+GROUPS = sorted(p.name for p in CONF.iterdir() if p.is_dir() and p.name not in ("hydra", "experiment"))
+#: Optional dependencies an option must not import while it is built (each loads on first use).
+HEAVY = ("torch", "sentence_transformers", "xllamacpp", "onnxruntime", "faiss", "openai")
+#: Options whose config builds no object on purpose.
+BUILDS_NONE = {"answerer/none", "llm/none"}
 
 
 def options(group: str) -> list[str]:
     return sorted(p.stem for p in (CONF / group).glob("*.yaml"))
 
 
-@pytest.mark.parametrize("group, option", [(g, o) for g in ("corpus", *LAZY_GROUPS) for o in options(g)])
-def test_group_option_composes(group, option):
-    overrides = [f"{group}={option}", *REQUIRED.get(f"{group}/{option}", [])]
+def required(option: str, tmp: Path) -> list[str]:
+    """Overrides for the values a user must give (``???``), pointing at tiny inputs made in ``tmp``."""
+    if option == "corpus/folder":
+        (tmp / "kb").mkdir()
+        (tmp / "kb" / "a.md").write_text("The harbour opened in 1890. It has two piers.\n", encoding="utf-8")
+        return [f"corpus.path={tmp / 'kb'}"]
+    if option == "corpus/jsonl":
+        (tmp / "kb.jsonl").write_text(json.dumps({"id": "a", "text": "The harbour opened in 1890."}) + "\n",
+                                      encoding="utf-8")
+        return [f"corpus.path={tmp / 'kb.jsonl'}"]
+    if option == "corpus/beir":
+        root = tmp / "beir"
+        root.mkdir()
+        (root / "corpus.jsonl").write_text(json.dumps({"_id": "d1", "title": "", "text": "The harbour opened in 1890."})
+                                           + "\n", encoding="utf-8")
+        (root / "queries.jsonl").write_text(json.dumps({"_id": "q1", "text": "When did the harbour open?"}) + "\n",
+                                            encoding="utf-8")
+        (root / "qrels").mkdir()
+        (root / "qrels" / "test.tsv").write_text("query-id\tcorpus-id\tscore\nq1\td1\t1\n", encoding="utf-8")
+        return [f"corpus.path={root}"]
+    if option == "embedder/sentence_transformers":
+        return [f"embedder.path={tmp / 'no-model-needed-to-construct'}"]
+    return []
+
+
+@functools.cache
+def primary_of(group: str) -> str:
+    """The first primary config whose defaults list selects ``group``."""
     with initialize_config_module(config_module="ragsweep.conf", version_base="1.3"):
-        cfg = compose(config_name="sweep", overrides=overrides)
+        return next(name for name in PRIMARY if group in compose(config_name=name))
+
+
+def loaded_eagerly(obj: Any) -> list[str]:
+    """Lazily loaded attributes of ``obj`` (and of a caching wrapper's model) that were loaded anyway."""
+    loaded = []
+    for o in (obj, getattr(obj, "inner", None)):
+        if o is None:
+            continue
+        lazy = [n for c in type(o).__mro__ for n, v in vars(c).items() if isinstance(v, functools.cached_property)]
+        loaded += [f"{type(o).__name__}.{n}" for n in lazy if n in vars(o)]
+        if getattr(o, "_server", None) is not None:  # LocalLLM: llama.cpp starts on the first call
+            loaded.append(f"{type(o).__name__}._server")
+    return loaded
+
+
+@pytest.mark.parametrize("name", PRIMARY)
+def test_primary_config_composes_and_resolves(name):
+    with initialize_config_module(config_module="ragsweep.conf", version_base="1.3"):
+        cfg = compose(config_name=name, return_hydra_config=True)
+    assert cfg.hydra.job.chdir is False  # relative paths stay relative to where the command runs
+    OmegaConf.to_container(OmegaConf.masked_copy(cfg, [k for k in cfg if k != "hydra"]), resolve=True,
+                           throw_on_missing=False)  # every interpolation resolves; only `???` values wait
+    for callback in (cfg.hydra.callbacks or {}).values():  # the sweep's leaderboard and MLflow hooks
+        assert instantiate(callback) is not None
+
+
+@pytest.mark.parametrize("group, option", [(g, o) for g in GROUPS for o in options(g)])
+def test_every_group_option_builds_without_loading_a_model(group, option, tmp_path, cache_dir):
+    overrides = [f"{group}={option}", f"cache.dir={cache_dir}", *required(f"{group}/{option}", tmp_path)]
+    primary = primary_of(group)
+    with initialize_config_module(config_module="ragsweep.conf", version_base="1.3"):
+        cfg = compose(config_name=primary, overrides=overrides)
     assert "_target_" in cfg[group]
-    if group in LAZY_GROUPS:
-        obj = instantiate(cfg[group])
-        assert obj is not None
-        if group == "chunker":
-            assert obj.params()["name"] == option
-        if group == "index":
-            assert obj.params()["kind"] == option
+    before = {m for m in HEAVY if m in sys.modules}
+    extra = {"answerer": {"llm": ScriptedLLM([]), "embedder": None}}.get(group, {})
+    try:
+        obj = build(cfg[group], group, **extra)
+    except InputError as exc:
+        pytest.skip(f"{group}={option} needs what this machine lacks to be constructed at all: {exc}")
+    if f"{group}/{option}" in BUILDS_NONE:
+        assert obj is None
+        return
+    assert obj is not None
+    assert loaded_eagerly(obj) == [], f"{group}={option} loaded its model while being built"
+    assert {m for m in HEAVY if m in sys.modules} - before == set(), f"{group}={option} imported an optional dependency"
+    if group == "chunker":
+        assert obj.params()["name"] == option
+    if group == "index":
+        assert obj.params()["kind"] == option
+    if group == "corpus":
+        assert obj.documents and obj.documents[0].text
 
 
 @pytest.mark.parametrize("experiment", options("experiment"))

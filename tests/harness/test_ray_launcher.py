@@ -27,10 +27,14 @@ pytestmark = pytest.mark.slow
 VOLATILE = {"seconds", "job", "embedded_texts"}
 
 
-def ragsweep(*args: str, cwd: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
-    env = {**os.environ, "HYDRA_FULL_ERROR": "0", "RAY_DISABLE_USAGE_STATS": "1", **(env or {})}
-    return subprocess.run([sys.executable, "-m", "ragsweep.harness.cli", "sweep", "progress=false", *args], cwd=cwd,
-                          env=env, capture_output=True, text=True, timeout=900)
+@pytest.fixture(scope="module")
+def sweep(ragsweep):
+    """``ragsweep sweep progress=false ARGS`` in ``cwd`` with Ray's usage statistics off."""
+    def run(*args: str, cwd: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+        return ragsweep("sweep", "progress=false", *args, cwd=cwd, env={"RAY_DISABLE_USAGE_STATS": "1", **(env or {})},
+                        timeout=900)
+
+    return run
 
 
 def board(sweep: Path) -> dict[str, dict[str, str]]:
@@ -44,26 +48,26 @@ def differences(a: dict[str, dict[str, str]], b: dict[str, dict[str, str]]) -> l
 
 
 @pytest.fixture(scope="module")
-def basic_board(tmp_path_factory) -> dict[str, dict[str, str]]:
+def basic_board(tmp_path_factory, sweep) -> dict[str, dict[str, str]]:
     cwd = tmp_path_factory.mktemp("basic")
-    out = ragsweep(f"cache.dir={cwd / 'cache'}", cwd=cwd)
+    out = sweep(f"cache.dir={cwd / 'cache'}", cwd=cwd)
     assert out.returncode == 0, out.stderr[-3000:]
     rows = board(next((cwd / "outputs" / "sweeps").iterdir()))
     assert len(rows) == 12
     return rows
 
 
-def test_local_ray_instance_gives_the_basic_launchers_leaderboard(tmp_path, basic_board):
+def test_local_ray_instance_gives_the_basic_launchers_leaderboard(tmp_path, basic_board, sweep):
     # address=local: a new instance even when a cluster runs on this machine (ray.init would join it)
-    out = ragsweep("hydra/launcher=ray", "hydra.launcher.ray.init.address=local", "+hydra.launcher.ray.init.num_cpus=2",
+    out = sweep("hydra/launcher=ray", "hydra.launcher.ray.init.address=local", "+hydra.launcher.ray.init.num_cpus=2",
                    "+hydra.launcher.ray.init.include_dashboard=false", "embedder.threads=1",
                    f"cache.dir={tmp_path / 'cache'}", cwd=tmp_path)
     assert out.returncode == 0, out.stderr[-3000:]
     assert "Ray Launcher is launching 3 jobs" in out.stderr + out.stdout
-    sweep = next((tmp_path / "outputs" / "sweeps").iterdir())
-    assert sorted(p.name for p in sweep.iterdir() if p.is_dir()) == ["0", "1", "2"]
-    assert differences(board(sweep), basic_board) == []
-    assert (sweep / "leaderboard.html").is_file()
+    folder = next((tmp_path / "outputs" / "sweeps").iterdir())
+    assert sorted(p.name for p in folder.iterdir() if p.is_dir()) == ["0", "1", "2"]
+    assert differences(board(folder), basic_board) == []
+    assert (folder / "leaderboard.html").is_file()
 
 
 def _free_port() -> int:
@@ -72,7 +76,7 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-def test_a_separate_ray_head_joined_by_address_gives_the_same_leaderboard(tmp_path, basic_board):
+def test_a_separate_ray_head_joined_by_address_gives_the_same_leaderboard(tmp_path, basic_board, sweep):
     port = _free_port()
     # Ray >= 2.5x starts clusters with token authentication; the driver must use the same mode (the
     # token itself is shared through ~/.ray/auth_token on this machine).
@@ -90,7 +94,7 @@ def test_a_separate_ray_head_joined_by_address_gives_the_same_leaderboard(tmp_pa
             time.sleep(0.5)
         assert head.poll() is None and "Ray runtime started" in log.read_text(), log.read_text()[-2000:]
         shared = tmp_path / "shared"  # stands for the shared file system of a real cluster
-        out = ragsweep("hydra/launcher=ray_cluster", "hydra.launcher.ray.remote.num_cpus=1", "embedder.threads=1",
+        out = sweep("hydra/launcher=ray_cluster", "hydra.launcher.ray.remote.num_cpus=1", "embedder.threads=1",
                        f"hydra.sweep.dir={shared / 'sweep'}", f"cache.dir={shared / 'cache'}",
                        cwd=tmp_path, env=env)
         assert out.returncode == 0, out.stderr[-3000:]

@@ -12,7 +12,9 @@ from ragsweep.gen.chunking import Chunk
 from ragsweep.gen.documents import Span
 from ragsweep.gen.testset import TestSample
 from ragsweep.harness.cache import Cache, atomic_write, make_key, write_json
-from ragsweep.harness.evaluate import ChunkLocator, dedupe_documents, score_qrels, score_spans
+from ragsweep.harness.evaluate import ChunkLocator
+from ragsweep.harness.records import RunSample
+from ragsweep.metrics.catalogue import spec_of
 from ragsweep.harness.records import Retrieved
 from ragsweep.harness.retriever import IndexSpec, search
 
@@ -91,13 +93,28 @@ def _ret(c, score=1.0):
     return Retrieved(c.id, c.doc_id, c.start, c.end, score, c.text)
 
 
+def _scores(run: RunSample, top_k: int, names: list[str]) -> dict:
+    """Each metric through the catalogue, on the run record as the variant passing on ``top_k`` items."""
+    sample = run.rag_sample(top_k)
+    out = {}
+    for name in names:
+        spec = spec_of(name)
+        call = {f: sample.get(f) for f in (*spec.inputs, *spec.optional)} | dict(spec.options)
+        out[name.split("@")[0]] = spec.fn(**call)
+    return out
+
+
+RANKED = ["hit@3", "mrr@3", "precision@3", "recall@3", "ndcg@3", "span_recall", "span_precision", "span_iou"]
+
+
 def test_span_relevance_by_overlap_on_a_hand_case():
     chunks = [_chunk("a", 0, 100), _chunk("a", 80, 180), _chunk("a", 160, 260), _chunk("b", 0, 100)]
     sample = TestSample("q", "?", "", (Span("a", 90, 120),))  # overlaps chunks 0 and 1
     locator = ChunkLocator(chunks)
     assert locator.n_relevant(sample) == 2
     ranked = [_ret(chunks[3]), _ret(chunks[1]), _ret(chunks[2]), _ret(chunks[0])]
-    got = score_spans(sample, ranked, 3, locator)
+    run = RunSample("q", "v", tuple(ranked), evidence=(("a", 90, 120),), n_relevant=2)
+    got = _scores(run, 3, RANKED)
     assert got["hit"].value == 1.0
     assert got["mrr"].value == 0.5
     assert got["precision"].value == pytest.approx(1 / 3)
@@ -107,20 +124,28 @@ def test_span_relevance_by_overlap_on_a_hand_case():
     assert got["span_recall"].value == 1.0
     assert got["span_precision"].value == pytest.approx(30 / 280)
     assert got["span_iou"].value == pytest.approx(30 / 280)
-    assert got["hit"].explanation["relevant_retrieved"] == ["a#80-180"]
+    assert got["hit"].explanation["relevant_retrieved"] == ["a:80-180"]
+    # The same record as a variant that passes on only its first item: nothing relevant is passed on,
+    # while ndcg@3 keeps its ideal of two relevant items.
+    one = _scores(run, 1, RANKED)
+    assert one["hit"].value == 0.0 and one["recall"].value == 0.0 and one["span_recall"].value == 0.0
+    assert one["precision"].value == 0.0 and one["hit"].explanation["n_passed"] == 1
 
 
 def test_no_overlapping_chunk_is_undefined_not_zero():
     chunks = [_chunk("a", 0, 10)]
     sample = TestSample("q", "?", "", (Span("zzz", 0, 5),))
-    got = score_spans(sample, [_ret(chunks[0])], 1, ChunkLocator(chunks))
+    run = RunSample("q", "v", (_ret(chunks[0]),), evidence=(("zzz", 0, 5),),
+                    n_relevant=ChunkLocator(chunks).n_relevant(sample))
+    got = _scores(run, 1, ["ndcg@1"])
     assert got["ndcg"].status == "undefined" and got["ndcg"].value is None
-    assert "no chunk" in got["ndcg"].explanation["reason"]
+    assert "no item of this chunking" in got["ndcg"].explanation["reason"]
 
 
 def test_qrels_mode_collapses_chunks_to_documents():
     chunks = [_chunk("d1", 0, 10), _chunk("d1", 10, 20), _chunk("d2", 0, 10), _chunk("d3", 0, 10)]
-    ranked = [_ret(c) for c in chunks]
-    assert [r.doc_id for r in dedupe_documents(ranked)] == ["d1", "d2", "d3"]
-    got = score_qrels({"d2": 1, "d9": 1}, ranked, 2)
+    run = RunSample("q", "v", tuple(_ret(c) for c in chunks), qrels={"d2": 1, "d9": 1})
+    got = _scores(run, 2, ["mrr@2", "recall@2", "precision@2", "hit@2"])
+    # top_k=2 counts documents: d1 (its best chunk) and d2
     assert got["mrr"].value == 0.5 and got["recall"].value == 0.5 and got["precision"].value == 0.5
+    assert got["hit"].explanation["relevant_retrieved"] == ["d2:0-10"]

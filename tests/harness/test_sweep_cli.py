@@ -4,9 +4,6 @@ from __future__ import annotations
 
 import csv
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -14,14 +11,8 @@ import pytest
 pytestmark = pytest.mark.slow
 
 
-def ragsweep(*args: str, cwd: Path, cache: Path, timeout: int = 600) -> subprocess.CompletedProcess:
-    env = {**os.environ, "RAGSWEEP_CACHE_DIR": str(cache), "HYDRA_FULL_ERROR": "0"}
-    return subprocess.run([sys.executable, "-m", "ragsweep.harness.cli", *args], cwd=cwd, env=env,
-                          capture_output=True, text=True, timeout=timeout)
-
-
 @pytest.fixture(scope="module")
-def default_sweep(tmp_path_factory):
+def default_sweep(tmp_path_factory, ragsweep):
     """The README's default sweep (3 chunk sizes x 4 top-K) on the shipped corpus, run once."""
     cwd = tmp_path_factory.mktemp("run")
     cache = tmp_path_factory.mktemp("cache")
@@ -44,14 +35,14 @@ def test_default_sweep_writes_a_leaderboard_row_per_variant(default_sweep):
     assert len(rows) == 12  # chunk size {256, 512, 1024} x top_k {1, 3, 5, 10}
     assert {(r["chunker.size"], r["top_k"]) for r in rows} == {
         (str(s), str(k)) for s in (256, 512, 1024) for k in (1, 3, 5, 10)}
-    means = [float(r["ndcg@k"]) for r in rows]
+    means = [float(r["ndcg@10"]) for r in rows]
     assert means == sorted(means, reverse=True)  # best first
     for r in rows:
-        assert float(r["ndcg@k_ci_low"]) <= float(r["ndcg@k"]) <= float(r["ndcg@k_ci_high"])
-        assert int(r["ndcg@k_n_ok"]) == 40 and r["error"] == ""
+        assert float(r["ndcg@10_ci_low"]) <= float(r["ndcg@10"]) <= float(r["ndcg@10_ci_high"])
+        assert int(r["ndcg@10_n_ok"]) == 40 and r["error"] == ""
     # recall can only grow with K for a fixed chunking
     for size in ("256", "512", "1024"):
-        rec = [float(r["recall@k"]) for r in sorted((r for r in rows if r["chunker.size"] == size),
+        rec = [float(r["recall@10"]) for r in sorted((r for r in rows if r["chunker.size"] == size),
                                                      key=lambda r: int(r["top_k"]))]
         assert rec == sorted(rec)
     assert "leaderboard:" in first.stdout and (sweeps[0] / "leaderboard.md").is_file()
@@ -77,16 +68,16 @@ def test_repeated_sweep_recomputes_nothing(default_sweep):
     for job in sorted(p for p in sweeps[1].iterdir() if p.is_dir() and p.name.isdigit()):
         cost = json.loads((job / "summary.json").read_text())["cost"]
         assert cost["embedded_texts"] == 0 and cost["cache_misses"] == 0, cost
-    assert _board(sweeps[0])[0]["ndcg@k"] == _board(sweeps[1])[0]["ndcg@k"]
+    assert _board(sweeps[0])[0]["ndcg@10"] == _board(sweeps[1])[0]["ndcg@10"]
 
 
-def test_board_rebuilds_the_leaderboard(default_sweep):
+def test_board_rebuilds_the_leaderboard(default_sweep, ragsweep):
     cwd, cache, sweeps, _, _ = default_sweep
     (sweeps[0] / "leaderboard.csv").unlink()
-    out = ragsweep("board", str(sweeps[0]), "sort_by=recall@k", cwd=cwd, cache=cache)
+    out = ragsweep("board", str(sweeps[0]), "sort_by=recall@10", cwd=cwd, cache=cache)
     assert out.returncode == 0, out.stderr
     rows = _board(sweeps[0])
-    recall = [float(r["recall@k"]) for r in rows]
+    recall = [float(r["recall@10"]) for r in rows]
     assert len(rows) == 12 and recall == sorted(recall, reverse=True)
 
 
@@ -100,7 +91,7 @@ def test_board_rebuilds_the_leaderboard(default_sweep):
     (["board", "/no/such/sweep"], "not found"),
     (["frobnicate"], "unknown command"),
 ])
-def test_bad_input_exits_2_with_a_clear_message(tmp_path, args, message):
+def test_bad_input_exits_2_with_a_clear_message(tmp_path, args, message, ragsweep):
     out = ragsweep(*args, "progress=false", cwd=tmp_path, cache=tmp_path / "cache") if args[0] == "sweep" \
         else ragsweep(*args, cwd=tmp_path, cache=tmp_path / "cache")
     assert out.returncode == 2, (out.returncode, out.stderr[-2000:])
@@ -108,7 +99,7 @@ def test_bad_input_exits_2_with_a_clear_message(tmp_path, args, message):
     assert "Traceback" not in out.stderr
 
 
-def test_empty_document_in_folder_exits_2(tmp_path):
+def test_empty_document_in_folder_exits_2(tmp_path, ragsweep):
     kb = tmp_path / "kb"
     kb.mkdir()
     (kb / "a.md").write_text("Some text here.")
@@ -117,7 +108,7 @@ def test_empty_document_in_folder_exits_2(tmp_path):
     assert out.returncode == 2 and "empty.md: document is empty" in out.stderr
 
 
-def test_joblib_launcher_runs_jobs_in_parallel(tmp_path):
+def test_joblib_launcher_runs_jobs_in_parallel(tmp_path, ragsweep):
     out = ragsweep("sweep", "hydra/launcher=joblib", "hydra.launcher.n_jobs=2", "embedder.threads=1",
                    "chunker.size=300,600", "retriever.top_k=[1,5]", "progress=false",
                    cwd=tmp_path, cache=tmp_path / "cache")
@@ -131,12 +122,12 @@ SCIFACT = Path(__file__).resolve().parents[2] / ".." / "shared" / "data" / "scif
 
 
 @pytest.mark.skipif(not SCIFACT.is_dir(), reason="../shared/data/scifact not present")
-def test_scifact_ndcg_matches_the_published_figure(tmp_path):
+def test_scifact_ndcg_matches_the_published_figure(tmp_path, ragsweep):
     """all-MiniLM-L6-v2 on SciFact (BEIR test = our dev split): nDCG@10 ~0.645 (MTEB). Takes ~4 min."""
     out = ragsweep("sweep", "corpus=beir", f"corpus.path={SCIFACT}", "corpus.split=dev", "chunker=none",
                    "retriever.top_k=10", "progress=false", cwd=tmp_path, cache=tmp_path / "cache",
                    timeout=2400)  # ~5 min alone on 2 cores; much longer when the machine is shared
     assert out.returncode == 0, out.stderr[-3000:]
     row = _board(next((tmp_path / "outputs" / "sweeps").iterdir()))[0]
-    assert int(row["ndcg@k_n_ok"]) == 300
-    assert abs(float(row["ndcg@k"]) - 0.645) <= 0.01
+    assert int(row["ndcg@10_n_ok"]) == 300
+    assert abs(float(row["ndcg@10"]) - 0.645) <= 0.01

@@ -76,7 +76,7 @@ def test_without_an_llm_there_are_no_llm_counts(jobs):
 
 def test_the_leaderboard_shows_each_variants_llm_cost_and_blanks_without_one(jobs):
     tmp, first, _, _, _, _ = jobs
-    paths = build_board(tmp / "sweep", "ndcg@k", n_resamples=200)
+    paths = build_board(tmp / "sweep", "ndcg@10", n_resamples=200)
     rows = {r["top_k"]: r for r in csv.DictReader(paths["csv"].open())}
     costs = {v["params"]["top_k"]: v["cost"] for v in first["variants"]}
     for k in ("1", "3"):
@@ -94,7 +94,7 @@ def test_the_leaderboard_shows_each_variants_llm_cost_and_blanks_without_one(job
 
 def test_a_board_without_llm_jobs_has_no_llm_columns(jobs):
     tmp, _, _, _, _, _ = jobs
-    paths = build_board(tmp / "sweep" / "1", "ndcg@k", n_resamples=200, html=False)
+    paths = build_board(tmp / "sweep" / "1", "ndcg@10", n_resamples=200, html=False)
     header = paths["csv"].read_text().splitlines()[0]
     assert "seconds,embedded_texts" in header and "llm_" not in header
     assert "llm" not in paths["md"].read_text().lower()

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import os
-import subprocess
 import sys
 from pathlib import Path
 
@@ -15,8 +13,8 @@ from test_compare import BASE, fake_sweep
 
 
 def test_metric_names_are_made_mlflow_legal():
-    assert metric_key("ndcg@k") == "ndcg_at_k"
-    assert metric_key("span_iou@k") == "span_iou_at_k"
+    assert metric_key("ndcg@10") == "ndcg_at_10"
+    assert metric_key("span_iou") == "span_iou"
     assert metric_key("a(b)") == "a_b_"
 
 
@@ -46,8 +44,8 @@ def _runs(uri: str, experiment: str = "ragsweep"):
 def test_each_variant_becomes_a_run_with_params_and_metrics(tmp_path):
     pytest.importorskip("mlflow")
     sweep = fake_sweep(tmp_path / "sweep", {
-        "a": ({"chunker.size": 256, "top_k": 1}, {"ndcg@k": BASE, "recall@k": BASE}),
-        "b": ({"chunker.size": 512, "top_k": 1}, {"ndcg@k": [v - 0.1 for v in BASE], "recall@k": BASE}),
+        "a": ({"chunker.size": 256, "top_k": 1}, {"ndcg@10": BASE, "recall@10": BASE}),
+        "b": ({"chunker.size": 512, "top_k": 1}, {"ndcg@10": [v - 0.1 for v in BASE], "recall@10": BASE}),
     })
     (sweep / "leaderboard.csv").write_text("rank\n")
     uri = f"file:{tmp_path / 'mlruns'}"  # the quick local store; the default (sqlite) is tested end to end
@@ -56,8 +54,8 @@ def test_each_variant_becomes_a_run_with_params_and_metrics(tmp_path):
     assert set(runs) == {"a", "b", "sweep"} and runs["sweep"].info.run_id == parent
     a, b = runs["a"].data, runs["b"].data
     assert a.params == {"chunker.size": "256", "top_k": "1"}
-    assert a.metrics["ndcg_at_k"] == pytest.approx(sum(BASE) / len(BASE))
-    assert {"ndcg_at_k_ci_low", "ndcg_at_k_ci_high", "ndcg_at_k_n_ok", "recall_at_k", "cost_seconds",
+    assert a.metrics["ndcg_at_10"] == pytest.approx(sum(BASE) / len(BASE))
+    assert {"ndcg_at_10_ci_low", "ndcg_at_10_ci_high", "ndcg_at_10_n_ok", "recall_at_10", "cost_seconds",
             "cost_embedded_texts", "cost_seconds_embed", "rank"} <= a.metrics.keys()
     assert b.metrics["diff_vs_baseline"] == pytest.approx(-0.1) and b.tags["ragsweep.verdict"] == "worse"
     assert a.tags["ragsweep.verdict"] == "baseline" and a.tags["mlflow.parentRunId"] == parent
@@ -65,20 +63,17 @@ def test_each_variant_becomes_a_run_with_params_and_metrics(tmp_path):
 
 
 @pytest.mark.slow
-def test_one_override_logs_a_real_sweep_to_sqlite(tmp_path):
+def test_one_override_logs_a_real_sweep_to_sqlite(tmp_path, ragsweep):
     pytest.importorskip("mlflow")
     pytest.importorskip("sqlalchemy", reason="the sqlite store needs the mlflow extra (sqlalchemy, alembic)")
-    env = {**os.environ, "RAGSWEEP_CACHE_DIR": str(tmp_path / "cache")}
-    env.pop("MLFLOW_TRACKING_URI", None)
-    out = subprocess.run([sys.executable, "-m", "ragsweep.harness.cli", "sweep", "progress=false", "mlflow.enabled=true",
-                          "chunker.size=512", "retriever.top_k=[1,5]"], cwd=tmp_path, env=env,
-                         capture_output=True, text=True, timeout=600)
+    out = ragsweep("sweep", "progress=false", "mlflow.enabled=true", "chunker.size=512", "retriever.top_k=[1,5]",
+                   cwd=tmp_path, env={"MLFLOW_TRACKING_URI": None})
     assert out.returncode == 0, out.stderr[-3000:]
     assert "mlflow: run" in out.stdout and (tmp_path / "mlflow.db").is_file()
     runs = _runs(f"sqlite:///{tmp_path / 'mlflow.db'}")
     variants = [r for r in runs if r.data.tags.get("ragsweep.kind") == "variant"]
     assert sorted(r.data.params["top_k"] for r in variants) == ["1", "5"]
-    assert all(r.data.params["chunker.size"] == "512" and "ndcg_at_k" in r.data.metrics for r in variants)
+    assert all(r.data.params["chunker.size"] == "512" and "ndcg_at_10" in r.data.metrics for r in variants)
     parent = next(r for r in runs if r.data.tags.get("ragsweep.kind") == "sweep")
     artifacts = Path(parent.info.artifact_uri.removeprefix("file://"))
     assert (artifacts / "leaderboard.html").is_file()  # the leaderboard was written before logging

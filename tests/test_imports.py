@@ -1,0 +1,173 @@
+"""The package's import graph: no cycles, and the layers point one way (harness -> gen -> metrics).
+
+Every module of ``ragsweep`` is read with :mod:`ast`, never imported, so modules behind an optional
+extra are checked too, and every import counts: at the top, inside functions (the lazy imports of
+optional dependencies) and under ``TYPE_CHECKING``.
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib.util
+import pkgutil
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = "ragsweep"
+#: package -> the packages it must never import (DESIGN.md, "Layout"). The root package is the
+#: public API and loads ``harness`` on first use, so the lower layers may not import it either.
+FORBIDDEN = {
+    "ragsweep.metrics": ("ragsweep.gen", "ragsweep.harness", ROOT),
+    "ragsweep.gen": ("ragsweep.harness", ROOT),
+}
+
+
+@dataclass(frozen=True)
+class Edge:
+    """``source`` imports ``target`` at ``line``."""
+
+    source: str
+    target: str
+    line: int
+
+    def __str__(self) -> str:
+        return f"{self.source} (line {self.line}) -> {self.target}"
+
+
+def modules() -> dict[str, Path]:
+    """Every module of the package -> its file, found with pkgutil over the package's path (nothing imported)."""
+    spec = importlib.util.find_spec(ROOT)
+    assert spec is not None and spec.origin is not None and spec.submodule_search_locations
+    found = {ROOT: Path(spec.origin)}
+
+    def walk(paths: list[str], prefix: str) -> None:
+        for info in pkgutil.iter_modules(paths, prefix):
+            folder = Path(info.module_finder.path)  # type: ignore[union-attr]
+            leaf = info.name.rsplit(".", 1)[1]
+            if info.ispkg:
+                found[info.name] = folder / leaf / "__init__.py"
+                walk([str(folder / leaf)], info.name + ".")
+            else:
+                found[info.name] = folder / f"{leaf}.py"
+
+    walk(list(spec.submodule_search_locations), ROOT + ".")
+    return found
+
+
+def _absolute(module: str, is_package: bool, node: ast.ImportFrom) -> str:
+    """The absolute module name an ``ImportFrom`` names (relative imports resolved)."""
+    if not node.level:
+        return node.module or ""
+    base = module.split(".") if is_package else module.split(".")[:-1]
+    base = base[: len(base) - (node.level - 1)]
+    return ".".join(base + ([node.module] if node.module else []))
+
+
+def _target(name: str, known: dict[str, Path]) -> str | None:
+    """The longest prefix of ``name`` that is one of the package's modules (None: outside the package)."""
+    parts = name.split(".")
+    for end in range(len(parts), 0, -1):
+        candidate = ".".join(parts[:end])
+        if candidate in known:
+            return candidate
+    return None
+
+
+def imports(module: str, path: Path, known: dict[str, Path]) -> Iterator[Edge]:
+    """Every import of ``module`` into the package. ``from ragsweep.x import y`` is an edge to the
+    submodule ``ragsweep.x.y`` when there is one, else to ``ragsweep.x``."""
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                target = _target(alias.name, known)
+                if target is not None:
+                    yield Edge(module, target, node.lineno)
+        elif isinstance(node, ast.ImportFrom):
+            base = _absolute(module, path.name == "__init__.py", node)
+            for alias in node.names:
+                submodule = f"{base}.{alias.name}"
+                target = submodule if submodule in known else _target(base, known)
+                if target is not None:
+                    yield Edge(module, target, node.lineno)
+
+
+def graph() -> dict[str, list[Edge]]:
+    """module -> its imports of other modules of the package."""
+    known = modules()
+    return {m: [e for e in imports(m, p, known) if e.target != m] for m, p in known.items()}
+
+
+def strongly_connected(edges: dict[str, list[Edge]]) -> list[list[str]]:
+    """Tarjan's strongly connected components of the import graph."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    out: list[list[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for e in edges.get(v, []):
+            if e.target not in index:
+                visit(e.target)
+                low[v] = min(low[v], low[e.target])
+            elif e.target in on_stack:
+                low[v] = min(low[v], index[e.target])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                component.append(w)
+                if w == v:
+                    break
+            out.append(sorted(component))
+
+    for v in sorted(edges):
+        if v not in index:
+            visit(v)
+    return out
+
+
+def test_every_module_is_found_and_parsed():
+    found = modules()
+    for package in ("ragsweep.conf", "ragsweep.gen", "ragsweep.harness", "ragsweep.metrics",
+                    "ragsweep.metrics.llm", "ragsweep.metrics.prompts"):
+        assert package in found and found[package].name == "__init__.py"
+    assert {"ragsweep.gen.app", "ragsweep.harness.cli", "ragsweep.metrics.prompts.core"} <= found.keys()
+    assert all(p.is_file() for p in found.values())
+    edges = graph()
+    assert any(e.target == "ragsweep.metrics.errors" for e in edges["ragsweep.gen.app"])
+
+
+def test_edges_resolve_submodules_packages_and_relative_imports(tmp_path):
+    known = {"ragsweep": Path(), "ragsweep.a": Path(), "ragsweep.a.b": Path(), "ragsweep.c": Path()}
+    path = tmp_path / "mod.py"
+    path.write_text("import os\nfrom ragsweep.a import b, helper\nfrom .. import c\nfrom .b import thing\n"
+                    "def f():\n    import ragsweep.a.b.deep\n", encoding="utf-8")
+    got = {(e.target, e.line) for e in imports("ragsweep.a.mod", path, known)}
+    assert got == {("ragsweep.a.b", 2), ("ragsweep.a", 2), ("ragsweep.c", 3), ("ragsweep.a.b", 4),
+                   ("ragsweep.a.b", 6)}
+
+
+def test_no_import_cycles():
+    edges = graph()
+    cycles = [c for c in strongly_connected(edges) if len(c) > 1]
+    report = []
+    for members in cycles:
+        inside = set(members)
+        report.append("cycle: " + " <-> ".join(members) + "\n" + "\n".join(
+            f"    {e}" for m in members for e in edges[m] if e.target in inside))
+    assert not cycles, f"{len(cycles)} import cycle(s):\n" + "\n".join(report)
+
+
+def test_layers_point_one_way():
+    bad = [f"{e}  ({layer} must not import {e.target})"
+           for module, out in graph().items()
+           for layer, banned in FORBIDDEN.items() if module == layer or module.startswith(layer + ".")
+           for e in out if any(e.target == b or b != ROOT and e.target.startswith(b + ".") for b in banned)]
+    assert not bad, "layering violations:\n" + "\n".join(bad)
