@@ -4,6 +4,8 @@
    cache writes) against the raw model (``OnnxMiniLM.embed_batch`` on consecutive batches in corpus
    order) on the same texts.
 2. Wall time of a repeated ``ragsweep sweep`` (every stage cached) against the first, cold run.
+3. BM25 and hybrid (RRF) beside dense on SciFact, in the same cache (so the dense vectors are cached):
+   each sweep's wall time, nDCG@10, per-query latency (p50, p95), index build time and size.
 
     python benchmarks/retriever.py                 # SciFact from ../shared/data (as in the README)
     python benchmarks/retriever.py --docs 500      # a quicker subset for the throughput part
@@ -46,19 +48,26 @@ def sweep_throughput(model: OnnxMiniLM, corpus: Corpus) -> float:
         return len(pipe.chunks) / (time.perf_counter() - start)
 
 
-def sweep_wall(scifact: Path, cache_dir: str) -> float:
+def sweep_wall(scifact: Path, cache_dir: str, *overrides: str) -> tuple[float, dict[str, str]]:
+    """Wall time of one SciFact sweep and its leaderboard row."""
+    import csv
+
     cmd = [sys.executable, "-m", "ragsweep.harness.cli", "sweep", "corpus=beir", f"corpus.path={scifact}",
-           "corpus.split=dev", "chunker=none", "retriever.top_k=10", "progress=false"]
+           "corpus.split=dev", "chunker=none", "retriever.top_k=10", "progress=false", *overrides]
     start = time.perf_counter()
     with tempfile.TemporaryDirectory() as cwd:
         out = subprocess.run(cmd, cwd=cwd, env={**os.environ, "RAGSWEEP_CACHE_DIR": cache_dir},
                              capture_output=True, text=True)
         if out.returncode:
             sys.exit(f"sweep failed:\n{out.stderr[-3000:]}")
-        ndcg = next((line for line in out.stdout.splitlines() if line.startswith("| 1 |")), "")
+        board = next(Path(cwd, "outputs", "sweeps").iterdir()) / "leaderboard.csv"
+        with board.open(newline="") as fh:
+            row = next(csv.DictReader(fh))
     elapsed = time.perf_counter() - start
-    print(f"    {elapsed:7.1f} s   {ndcg}")
-    return elapsed
+    print(f"    {' '.join(overrides) or 'retrieval=dense':22s} {elapsed:7.1f} s   nDCG@10 {float(row['ndcg@10']):.3f}   "
+          f"latency p50 {row['latency_p50_ms']} ms  p95 {row['latency_p95_ms']} ms   "
+          f"index build {row['index_build_s']} s  {row['index_mb']} MB")
+    return elapsed, row
 
 
 def main() -> None:
@@ -81,9 +90,14 @@ def main() -> None:
         return
     print("2. SciFact sweep (5,183 docs, 300 queries, nDCG@10): cold, then repeated")
     with tempfile.TemporaryDirectory() as cache_dir:
-        cold = sweep_wall(args.scifact, cache_dir)
-        warm = sweep_wall(args.scifact, cache_dir)
-    print(f"    cold {cold:.1f} s   repeated {warm:.1f} s   ratio repeated/cold {warm / cold:.3f}")
+        cold, _ = sweep_wall(args.scifact, cache_dir)
+        warm, _ = sweep_wall(args.scifact, cache_dir)
+        print(f"    cold {cold:.1f} s   repeated {warm:.1f} s   ratio repeated/cold {warm / cold:.3f}")
+        print("3. BM25 and hybrid (RRF) beside dense, the dense vectors cached by step 2")
+        bm25, _ = sweep_wall(args.scifact, cache_dir, "retrieval=bm25")
+        hybrid, _ = sweep_wall(args.scifact, cache_dir, "retrieval=hybrid")
+    print(f"    hybrid / dense cold {hybrid / cold:.3f}   (hybrid - dense repeated) / dense cold "
+          f"{(hybrid - warm) / cold:.3f}   bm25 / dense cold {bm25 / cold:.3f}")
 
 
 if __name__ == "__main__":

@@ -135,9 +135,23 @@ def varying_params(rows: Sequence[Row]) -> list[str]:
 # Cost columns: (name, getter). Seconds and embedded texts are per job: the top-K variants of one job
 # share them, because the job searches once at the largest K. The LLM columns are the variant's own
 # (its answers and judged metrics) and appear only when a job ran with an LLM.
+def _round(value: Any, digits: int) -> Any:
+    return None if value is None else round(float(value), digits)
+
+
+def _index_sum(cost: dict[str, Any], key: str) -> float | None:
+    """The job's indexes summed (a hybrid has a FAISS and a BM25 index); None when any is unknown."""
+    values = [i.get(key) for i in cost.get("indexes", {}).values()]
+    return None if not values or any(v is None for v in values) else float(sum(values))
+
+
 COSTS: tuple[tuple[str, Callable[[dict[str, Any]], Any]], ...] = (
     ("seconds", lambda c: round(c["seconds"]["total"], 3) if "total" in c.get("seconds", {}) else None),
     ("embedded_texts", lambda c: c.get("embedded_texts")),
+    ("latency_p50_ms", lambda c: _round(c.get("latency", {}).get("p50_ms"), 2)),
+    ("latency_p95_ms", lambda c: _round(c.get("latency", {}).get("p95_ms"), 2)),
+    ("index_build_s", lambda c: _round(_index_sum(c, "build_seconds"), 3)),
+    ("index_mb", lambda c: _round(None if (b := _index_sum(c, "bytes")) is None else b / 2**20, 2)),
     ("llm_calls", lambda c: c.get("llm_calls")),
     ("llm_cached_calls", lambda c: c.get("llm_cached_calls")),
     ("llm_prompt_tokens", lambda c: c.get("llm_prompt_tokens")),
@@ -154,6 +168,9 @@ def cost_columns(rows: Sequence[Row]) -> list[tuple[str, Callable[[dict[str, Any
 def cost_note(rows: Sequence[Row]) -> str:
     """What the cost columns count, for the markdown and HTML pages."""
     note = "Seconds and embedded texts are per job: the top-K variants of one job share one search."
+    if any(n == "latency_p50_ms" for n, _ in cost_columns(rows)):
+        note += (" Latency is per query, sent one at a time (encoding and search, uncached); index build "
+                 "seconds are from when the index was built (a cached index keeps them), index MB its size.")
     if any(n == "llm_calls" for n, _ in cost_columns(rows)):
         note += (" LLM calls and tokens are the variant's own; cached calls were answered from the LLM "
                  "cache and count the tokens they took when first made.")

@@ -126,3 +126,35 @@ class Cache:
             atomic_write(p, lambda tmp: faiss.write_index(index, tmp))
 
         return self._get(self.path("index", key, "faiss"), lambda p: faiss.read_index(str(p)), compute, save)
+
+    def folder(self, kind: str, key: str, build: Callable[[Path], None], load: Callable[[Path], T]) -> T:
+        """An entry that is a folder of files (a BM25 index): built into a temporary folder, then
+        renamed into place, so a reader never sees a half-written index."""
+        import shutil
+        import tempfile
+
+        path = self.root / kind / key
+        if self.enabled and (path / ".complete").is_file():
+            try:
+                value = load(path)
+                self.hits += 1
+                return value
+            except Exception:  # a corrupt entry: rebuild it
+                shutil.rmtree(path, ignore_errors=True)
+        self.misses += 1
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(prefix=f".{key}.", dir=path.parent))
+        try:
+            build(tmp)
+            (tmp / ".complete").write_text("", encoding="utf-8")
+            value = load(tmp)
+            if self.enabled:
+                shutil.rmtree(path, ignore_errors=True)
+                try:
+                    tmp.rename(path)
+                except OSError:  # another process put the same entry in place first
+                    pass
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+        return value
+

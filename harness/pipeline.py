@@ -25,6 +25,7 @@ import numpy as np
 from ragsweep.gen.chunking import Chunk, Chunker
 from ragsweep.gen.documents import Corpus
 from ragsweep.harness.cache import Cache, make_key
+from ragsweep.harness.lexical import Retrieval
 from ragsweep.harness.records import Retrieved
 from ragsweep.harness.retriever import IndexSpec, search
 from ragsweep.metrics.embedding import Embedder
@@ -70,13 +71,20 @@ class CachedEmbedder:
 
 
 class Pipeline:
-    """Chunks -> vectors -> index -> search for one (corpus, chunker, embedder, index) combination."""
+    """Chunks -> vectors -> index -> search for one (corpus, chunker, embedder, index, retrieval) combination.
+
+    ``retrieval`` picks dense search (FAISS), BM25 over the chunk texts, or both fused
+    (:mod:`ragsweep.harness.lexical`); each ranking is cached on its own, so a hybrid sweep reuses the
+    dense vectors, index and search of a dense one.
+    """
 
     def __init__(self, corpus: Corpus, chunker: Chunker, embedder: Embedder, index: IndexSpec,
-                 cache: Cache, progress: bool = False) -> None:
+                 cache: Cache, progress: bool = False, retrieval: Retrieval | None = None) -> None:
         self.corpus, self.chunker, self.embedder, self.spec = corpus, chunker, embedder, index
         self.cache, self.progress = cache, progress
+        self.retrieval = retrieval or Retrieval()
         self.cost = Cost()
+        self.indexes: dict[str, dict[str, Any]] = {}   # per index: build seconds (when built) and bytes
 
     @cached_property
     def embedder_id(self) -> dict[str, Any]:
@@ -107,9 +115,12 @@ class Pipeline:
         return out
 
     def _embed(self, kind: str, key: str, texts: list[str]) -> np.ndarray:
+        # Asymmetric embedders (e5: "query: " / "passage: ") embed queries their own way.
+        fn = getattr(self.embedder, "embed_queries", self.embedder.embed) if kind == "queries" else self.embedder.embed
+
         def compute() -> np.ndarray:
             t = time.perf_counter()
-            vecs = self.embedder.embed(texts, progress=self.progress)
+            vecs = fn(texts, progress=self.progress)
             self.cost.timed("embed", t)
             self.cost.embedded_texts += len(texts)
             return vecs
@@ -124,22 +135,57 @@ class Pipeline:
     def index_key(self) -> str:
         return make_key("index", self.vectors_key, self.spec.params())
 
+    def _built(self, name: str, key: str, seconds: float | None, nbytes: int) -> None:
+        """Record an index's size, and its build time (kept beside the cached index for later hits)."""
+        meta = self.cache.json("index_meta", key, lambda: {"build_seconds": seconds})
+        self.indexes[name] = {"build_seconds": meta.get("build_seconds") if seconds is None else seconds,
+                              "bytes": int(nbytes)}
+
     @cached_property
     def index(self) -> Any:
+        import faiss
+
+        built_in: list[float] = []
+
         def compute() -> Any:
             vecs = self._embed("vectors", self.vectors_key, [c.text for c in self.chunks])
             t = time.perf_counter()
             built = self.spec.build(vecs)
+            built_in.append(time.perf_counter() - t)
             self.cost.timed("index", t)
             return built
 
         index = self.cache.faiss_index(self.index_key, compute)
         self.spec.configure(index)
+        self._built("dense", self.index_key, built_in[0] if built_in else None,
+                    faiss.serialize_index(index).nbytes)
         return index
 
-    def search(self, queries: Sequence[str], k: int) -> list[list[Retrieved]]:
-        """Top-``k`` chunks per query, as :class:`Retrieved` in rank order."""
-        qkey = make_key("queries", hashlib.sha256("\0".join(queries).encode()).hexdigest(), self.embedder_id)
+    @cached_property
+    def bm25_key(self) -> str:
+        return make_key("bm25", self.chunks_key, self.retrieval.bm25.params())
+
+    @cached_property
+    def bm25(self) -> Any:
+        spec = self.retrieval.bm25
+        built_in: list[float] = []
+
+        def build(folder: Any) -> None:
+            t = time.perf_counter()
+            spec.build([c.text for c in self.chunks], folder)
+            built_in.append(time.perf_counter() - t)
+            self.cost.timed("index", t)
+
+        model = self.cache.folder("bm25", self.bm25_key, build, spec.load)
+        nbytes = sum(np.asarray(a).nbytes for a in model.scores.values() if hasattr(a, "nbytes"))
+        self._built("bm25", self.bm25_key, built_in[0] if built_in else None, nbytes)
+        return model
+
+    def _queries_key(self, queries: Sequence[str]) -> str:
+        return hashlib.sha256("\0".join(queries).encode()).hexdigest()
+
+    def _dense(self, queries: Sequence[str], k: int) -> tuple[np.ndarray, np.ndarray]:
+        qkey = make_key("queries", self._queries_key(queries), self.embedder_id)
         skey = make_key("search", self.index_key, qkey, k, self.spec)
 
         def compute() -> dict[str, np.ndarray]:
@@ -151,9 +197,72 @@ class Pipeline:
             return {"scores": scores, "ids": ids}
 
         found = self.cache.arrays("search", skey, compute)
+        if "dense" not in self.indexes:
+            self.index  # noqa: B018 - records the index's size (and build time) for the cost columns
+        return found["scores"], found["ids"]
+
+    def _lexical(self, queries: Sequence[str], k: int) -> tuple[np.ndarray, np.ndarray]:
+        skey = make_key("bm25_search", self.bm25_key, self._queries_key(queries), k)
+
+        def compute() -> dict[str, np.ndarray]:
+            model = self.bm25
+            t = time.perf_counter()
+            scores, ids = self.retrieval.bm25.search(model, queries, k)
+            self.cost.timed("search", t)
+            return {"scores": scores, "ids": ids}
+
+        found = self.cache.arrays("search", skey, compute)
+        if "bm25" not in self.indexes:
+            self.bm25  # noqa: B018 - records the index's size (and build time)
+        return found["scores"], found["ids"]
+
+    def rank(self, queries: Sequence[str], k: int) -> tuple[np.ndarray, np.ndarray]:
+        """Top-``k`` (scores, chunk positions) per query under the retrieval mode; -1 pads."""
+        mode = self.retrieval
+        if mode.mode == "dense":
+            return self._dense(queries, k)
+        if mode.mode == "bm25":
+            return self._lexical(queries, k)
+        depth = max(k, mode.depth)
+        return mode.fuse(self._dense(queries, depth), self._lexical(queries, depth), k)
+
+    def search(self, queries: Sequence[str], k: int) -> list[list[Retrieved]]:
+        """Top-``k`` chunks per query, as :class:`Retrieved` in rank order."""
+        scores, ids = self.rank(queries, k)
         chunks = self.chunks
         results = []
-        for srow, irow in zip(found["scores"], found["ids"]):
+        for srow, irow in zip(scores, ids):
             results.append([Retrieved(chunks[i].id, chunks[i].doc_id, chunks[i].start, chunks[i].end,
                                       float(s), chunks[i].text) for s, i in zip(srow, irow) if i >= 0])
         return results
+
+    def latency(self, queries: Sequence[str], k: int, n: int = 50) -> dict[str, float] | None:
+        """Per-query search latency (ms, p50 and p95) over up to ``n`` queries sent one at a time:
+        the query's encoding (embedding, tokenising) and search, uncached, as an application would
+        serve them. One warm-up query first; None when ``n`` is 0."""
+        if n <= 0 or not queries:
+            return None
+        mode = self.retrieval
+        index = self.index if mode.dense else None
+        model = self.bm25 if mode.lexical else None
+        embed = getattr(self.embedder, "embed_queries", self.embedder.embed) if mode.dense else None
+        depth = max(k, mode.depth) if mode.mode == "hybrid" else k
+
+        def one(q: str) -> None:
+            dense = lexical = None
+            if index is not None and embed is not None:
+                dense = search(index, np.asarray(embed([q]), dtype=np.float32), depth)
+            if model is not None:
+                lexical = mode.bm25.search(model, [q], depth)
+            if dense is not None and lexical is not None:
+                mode.fuse(dense, lexical, k)
+
+        sample = list(queries[:n])
+        one(sample[0])
+        times = []
+        for q in sample:
+            t = time.perf_counter()
+            one(q)
+            times.append((time.perf_counter() - t) * 1000)
+        return {"p50_ms": float(np.percentile(times, 50)), "p95_ms": float(np.percentile(times, 95)),
+                "n_queries": len(times)}

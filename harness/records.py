@@ -35,6 +35,91 @@ class Retrieved:
 
 
 @dataclass(frozen=True)
+class Cut:
+    """What a variant passes on from a ranking: its first ``top_k`` items, or items until a budget is filled.
+
+    A budget counts characters (``unit="chars"``) or WordPiece tokens of the packaged MiniLM tokenizer
+    (``unit="tokens"``, bert-base-uncased's vocabulary). Items are passed on in rank order while they
+    fit; the first one that does not fit is cut to fill the budget exactly, so variants compared at
+    one budget pass on the same amount of text whatever their chunk size.
+    """
+
+    kind: str
+    value: int
+    unit: str = "chars"
+
+    def __post_init__(self) -> None:
+        if self.kind not in ("top_k", "budget") or self.unit not in ("chars", "tokens"):
+            raise InputError(f"bad cut {self.kind}={self.value} {self.unit}")
+        if isinstance(self.value, bool) or not isinstance(self.value, int) or self.value < 1:
+            raise InputError(f"retriever.{self.kind} must be a positive integer, got {self.value!r}")
+
+    @property
+    def label(self) -> str:
+        return f"{self.kind}={self.value}"
+
+    def params(self) -> dict[str, Any]:
+        return {"top_k": self.value} if self.kind == "top_k" else {"budget": self.value, "budget_unit": self.unit}
+
+    @classmethod
+    def of(cls, variant: Mapping[str, Any]) -> Cut:
+        """The cut of a summary's variant record (``top_k`` or ``budget`` in it or in its params)."""
+        params = {**variant.get("params", {}), **variant}
+        if params.get("budget") is not None:
+            return cls("budget", int(params["budget"]), str(params.get("budget_unit", "chars")))
+        return cls("top_k", int(params["top_k"]))
+
+    def passed(self, retrieved: tuple[Retrieved, ...]) -> tuple[Retrieved, ...]:
+        """The items this cut passes on (the last one cut to the budget)."""
+        if self.kind == "top_k":
+            return retrieved[:self.value]
+        out: list[Retrieved] = []
+        left = self.value
+        for r in retrieved:
+            if left <= 0:
+                break
+            size = _size(r, self.unit)
+            if size <= left:
+                out.append(r)
+                left -= size
+                continue
+            chars = left if self.unit == "chars" else _token_chars(_text(r), left)
+            out.append(Retrieved(r.chunk_id, r.doc_id, r.start, r.start + chars, r.score,
+                                 None if r.text is None else r.text[:chars]))
+            break
+        return tuple(out)
+
+
+def _text(r: Retrieved) -> str:
+    if r.text is None:
+        raise InputError("a token budget needs the chunk texts: the run was written with output.keep_text=false")
+    return r.text
+
+
+_TOKENIZER: list[Any] = []
+
+
+def _tokenizer() -> Any:
+    if not _TOKENIZER:
+        from ragsweep.metrics.embedding import load_tokenizer
+
+        _TOKENIZER.append(load_tokenizer())
+    return _TOKENIZER[0]
+
+
+def _size(r: Retrieved, unit: str) -> int:
+    if unit == "chars":
+        return r.end - r.start
+    return len(_tokenizer().encode(_text(r), add_special_tokens=False).ids)
+
+
+def _token_chars(text: str, n_tokens: int) -> int:
+    """How many characters of ``text`` its first ``n_tokens`` WordPiece tokens cover."""
+    offsets = _tokenizer().encode(text, add_special_tokens=False).offsets
+    return offsets[min(n_tokens, len(offsets)) - 1][1] if offsets and n_tokens > 0 else 0
+
+
+@dataclass(frozen=True)
 class RunSample:
     """One test question run through one pipeline variant.
 
@@ -42,7 +127,8 @@ class RunSample:
         sample_id: The test sample's id.
         variant: The run's name (a sweep job's parameters, without top_k).
         retrieved: The ranked retrieval as searched, best first (deep enough for every top-K).
-        answers: The answer at each top-K (``{k: answer}``); empty without an answerer.
+        answers: The answer under each cut (``{"top_k=5": answer, "budget=2000": ...}``); empty
+            without an answerer.
         question, reference: The test sample's question and reference answer (None when absent).
         evidence: Gold evidence spans; ``evidence_texts`` their texts.
         qrels: Document judgements (BEIR), instead of evidence.
@@ -52,7 +138,7 @@ class RunSample:
     sample_id: str
     variant: str
     retrieved: tuple[Retrieved, ...]
-    answers: Mapping[int, str | None] = field(default_factory=dict)
+    answers: Mapping[str, str | None] = field(default_factory=dict)
     question: str | None = None
     reference: str | None = None
     evidence: tuple[Span, ...] | None = None
@@ -60,15 +146,18 @@ class RunSample:
     qrels: Mapping[str, int] | None = None
     n_relevant: int | None = None
 
-    def rag_sample(self, top_k: int) -> RagSample:
-        """What a metric sees of this run when the pipeline passes on its first ``top_k`` items."""
-        passed = self.retrieved[:top_k]
+    def rag_sample(self, cut: Cut) -> RagSample:
+        """What a metric sees of this run when the pipeline passes on what ``cut`` keeps."""
+        passed = cut.passed(self.retrieved)
         texts = [r.text for r in passed]
+        # A top-K variant keeps the deep ranking (qrels collapse chunks to documents before cutting
+        # at K documents); a budget variant's ranking is what it passes on.
+        ranking, top_k = (self.retrieved, cut.value) if cut.kind == "top_k" else (passed, None)
         return RagSample(
-            id=self.sample_id, question=self.question, answer=self.answers.get(top_k),
+            id=self.sample_id, question=self.question, answer=self.answers.get(cut.label),
             contexts=tuple(texts) if all(t is not None for t in texts) else None,  # type: ignore[arg-type]
             reference=self.reference or None, reference_contexts=self.evidence_texts or None,
-            retrieved=tuple(r.span for r in self.retrieved), top_k=top_k, evidence=self.evidence,
+            retrieved=tuple(r.span for r in ranking), top_k=top_k, evidence=self.evidence,
             qrels=self.qrels, n_relevant=self.n_relevant)
 
     def to_dict(self, keep_text: bool = True) -> dict[str, Any]:
@@ -81,7 +170,7 @@ class RunSample:
                 "evidence": None if self.evidence is None else [list(s) for s in self.evidence],
                 "evidence_texts": None if self.evidence_texts is None else list(self.evidence_texts),
                 "qrels": None if self.qrels is None else dict(self.qrels), "n_relevant": self.n_relevant,
-                "answers": {str(k): a for k, a in self.answers.items()}, "retrieved": rows}
+                "answers": dict(self.answers), "retrieved": rows}
 
     @classmethod
     def from_dict(cls, row: Mapping[str, Any], where: str = "") -> RunSample:
@@ -91,7 +180,7 @@ class RunSample:
             evidence = row.get("evidence")
             texts = row.get("evidence_texts")
             return cls(str(row["sample_id"]), str(row["variant"]), retrieved,
-                       {int(k): a for k, a in (row.get("answers") or {}).items()},
+                       {str(k): a for k, a in (row.get("answers") or {}).items()},
                        row.get("question"), row.get("reference"),
                        None if evidence is None else tuple((str(d), int(s), int(e)) for d, s, e in evidence),
                        None if texts is None else tuple(texts), row.get("qrels"), row.get("n_relevant"))

@@ -20,7 +20,7 @@ from omegaconf import DictConfig, OmegaConf
 
 from ragsweep.harness.cache import write_json
 from ragsweep.harness.parts import build
-from ragsweep.harness.records import read_runs
+from ragsweep.harness.records import Cut, read_runs
 from ragsweep.harness.runs import aggregate, applicable, score_variant, write_jsonl
 from ragsweep.metrics.catalogue import resolve
 from ragsweep.metrics.errors import InputError, fail
@@ -84,9 +84,8 @@ def rescore(sweep_dir: str | Path, metrics: Sequence[str], *, judge: Any = None,
         kept = [r for r in _read_rows(job / "scores.jsonl") if r.get("metric") not in names]
         new_rows = []
         for variant in summary["variants"]:
-            top_k = int(variant.get("top_k") or variant["params"]["top_k"])
             before = meter.snapshot() if meter is not None else None
-            rows = score_variant(runs, variant["variant"], top_k, job_specs, judge=meter, embedder=embedder,
+            rows = score_variant(runs, variant["variant"], Cut.of(variant), job_specs, judge=meter, embedder=embedder,
                                  options=options, concurrency=int(concurrency))
             new_rows.extend(r.to_dict() for r in rows)
             variant["metrics"] = {**variant.get("metrics", {}), **aggregate(rows, seed)}

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from ragsweep.harness.cache import atomic_write
-from ragsweep.harness.records import RunSample
+from ragsweep.harness.records import Cut, RunSample
 from ragsweep.metrics.scoring import score_samples
 from ragsweep.metrics.spec import MetricSpec
 from ragsweep.metrics.values import MetricValue, ScoredSample, summarise
@@ -26,11 +26,11 @@ def applicable(specs: Sequence[MetricSpec], runs: Sequence[RunSample]) -> list[M
     return [s for s in specs if span_mode or "evidence" not in s.inputs]
 
 
-def score_variant(runs: Sequence[RunSample], name: str, top_k: int, specs: Sequence[MetricSpec], *,
+def score_variant(runs: Sequence[RunSample], name: str, cut: Cut, specs: Sequence[MetricSpec], *,
                   judge: Any = None, embedder: Any = None, options: Mapping[str, Any] | None = None,
                   concurrency: int = 4) -> list[ScoredSample]:
-    """Every metric of ``specs`` on every run, as the variant that passes on ``top_k`` items."""
-    samples = [r.rag_sample(top_k) for r in runs]
+    """Every metric of ``specs`` on every run, as the variant that passes on what ``cut`` keeps."""
+    samples = [r.rag_sample(cut) for r in runs]
     if embedder is not None and hasattr(embedder, "prime") and any(s.needs_embedder for s in specs):
         embedder.prime([t for s in samples for t in (s.answer, s.reference) if t])
     return asyncio.run(score_samples(samples, list(specs), judge=judge, embedder=embedder, options=options,

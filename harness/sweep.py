@@ -32,7 +32,7 @@ from ragsweep.harness.cache import Cache, write_json
 from ragsweep.harness.evaluate import ChunkLocator
 from ragsweep.harness.parts import build
 from ragsweep.harness.pipeline import Pipeline
-from ragsweep.harness.records import Retrieved, RunSample
+from ragsweep.harness.records import Cut, Retrieved, RunSample
 from ragsweep.harness.runs import aggregate, applicable, score_variant, write_jsonl
 from ragsweep.metrics.catalogue import resolve
 from ragsweep.metrics.errors import InputError
@@ -40,7 +40,7 @@ from ragsweep.metrics.llm.meter import Meter
 
 log = logging.getLogger(__name__)
 
-GROUPS = ("corpus", "chunker", "embedder", "index")
+GROUPS = ("corpus", "chunker", "embedder", "retrieval", "index")
 
 
 def load_samples(testset: str | None, corpus: Corpus) -> list[TestSample]:
@@ -60,18 +60,54 @@ def load_samples(testset: str | None, corpus: Corpus) -> list[TestSample]:
 
 def top_ks(value: Any) -> list[int]:
     ks = [value] if isinstance(value, int) else list(value)
-    if not ks or any(not isinstance(k, int) or k < 1 for k in ks):
+    if not ks or any(isinstance(k, bool) or not isinstance(k, int) or k < 1 for k in ks):
         raise InputError(f"retriever.top_k must be a positive integer or a list of them, got {value!r}")
     return sorted(set(ks))
 
 
-def variant_params(cfg: DictConfig, choices: Mapping[str, str], k: int) -> dict[str, Any]:
-    """The parameters that name a variant: group choices, the chunk size/overlap, and K."""
+def cuts_of(retriever: Any) -> list[Cut]:
+    """The job's variants: one per ``retriever.budget`` when set, else one per ``retriever.top_k``."""
+    budget = retriever.get("budget")
+    if budget is None:
+        return [Cut("top_k", k) for k in top_ks(retriever.top_k)]
+    values = [budget] if isinstance(budget, int) else list(budget)
+    if not values or any(isinstance(b, bool) or not isinstance(b, int) or b < 1 for b in values):
+        raise InputError(f"retriever.budget must be a positive integer or a list of them, got {budget!r}")
+    unit = retriever.get("budget_unit", "chars")
+    if unit not in ("chars", "tokens"):
+        raise InputError(f"retriever.budget_unit must be chars or tokens, got {unit!r}")
+    return [Cut("budget", b, unit) for b in sorted(set(values))]
+
+
+def search_depth(cuts: list[Cut], chunks: list[Any], qrels_on_chunks: bool) -> int:
+    """How deep to search so that every cut can be served from one ranking."""
+    deepest = max(c.value for c in cuts if c.kind == "top_k") if cuts[0].kind == "top_k" else 0
+    if qrels_on_chunks:  # document judgements on chunks: enough chunks to fill K distinct documents
+        deepest *= 10
+    budgets = [c for c in cuts if c.kind == "budget"]
+    if budgets and chunks:
+        # Enough chunks to fill the largest budget with short ones (the 10th percentile length);
+        # a token is at least one character.
+        lengths = sorted(c.end - c.start for c in chunks)
+        short = max(1, lengths[len(lengths) // 10])
+        deepest = max(deepest, -(-max(b.value for b in budgets) // short) + 1)
+    return max(1, min(deepest, len(chunks))) if chunks else max(1, deepest)
+
+
+def variant_params(cfg: DictConfig, choices: Mapping[str, str], cut: Cut) -> dict[str, Any]:
+    """The parameters that name a variant: group choices, the chunk size/overlap, fusion settings, and K."""
     params: dict[str, Any] = {g: choices.get(g) for g in GROUPS if choices.get(g)}
+    mode = cfg.retrieval.get("mode", "dense") if "retrieval" in cfg else "dense"
+    if mode == "bm25":
+        params.pop("index", None)  # BM25 searches no FAISS index
     for key in ("size", "overlap"):
         if key in cfg.chunker:
             params[f"chunker.{key}"] = cfg.chunker[key]
-    params["top_k"] = k
+    if mode == "hybrid":
+        params["retrieval.fusion"] = cfg.retrieval.fusion
+        key = "rrf_k" if cfg.retrieval.fusion == "rrf" else "alpha"
+        params[f"retrieval.{key}"] = cfg.retrieval[key]
+    params.update(cut.params())
     return params
 
 
@@ -79,13 +115,14 @@ def variant_name(params: Mapping[str, Any]) -> str:
     return ",".join(f"{k}={v}" for k, v in params.items() if k != "corpus")
 
 
-def answer_at(answerer: Any, samples: list[TestSample], retrieved: list[list[Retrieved]], k: int) -> list[str | None]:
-    """The answerer's answer to every question from its first ``k`` retrieved chunks."""
-    return list(answerer.answer_all([s.question for s in samples], [[r.text for r in got[:k]] for got in retrieved]))
+def answer_at(answerer: Any, samples: list[TestSample], retrieved: list[list[Retrieved]], cut: Cut) -> list[str | None]:
+    """The answerer's answer to every question from the chunks ``cut`` passes on."""
+    contexts = [[r.text for r in cut.passed(tuple(got))] for got in retrieved]
+    return list(answerer.answer_all([s.question for s in samples], contexts))
 
 
 def run_records(name: str, samples: list[TestSample], retrieved: list[list[Retrieved]], corpus: Corpus,
-                locator: ChunkLocator | None, answers: dict[int, list[str | None]]) -> list[RunSample]:
+                locator: ChunkLocator | None, answers: dict[str, list[str | None]]) -> list[RunSample]:
     """The job's run records: each question with its ground truth, ranked retrieval and answers per K."""
     out = []
     for i, (s, got) in enumerate(zip(samples, retrieved)):
@@ -104,15 +141,17 @@ def run_job(cfg: DictConfig, out_dir: Path, choices: Mapping[str, str]) -> dict[
     started = time.perf_counter()
     corpus: Corpus = build(cfg.corpus, "corpus")
     samples = load_samples(cfg.testset, corpus)
-    ks = top_ks(cfg.retriever.top_k)
+    cuts = cuts_of(cfg.retriever)
     chunker = build(cfg.chunker, "chunker")
     retrieval_specs = resolve(list(cfg.metrics.retrieval))
     pipe = Pipeline(corpus, chunker, build(cfg.embedder, "embedder"), build(cfg.index, "index"),
-                    Cache(cfg.cache.dir, cfg.cache.enabled), progress=cfg.progress)
+                    Cache(cfg.cache.dir, cfg.cache.enabled), progress=cfg.progress,
+                    retrieval=build(cfg.retrieval, "retrieval"))
     span_mode = corpus.qrels is None
-    # Document-level judgements on chunks need enough chunks to fill K distinct documents.
-    k_search = max(ks) if span_mode or isinstance(chunker, WholeDocument) else max(ks) * 10
-    retrieved = pipe.search([s.question for s in samples], k_search)
+    k_search = search_depth(cuts, pipe.chunks, not span_mode and not isinstance(chunker, WholeDocument))
+    questions = [s.question for s in samples]
+    retrieved = pipe.search(questions, k_search)
+    latency = pipe.latency(questions, k_search, int(cfg.retriever.get("latency_queries", 50)))
     locator = ChunkLocator(pipe.chunks) if span_mode else None
 
     # One meter for the answerer and the judge: each variant's LLM calls and tokens are the difference
@@ -122,42 +161,47 @@ def run_job(cfg: DictConfig, out_dir: Path, choices: Mapping[str, str]) -> dict[
     answerer = build(cfg.answerer, "answerer", llm=llm, embedder=pipe.cached_embedder)
     gen_specs = resolve(list(cfg.metrics.generation)) if answerer is not None and span_mode else []
 
-    names = {k: variant_name(variant_params(cfg, choices, k)) for k in ks}
-    answers: dict[int, list[str | None]] = {}
-    answer_cost: dict[int, Any] = {}
+    names = {c: variant_name(variant_params(cfg, choices, c)) for c in cuts}
+    answers: dict[str, list[str | None]] = {}
+    answer_cost: dict[Cut, Any] = {}
     if gen_specs:
         t = time.perf_counter()
-        for k in ks:
+        for c in cuts:
             before = llm.snapshot() if llm is not None else None
-            answers[k] = answer_at(answerer, samples, retrieved, k)
+            answers[c.label] = answer_at(answerer, samples, retrieved, c)
             if llm is not None and before is not None:
-                answer_cost[k] = llm.snapshot() - before
+                answer_cost[c] = llm.snapshot() - before
         pipe.cost.timed("answer", t)
-    job_name = variant_name({key: v for key, v in variant_params(cfg, choices, ks[0]).items() if key != "top_k"})
+    cut_keys = set(cuts[0].params())
+    job_name = variant_name({key: v for key, v in variant_params(cfg, choices, cuts[0]).items()
+                             if key not in cut_keys})
     runs = run_records(job_name, samples, retrieved, corpus, locator, answers)
     write_jsonl(out_dir / "runs.jsonl", [r.to_dict(cfg.output.keep_text) for r in runs])
 
     # Every metric, retrieval and generation, through one scoring path over the run records.
     specs = applicable([*retrieval_specs, *gen_specs], runs)
     summaries, scored = [], []
-    for k in ks:
+    for c in cuts:
         t = time.perf_counter()
         before = llm.snapshot() if llm is not None else None
-        rows = score_variant(runs, names[k], k, specs, judge=llm, embedder=pipe.cached_embedder,
+        rows = score_variant(runs, names[c], c, specs, judge=llm, embedder=pipe.cached_embedder,
                              options=cfg.metrics.options)
         pipe.cost.timed("metrics", t)
         scored.extend(rows)
-        variant = {"variant": names[k], "run": job_name, "top_k": k, "params": variant_params(cfg, choices, k),
+        variant = {"variant": names[c], "run": job_name, **c.params(), "params": variant_params(cfg, choices, c),
                    "n_samples": len(samples), "metrics": aggregate(rows, cfg.seed)}
         if llm is not None and before is not None:
             spent = llm.snapshot() - before
-            if k in answer_cost:
-                spent = spent + answer_cost[k]
+            if c in answer_cost:
+                spent = spent + answer_cost[c]
             variant["cost"] = spent.to_dict()
         summaries.append(variant)
     cost = {"seconds": {**pipe.cost.seconds, "total": time.perf_counter() - started},
             "embedded_texts": pipe.cost.embedded_texts, "n_chunks": len(pipe.chunks),
-            "cache_hits": pipe.cache.hits, "cache_misses": pipe.cache.misses}
+            "cache_hits": pipe.cache.hits, "cache_misses": pipe.cache.misses,
+            "indexes": pipe.indexes}
+    if latency is not None:
+        cost["latency"] = latency
     if llm is not None:  # the job's totals; the leaderboard shows each variant's own
         cost["llm"] = llm.snapshot().to_dict(prefix="")
     write_jsonl(out_dir / "scores.jsonl", [r.to_dict() for r in scored])

@@ -154,6 +154,11 @@ def test_edges_resolve_submodules_packages_and_relative_imports(tmp_path):
                    ("ragsweep.a.b", 6)}
 
 
+def test_cycle_finder_groups_modules_that_import_each_other():
+    edges = {"a": [Edge("a", "b", 1)], "b": [Edge("b", "c", 1)], "c": [Edge("c", "a", 1), Edge("c", "d", 2)], "d": []}
+    assert sorted(strongly_connected(edges)) == [["a", "b", "c"], ["d"]]
+
+
 def test_no_import_cycles():
     edges = graph()
     cycles = [c for c in strongly_connected(edges) if len(c) > 1]

@@ -11,9 +11,7 @@ import base64
 import csv
 import hashlib
 import json
-import os
 import subprocess
-import sys
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -115,11 +113,14 @@ def fake_openai():
     server.httpd.server_close()
 
 
-def ragsweep(*args: str, cwd: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
-    environ = {k: v for k, v in os.environ.items() if k not in ("OPENAI_API_KEY", "RAGAS_ONCE_TEST_KEY")}
-    environ |= {"RAGSWEEP_CACHE_DIR": str(cwd / "cache"), "HYDRA_FULL_ERROR": "0", **(env or {})}
-    return subprocess.run([sys.executable, "-m", "ragsweep.harness.cli", "score", "progress=false", *args],
-                          check=False, cwd=cwd, env=environ, capture_output=True, text=True, timeout=300)
+@pytest.fixture(scope="module")
+def score(ragsweep):
+    """``ragsweep score progress=false ARGS`` in ``cwd``, with no OpenAI key of the user's in its environment."""
+    def run(*args: str, cwd: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+        unset: dict[str, str | None] = {"OPENAI_API_KEY": None, "RAGAS_ONCE_TEST_KEY": None}
+        return ragsweep("score", "progress=false", *args, cwd=cwd, env={**unset, **(env or {})}, timeout=300)
+
+    return run
 
 
 def read_csv(path: Path) -> list[dict[str, str]]:
@@ -226,11 +227,11 @@ def test_aliases_name_our_metrics_and_shadow_none():
 
 # --- whole runs --------------------------------------------------------------------------------
 
-def test_ragas_once_command_scores_against_the_endpoint_and_writes_the_key_nowhere(tmp_path, fake_openai):
+def test_ragas_once_command_scores_against_the_endpoint_and_writes_the_key_nowhere(tmp_path, fake_openai, score):
     write_dataset(tmp_path / "qcag.csv")
-    proc = ragsweep("--dataset", "qcag.csv", "--metrics", "answer_similarity,context_relevancy",
-                    "--apibase", fake_openai.url, "--model", "judge-model", "--apikey", SECRET,
-                    "--embeddings=embed-model", cwd=tmp_path)
+    proc = score("--dataset", "qcag.csv", "--metrics", "answer_similarity,context_relevancy",
+                 "--apibase", fake_openai.url, "--model", "judge-model", "--apikey", SECRET,
+                 "--embeddings=embed-model", cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert KEY_WARNING in proc.stderr
     assert "answer_similarity is answer_semantic_similarity here" in proc.stderr
@@ -256,11 +257,11 @@ def test_ragas_once_command_scores_against_the_endpoint_and_writes_the_key_nowhe
     assert SECRET not in proc.stdout + proc.stderr
 
 
-def test_apikey_env_name_sends_that_variable_and_warns_not(tmp_path, fake_openai):
+def test_apikey_env_name_sends_that_variable_and_warns_not(tmp_path, fake_openai, score):
     write_dataset(tmp_path / "qcag.csv")
-    proc = ragsweep("--dataset=qcag.csv", "--metrics=context_relevancy", f"--apibase={fake_openai.url}",
-                    "--model=judge-model", "--apikey=env:RAGAS_ONCE_TEST_KEY", cwd=tmp_path,
-                    env={"RAGAS_ONCE_TEST_KEY": SECRET})
+    proc = score("--dataset=qcag.csv", "--metrics=context_relevancy", f"--apibase={fake_openai.url}",
+                 "--model=judge-model", "--apikey=env:RAGAS_ONCE_TEST_KEY", cwd=tmp_path,
+                 env={"RAGAS_ONCE_TEST_KEY": SECRET})
     assert proc.returncode == 0, proc.stderr
     assert "warning" not in proc.stderr
     assert {a for _, a in fake_openai.auth} == {f"Bearer {SECRET}"}
@@ -268,17 +269,17 @@ def test_apikey_env_name_sends_that_variable_and_warns_not(tmp_path, fake_openai
     assert [p for p in tmp_path.rglob("*") if p.is_file() and SECRET.encode() in p.read_bytes()] == []
 
 
-def test_apikey_env_name_unset_exits_2(tmp_path):
-    proc = ragsweep("--dataset", "qcag.csv", "--apikey", "env:RAGAS_ONCE_TEST_KEY", cwd=tmp_path)
+def test_apikey_env_name_unset_exits_2(tmp_path, score):
+    proc = score("--dataset", "qcag.csv", "--apikey", "env:RAGAS_ONCE_TEST_KEY", cwd=tmp_path)
     assert proc.returncode == 2
     assert proc.stderr.strip() == ("ragsweep: error: --apikey env:RAGAS_ONCE_TEST_KEY: "
                                    "the environment variable RAGAS_ONCE_TEST_KEY is not set")
 
 
-def test_flags_without_a_judge_mix_with_overrides(tmp_path):
+def test_flags_without_a_judge_mix_with_overrides(tmp_path, score):
     write_dataset(tmp_path / "qcag.csv")
-    proc = ragsweep("llm=none", "--dataset", "qcag.csv", "++thresholds.rouge_l=0.9", "--metrics=rouge_l,token_f1",
-                    cwd=tmp_path)
+    proc = score("llm=none", "--dataset", "qcag.csv", "++thresholds.rouge_l=0.9", "--metrics=rouge_l,token_f1",
+                 cwd=tmp_path)
     assert proc.returncode == 1, proc.stderr  # the threshold override was applied, and fails
     assert "threshold failed: rouge_l" in proc.stdout
     assert [r["metric"] for r in read_csv(tmp_path / "summary.csv")] == ["rouge_l", "token_f1"]

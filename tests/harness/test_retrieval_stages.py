@@ -13,7 +13,7 @@ from ragsweep.gen.documents import Span
 from ragsweep.gen.testset import TestSample
 from ragsweep.harness.cache import Cache, atomic_write, make_key, write_json
 from ragsweep.harness.evaluate import ChunkLocator
-from ragsweep.harness.records import RunSample
+from ragsweep.harness.records import Cut, RunSample
 from ragsweep.metrics.catalogue import spec_of
 from ragsweep.harness.records import Retrieved
 from ragsweep.harness.retriever import IndexSpec, search
@@ -95,7 +95,7 @@ def _ret(c, score=1.0):
 
 def _scores(run: RunSample, top_k: int, names: list[str]) -> dict:
     """Each metric through the catalogue, on the run record as the variant passing on ``top_k`` items."""
-    sample = run.rag_sample(top_k)
+    sample = run.rag_sample(Cut("top_k", top_k))
     out = {}
     for name in names:
         spec = spec_of(name)
