@@ -9,6 +9,7 @@ The Python API (each call does what its command does, with the same defaults)::
     scores = ragsweep.score("results.csv", ["faithfulness"], judge=ragsweep.llm.local())
     board = ragsweep.rescore(board.dir, ["faithfulness"], judge=ragsweep.llm.local())
     board = ragsweep.board("outputs/sweeps/<stamp>", sort_by="recall@10")
+    board = ragsweep.run(app=my_answer_function, dir="outputs/runs/mine")  # ragsweep run
 
 Importing ``ragsweep`` is cheap: the modules behind these names load on first use.
 """
@@ -19,11 +20,11 @@ from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
 
-__all__ = ["Board", "RagSample", "Scores", "TestSet", "ascore", "board", "generate", "llm", "rescore",
+__all__ = ["Board", "RagSample", "Scores", "TestSet", "ascore", "board", "generate", "llm", "rescore", "run",
            "score", "sweep"]
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ragsweep.harness.api import Board, Scores, TestSet, ascore, board, generate, llm, rescore, score, sweep
+    from ragsweep.harness.api import Board, Scores, TestSet, ascore, board, generate, llm, rescore, run, score, sweep
     from ragsweep.metrics.spec import RagSample
 
 

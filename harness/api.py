@@ -1,4 +1,4 @@
-"""The Python API: ``ragsweep.generate``, ``sweep``, ``score`` / ``ascore``, ``rescore``, ``board``, ``llm``.
+"""The Python API: ``ragsweep.generate``, ``sweep``, ``score`` / ``ascore``, ``rescore``, ``board``, ``run``, ``llm``.
 
 Each call does what its command does, with the same defaults (read from the command's own Hydra
 config) and the same code path, so the API and the CLI give the same numbers on the same input.
@@ -150,6 +150,14 @@ class Scores:
         """Whether every threshold holds (True when there are none)."""
         return all(r["passed"] is not False for r in self.summary_rows())
 
+    @property
+    def exit_code(self) -> int:
+        """What ``ragsweep score`` exits with on these scores: 0 every threshold holds, 1 one fails,
+        3 nothing was measured (every judged score is an error)."""
+        from ragsweep.metrics.scoring import outcome
+
+        return outcome(self.rows, self.metrics, self.summary_rows())[0]
+
     def mean(self, metric: str) -> float | None:
         """The mean of one metric over its ok values (None when it has none)."""
         return next(r["mean"] for r in self.summary_rows() if r["metric"] == metric)
@@ -221,7 +229,7 @@ def _plain(value: Any) -> Any:
 async def ascore(data: Any, metrics: Sequence[str] | None = None, *, judge: Any = None, embedder: Any = "default",
                  options: Mapping[str, Mapping[str, Any]] | None = None, thresholds: Mapping[str, float] | None = None,
                  concurrency: int | None = None, seed: int = 0, split: str | None = None,
-                 progress: bool = False) -> Scores:
+                 progress: bool = False, empty_answers: str = "fail") -> Scores:
     """The async twin of :func:`score` (for code that already runs an event loop)."""
     from ragsweep.harness.parts import build
     from ragsweep.harness.score import choose_metrics
@@ -241,14 +249,14 @@ async def ascore(data: Any, metrics: Sequence[str] | None = None, *, judge: Any 
 
         concurrency = concurrency_of(judge) if judge is not None else 4
     rows = await score_samples(samples, specs, judge=judge, embedder=embedder, options=options or {},
-                               concurrency=int(concurrency), progress=progress)
+                               concurrency=int(concurrency), progress=progress, empty_answers=empty_answers)
     return Scores(samples, specs, rows, limits, seed, table)
 
 
 def score(data: Any, metrics: Sequence[str] | None = None, *, judge: Any = None, embedder: Any = "default",
           options: Mapping[str, Mapping[str, Any]] | None = None, thresholds: Mapping[str, float] | None = None,
           concurrency: int | None = None, seed: int = 0, split: str | None = None,
-          progress: bool = False) -> Scores:
+          progress: bool = False, empty_answers: str = "fail") -> Scores:
     """Score RAG outputs, as ``ragsweep score`` does.
 
     Args:
@@ -266,13 +274,17 @@ def score(data: Any, metrics: Sequence[str] | None = None, *, judge: Any = None,
         seed: Bootstrap seed of the summary's intervals.
         split: Split of a saved DatasetDict.
         progress: Show a progress bar.
+        empty_answers: A blank or missing answer on a metric that reads it: ``"fail"`` scores no
+            credit (0, or the worst end of a lower-is-better metric's range), ``"exclude"`` leaves
+            it out of the mean; the summary's ``n_empty`` counts them either way.
 
     Returns:
-        :class:`Scores` (``.to_pandas()``, ``.summary()``, ``.explanations``, ``.passed``, ``.write(dir)``).
+        :class:`Scores` (``.to_pandas()``, ``.summary()``, ``.explanations``, ``.passed``, ``.exit_code``,
+        ``.write(dir)``).
     """
     return _in_loop_safe(lambda: ascore(data, metrics, judge=judge, embedder=embedder, options=options,
                                         thresholds=thresholds, concurrency=concurrency, seed=seed, split=split,
-                                        progress=progress))
+                                        progress=progress, empty_answers=empty_answers))
 
 
 # ---------------------------------------------------------------- boards: sweep, board, rescore
@@ -476,3 +488,88 @@ def generate(corpus: Any = "shipped", n: int = 20, *, llm: Any = None, out: str 
     if out is not None:
         out_path = write_outputs(result, docs, Path(out), extra, bool(cfg.parquet))["testset"]
     return TestSet(list(result.samples), docs, report, out_path)
+
+
+# ---------------------------------------------------------------- run: your own application
+
+def _app_target(app: Any, params: Mapping[str, Any] | None) -> tuple[str, Any]:
+    """The target of an application object: a LangChain Runnable, a LlamaIndex query engine, or a function."""
+    from ragsweep.harness.frameworks import LangChainTarget, LlamaIndexTarget, is_query_engine, is_runnable
+    from ragsweep.harness.targets import CallableTarget
+
+    if is_runnable(app):
+        return "langchain", LangChainTarget(app, params)
+    if is_query_engine(app):
+        return "llamaindex", LlamaIndexTarget(app, params)
+    if callable(app):
+        return "python", CallableTarget(app, params)
+    raise InputError(f"cannot run a {type(app).__name__}: pass a function, a LangChain Runnable or a "
+                     "LlamaIndex query engine (or target overrides for an HTTP service)")
+
+
+def run(*overrides: str, app: Any = None, dir: str | Path | None = None, name: str | None = None,
+        params: Mapping[str, Any] | None = None, echo: bool = False) -> Board:
+    """Run your own application over a test set and score it like a sweep variant (``ragsweep run``).
+
+    Two ways: with ``overrides`` only, exactly the command (in a child process, Hydra multirun and all):
+    ``ragsweep.run("target=http", "target.url=http://127.0.0.1:8000/ask", "target.params.top_k=2,5")``.
+    With ``app``, the application object itself, called in this process (a notebook's function):
+    ``ragsweep.run(app=answer, dir="runs/mine", name="v1", params={"top_k": 5})``; run again with
+    the same ``dir`` and another ``name`` to put a second version on the same board.
+
+    Args:
+        overrides: As on the command line (with ``app``: the non-target ones, e.g. ``"testset=..."``).
+        app: A function ``(question, **params) -> str | {"answer", "contexts"}`` (sync or async), a
+            LangChain Runnable or a LlamaIndex query engine.
+        dir: The run folder; None: ``outputs/runs/<time>-<random>``. Reuse it to resume.
+        name: The version's name on the board (with ``app``; its job folder is ``dir/name``).
+        params: Keyword arguments of every call of ``app`` (they name the version too).
+        echo: Print the command's output (without ``app``).
+
+    Returns:
+        The run folder's :class:`Board` (every version in it).
+    """
+    if dir is None:
+        dir = Path("outputs/runs") / f"{time.strftime('%Y-%m-%d_%H-%M-%S')}-{uuid.uuid4().hex[:6]}"
+    root = Path(dir)
+    if app is None:
+        if params:
+            raise InputError("params= goes with app=; on the command line use 'target.params.top_k=5'")
+        cmd = [sys.executable, "-m", "ragsweep.harness.cli", "run", *overrides, f"out={root}"]
+        proc = subprocess.run(cmd, capture_output=not echo, text=True)
+        if proc.returncode != 0:
+            err = proc.stderr or ""
+            marker = "ragsweep: error: "
+            message = (err[err.rindex(marker) + len(marker):] if marker in err else err).strip()
+            message = " ".join(message.split()) or f"ragsweep run exited with {proc.returncode}"
+            if proc.returncode == 2:
+                raise InputError(message)
+            raise RuntimeError(f"ragsweep run failed (exit {proc.returncode}): {message}")
+    else:
+        import re
+
+        from ragsweep.harness.board import collect, metric_names
+        from ragsweep.harness.run import board_metric, run_job
+        from ragsweep.harness.targets import open_keys
+
+        kind, target = _app_target(app, params)
+        label = name or "0"
+        if not re.fullmatch(r"[\w.,=+-]+", label):
+            raise InputError(f"name={label!r}: use letters, digits and . , = + - _ (it names a folder)")
+        extra = [] if name is None else [f"target.name={name}"]
+        cfg = _config("run", ["target=python", *open_keys(list(overrides)), *extra])
+        try:
+            asyncio.get_running_loop()
+            in_loop = True
+        except RuntimeError:
+            in_loop = False
+        if in_loop:  # a notebook's running event loop: the job (with loops of its own) runs in a worker thread
+            with concurrent.futures.ThreadPoolExecutor(1) as pool:
+                pool.submit(run_job, cfg, root / label, kind, target).result()
+        else:
+            run_job(cfg, root / label, kind, target=target)
+        return board(root, board_metric(metric_names(collect(root)), "mrr@10"))
+    from ragsweep.harness.board import collect, metric_names
+    from ragsweep.harness.run import board_metric
+
+    return board(root, board_metric(metric_names(collect(root)), _sweep_sort_by(root)))

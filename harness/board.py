@@ -156,6 +156,16 @@ COSTS: tuple[tuple[str, Callable[[dict[str, Any]], Any]], ...] = (
     ("llm_cached_calls", lambda c: c.get("llm_cached_calls")),
     ("llm_prompt_tokens", lambda c: c.get("llm_prompt_tokens")),
     ("llm_completion_tokens", lambda c: c.get("llm_completion_tokens")),
+    # An application's own (`ragsweep run`): its calls (retries included) and failed calls, per-call
+    # latency, the tokens it reported, and the contexts it returned that were not found in the corpus.
+    ("app_calls", lambda c: c.get("app_calls")),
+    ("app_errors", lambda c: c.get("app_errors")),
+    ("app_latency_p50_ms", lambda c: c.get("app_latency_p50_ms")),
+    ("app_latency_p95_ms", lambda c: c.get("app_latency_p95_ms")),
+    ("app_prompt_tokens", lambda c: c.get("app_prompt_tokens")),
+    ("app_completion_tokens", lambda c: c.get("app_completion_tokens")),
+    ("contexts_returned", lambda c: c.get("contexts_returned")),
+    ("contexts_unlocated", lambda c: c.get("contexts_unlocated")),
 )
 
 
@@ -171,6 +181,11 @@ def cost_note(rows: Sequence[Row]) -> str:
     if any(n == "latency_p50_ms" for n, _ in cost_columns(rows)):
         note += (" Latency is per query, sent one at a time (encoding and search, uncached); index build "
                  "seconds are from when the index was built (a cached index keeps them), index MB its size.")
+    if any(n == "app_calls" for n, _ in cost_columns(rows)):
+        note += (" For an application run (`ragsweep run`): app calls count the attempts behind its recorded "
+                 "answers (retries included), latency is per "
+                 "answered call (under the run's concurrency), tokens are those the application reported, "
+                 "and contexts_unlocated counts the returned contexts not found in the corpus.")
     if any(n == "llm_calls" for n, _ in cost_columns(rows)):
         note += (" LLM calls and tokens are the variant's own; cached calls were answered from the LLM "
                  "cache and count the tokens they took when first made.")

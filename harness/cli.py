@@ -1,4 +1,4 @@
-"""The ``ragsweep`` command: ``ragsweep <sweep|board|gen|score|rescore> [overrides]``, each a Hydra app.
+"""The ``ragsweep`` command: ``ragsweep <sweep|board|gen|score|rescore|run> [overrides]``, each a Hydra app.
 
 Before handing over to Hydra, the overrides are composed once against the command's config so
 that an unknown option, a bad value or a missing mandatory key exits with code 2 and one clear
@@ -33,6 +33,8 @@ commands:
   score   score recorded RAG outputs (CSV, JSONL, Parquet, datasets folder); exit 1 if a threshold fails
   rescore add metrics to a finished sweep from its run records and rebuild its leaderboard:
           ragsweep rescore outputs/sweeps/<stamp> 'metrics=[faithfulness,ndcg@5]' llm=local
+  run     call your own application on every test question and score it like a variant:
+          ragsweep run target=python target.function=my_app:answer 'target.params.top_k=2,5'
 
 Every option is a Hydra override; `ragsweep <command> --cfg job` prints the composed config,
 `ragsweep <command> --help` lists the config groups."""
@@ -76,6 +78,7 @@ APPS: dict[str, tuple[str, str, str]] = {
     "gen": ("ragsweep.gen.app", "gen_app", "gen"),
     "score": ("ragsweep.harness.score", "score_app", "score"),
     "rescore": ("ragsweep.harness.rescore", "rescore_app", "rescore"),
+    "run": ("ragsweep.harness.run", "run_app", "run"),
 }
 
 
@@ -132,6 +135,10 @@ def main(argv: list[str] | None = None) -> None:
         from ragsweep.harness.ragas_once import apply
 
         rest = apply(rest)
+    if command == "run":  # target.params.top_k=5 adds a key: an application's settings are open-ended
+        from ragsweep.harness.targets import open_keys
+
+        rest = open_keys(rest)
     if not any(a in ("--help", "-h", "--hydra-help", "--info") for a in rest):
         validate(config_name, overrides_of(rest))
     sys.argv = [f"ragsweep-{command}", *rest]

@@ -1,6 +1,6 @@
 """Run records: what a pipeline did with each test question. Runs are the hand-off to every metric.
 
-A sweep job (or, later, ``ragsweep run`` on an application) writes one :class:`RunSample` per test
+A sweep job (or ``ragsweep run`` on an application) writes one :class:`RunSample` per test
 question into ``runs.jsonl``: the question and its ground truth, the ranked retrieval as searched
 (the job's deepest K) and the answer at each top-K. Every metric, retrieval or judged, is scored
 from these records through :func:`RunSample.rag_sample`, so a finished sweep can be rescored with
@@ -133,6 +133,14 @@ class RunSample:
         evidence: Gold evidence spans; ``evidence_texts`` their texts.
         qrels: Document judgements (BEIR), instead of evidence.
         n_relevant: Items of this variant's chunking that overlap the evidence (span relevance).
+        status: ``ok``, or ``error`` when the application call failed for good (``ragsweep run``):
+            every metric of an error row is ``error`` with ``error`` as its reason.
+        error: Why the call failed (None when ok).
+        latency_ms: Wall time of the application call that produced the answer (``ragsweep run``).
+        usage: Tokens the application reported (``{"prompt_tokens": .., "completion_tokens": ..}``).
+        raw: The application's raw response (JSON-able), kept as evidence.
+        located: Per retrieved item, how its context string was found in the corpus
+            (``{"method": exact | normalised | fuzzy | unlocated, "score": .., ...}``); None for a sweep.
     """
 
     sample_id: str
@@ -145,6 +153,12 @@ class RunSample:
     evidence_texts: tuple[str, ...] | None = None
     qrels: Mapping[str, int] | None = None
     n_relevant: int | None = None
+    status: str = "ok"
+    error: str | None = None
+    latency_ms: float | None = None
+    usage: Mapping[str, int] | None = None
+    raw: Any = None
+    located: tuple[Mapping[str, Any], ...] | None = None
 
     def rag_sample(self, cut: Cut) -> RagSample:
         """What a metric sees of this run when the pipeline passes on what ``cut`` keeps."""
@@ -170,7 +184,19 @@ class RunSample:
                 "evidence": None if self.evidence is None else [list(s) for s in self.evidence],
                 "evidence_texts": None if self.evidence_texts is None else list(self.evidence_texts),
                 "qrels": None if self.qrels is None else dict(self.qrels), "n_relevant": self.n_relevant,
-                "answers": dict(self.answers), "retrieved": rows}
+                "answers": dict(self.answers), "retrieved": rows, **self._application_fields()}
+
+    def _application_fields(self) -> dict[str, Any]:
+        """The fields of an application run (``ragsweep run``); absent from a sweep's records."""
+        out: dict[str, Any] = {}
+        if self.status != "ok" or self.error is not None:
+            out.update(status=self.status, error=self.error)
+        for key in ("latency_ms", "usage", "raw"):
+            if getattr(self, key) is not None:
+                out[key] = getattr(self, key)
+        if self.located is not None:
+            out["located"] = [dict(m) for m in self.located]
+        return out
 
     @classmethod
     def from_dict(cls, row: Mapping[str, Any], where: str = "") -> RunSample:
@@ -183,7 +209,10 @@ class RunSample:
                        {str(k): a for k, a in (row.get("answers") or {}).items()},
                        row.get("question"), row.get("reference"),
                        None if evidence is None else tuple((str(d), int(s), int(e)) for d, s, e in evidence),
-                       None if texts is None else tuple(texts), row.get("qrels"), row.get("n_relevant"))
+                       None if texts is None else tuple(texts), row.get("qrels"), row.get("n_relevant"),
+                       str(row.get("status") or "ok"), row.get("error"), row.get("latency_ms"), row.get("usage"),
+                       row.get("raw"),
+                       None if row.get("located") is None else tuple(dict(m) for m in row["located"]))
         except (KeyError, TypeError, ValueError) as exc:
             raise InputError(f"{where}: not a run record ({type(exc).__name__}: {exc})") from exc
 

@@ -29,12 +29,27 @@ def applicable(specs: Sequence[MetricSpec], runs: Sequence[RunSample]) -> list[M
 def score_variant(runs: Sequence[RunSample], name: str, cut: Cut, specs: Sequence[MetricSpec], *,
                   judge: Any = None, embedder: Any = None, options: Mapping[str, Any] | None = None,
                   concurrency: int = 4) -> list[ScoredSample]:
-    """Every metric of ``specs`` on every run, as the variant that passes on what ``cut`` keeps."""
-    samples = [r.rag_sample(cut) for r in runs]
+    """Every metric of ``specs`` on every run, as the variant that passes on what ``cut`` keeps.
+
+    A run whose application call failed (``status="error"``, from ``ragsweep run``) is not scored:
+    each of its metrics is ``error`` with the call's error as the reason, in its place in the order.
+    """
+    ok = [r for r in runs if r.status != "error"]
+    samples = [r.rag_sample(cut) for r in ok]
     if embedder is not None and hasattr(embedder, "prime") and any(s.needs_embedder for s in specs):
         embedder.prime([t for s in samples for t in (s.answer, s.reference) if t])
-    return asyncio.run(score_samples(samples, list(specs), judge=judge, embedder=embedder, options=options,
-                                     variant=name, concurrency=concurrency, progress=False))
+    scored = asyncio.run(score_samples(samples, list(specs), judge=judge, embedder=embedder, options=options,
+                                       variant=name, concurrency=concurrency, progress=False))
+    if len(ok) == len(runs):
+        return scored
+    rows, done = [], iter(scored)
+    for r in runs:
+        if r.status == "error":
+            failed = MetricValue.error(f"the application call failed: {r.error}")
+            rows.extend(ScoredSample(r.sample_id, name, s.name, failed) for s in specs)
+        else:
+            rows.extend(next(done) for _ in specs)
+    return rows
 
 
 def aggregate(rows: Sequence[ScoredSample], seed: int) -> dict[str, dict[str, Any]]:

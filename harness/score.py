@@ -4,7 +4,12 @@ Reads CSV, JSONL, Parquet or a saved ``datasets`` folder whose columns use the u
 names (``question, contexts, answer, ground_truths`` or ``user_input, retrieved_contexts,
 response, reference, reference_contexts``), scores every row with the chosen metrics and writes
 ``result.csv``, ``summary.csv`` and ``explanations.jsonl`` to ``out``. Exit code 0 when every
-threshold holds, 1 when one fails, 2 on bad input.
+threshold holds, 1 when one fails, 2 on bad input (``out`` is checked before any work), 3 when
+nothing could be scored (every judged score is an error). A blank or missing answer earns no credit
+on the metrics that read the answer (``empty_answers=fail``) or is left out (``exclude``); the
+summary counts them. A default ``out`` (named by the clock) is claimed for this run alone, and
+results that cannot be written to ``out`` at the end go to a fallback folder
+(:mod:`ragsweep.harness.outputs`).
 
 List cells in CSV (contexts, reference contexts, ground truths) are split on ``;``; a cell that
 holds a list literal (``["a; b", "c"]`` as JSON, or ``['a', 'b']`` as pandas writes lists) is
@@ -20,6 +25,7 @@ import asyncio
 import csv
 import io
 import json
+import sys
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
@@ -29,10 +35,18 @@ from omegaconf import DictConfig, OmegaConf
 
 from ragsweep.gen.documents import iter_jsonl
 from ragsweep.harness.cache import atomic_write
+from ragsweep.harness.outputs import check_writable, config_yaml, named_by_clock, save
 from ragsweep.harness.parts import build
 from ragsweep.metrics.catalogue import FIELDS, MetricSpec, RagSample, catalogue, resolve
-from ragsweep.metrics.errors import InputError, fail
-from ragsweep.metrics.scoring import check_thresholds, metric_kwargs, score_samples, summary_rows
+from ragsweep.metrics.errors import EXIT_NOT_SCORED, InputError, fail, scrub, scrub_all
+from ragsweep.metrics.scoring import (
+    EMPTY_ANSWERS,
+    check_thresholds,
+    metric_kwargs,
+    outcome,
+    score_samples,
+    summary_rows,
+)
 
 #: Accepted column names for each sample field, in the order they are looked for.
 ALIASES: dict[str, tuple[str, ...]] = {
@@ -57,6 +71,9 @@ def _text(path: Path) -> str:
 
 def _read_csv(path: Path) -> Table:
     rows, labels = [], []
+    # Any field size: Python's csv refuses fields over 131,072 characters by default, and a
+    # context, a long answer or a result.csv's JSON list of contexts easily holds more.
+    csv.field_size_limit(min(sys.maxsize, 2**31 - 1))
     # strict: an unbalanced quote is an error, not a cell that swallows the rest of the file
     reader = csv.reader(io.StringIO(_text(path), newline=""), strict=True)
     try:
@@ -285,15 +302,17 @@ def write_outputs(out: Path, samples: list[RagSample], table: Table, specs: list
         lines.append([sample.id, *[row.get(c) for c in inputs],
                       *[c for r in results for c in (r.value, r.status)]])
     _write_csv(out / "result.csv", header, lines)
-    keys = ["metric", "mean", "ci_low", "ci_high", "n_ok", "n_undefined", "n_error", "threshold",
+    keys = ["metric", "mean", "ci_low", "ci_high", "n_ok", "n_undefined", "n_error", "n_empty", "threshold",
             "passed", "reason"]
-    flat = [[str(r[k]).lower() if isinstance(r[k], bool) else r[k] for k in keys] for r in summary]
+    flat = [[str(r.get(k)).lower() if isinstance(r.get(k), bool) else r.get(k) for k in keys] for r in summary]
     _write_csv(out / "summary.csv", keys, flat)
+    # Explanations carry error texts from servers: scrubbed of anything that looks like a credential.
     text = "".join(json.dumps({"sample_id": r.sample_id, "metric": r.metric, "value": r.result.value,
-                               "status": r.result.status, "explanation": r.result.explanation},
+                               "status": r.result.status, "explanation": scrub_all(r.result.explanation)},
                               ensure_ascii=False, default=str) + "\n" for r in scored)
     atomic_write(out / "explanations.jsonl", lambda tmp: Path(tmp).write_text(text, encoding="utf-8"))
-    atomic_write(out / "config.yaml", lambda tmp: Path(tmp).write_text(cfg_yaml, encoding="utf-8"))
+    if cfg_yaml:
+        atomic_write(out / "config.yaml", lambda tmp: Path(tmp).write_text(scrub(cfg_yaml), encoding="utf-8"))
 
 
 def format_summary(summary: list[dict[str, Any]]) -> str:
@@ -301,11 +320,11 @@ def format_summary(summary: list[dict[str, Any]]) -> str:
     def num(v: Any) -> str:
         return "-" if v is None or v == "" else f"{v:.4f}" if isinstance(v, float) else str(v).lower()
 
-    head = ("metric", "mean", "95% CI", "ok", "undef", "error", "threshold", "passed")
+    head = ("metric", "mean", "95% CI", "ok", "undef", "error", "empty", "threshold", "passed")
     body = [(r["metric"], num(r["mean"]),
              "-" if r["ci_low"] is None else f"[{r['ci_low']:.4f}, {r['ci_high']:.4f}]",
-             str(r["n_ok"]), str(r["n_undefined"]), str(r["n_error"]), num(r["threshold"]),
-             num(r["passed"])) for r in summary]
+             str(r["n_ok"]), str(r["n_undefined"]), str(r["n_error"]), num(r.get("n_empty")),
+             num(r["threshold"]), num(r["passed"])) for r in summary]
     widths = [max(len(row[i]) for row in (head, *body)) for i in range(len(head))]
     return "\n".join("  ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip() for row in (head, *body))
 
@@ -337,11 +356,26 @@ def dry_run(samples: list[RagSample], specs: list[MetricSpec], options: Any, pat
     return 0
 
 
+def _out(cfg: DictConfig) -> tuple[Path, bool]:
+    """``out`` checked for writing before any work (InputError if it cannot be), and whether it is
+    named by the clock (then claimed for this run alone when the results are written)."""
+    raw = OmegaConf.to_container(cfg, resolve=False).get("out")  # type: ignore[union-attr]
+    if cfg.out is None or not str(cfg.out).strip():
+        raise InputError("out is empty: name the folder for the results, e.g. out=reports/today")
+    out, claim = Path(str(cfg.out)), named_by_clock(raw)
+    check_writable(out.parent if claim else out)  # a clock-named out may be another run's already
+    return out, claim
+
+
 def run(cfg: DictConfig) -> int:
-    """Score ``cfg.input``; returns the exit code (0 thresholds hold, 1 one fails)."""
+    """Score ``cfg.input``; returns the exit code (0 thresholds hold, 1 one fails, 3 nothing scored)."""
     if not cfg.input:
         raise InputError("which file? ragsweep score input=FILE")
     path = Path(str(cfg.input))
+    out, claim = _out(cfg)
+    empty_answers = str(cfg.empty_answers)
+    if empty_answers not in EMPTY_ANSWERS:
+        raise InputError(f"empty_answers must be one of {', '.join(EMPTY_ANSWERS)}, got {empty_answers!r}")
     samples, fields, table = read_samples(path, cfg.split)
     # The llm config group builds the judge (its `none` option builds None); unset, no judge.
     judge = build(cfg.llm, "llm") if cfg.llm is not None else None
@@ -363,20 +397,24 @@ def run(cfg: DictConfig) -> int:
         concurrency = concurrency_of(judge) if judge is not None else 4
     try:
         scored = asyncio.run(score_samples(samples, specs, judge=judge, embedder=embedder, options=options,
-                                           concurrency=int(concurrency), progress=bool(cfg.progress)))
+                                           concurrency=int(concurrency), progress=bool(cfg.progress),
+                                           empty_answers=empty_answers))
     finally:
         for part in (judge, getattr(judge, "inner", None)):
             if callable(getattr(part, "close", None)):
                 part.close()
     summary = summary_rows(scored, specs, thresholds, seed=int(cfg.seed))
-    out = Path(str(cfg.out))
-    write_outputs(out, samples, table, specs, scored, summary, OmegaConf.to_yaml(cfg, resolve=True))
+    code, lines = outcome(scored, specs, summary)
+    folder, problem = save(out, lambda d: write_outputs(d, samples, table, specs, scored, summary,
+                                                        config_yaml(cfg, out=str(d))),
+                           claim=claim, command="score")
     print(format_summary(summary))
-    print(f"\nscores: {out}")
-    failed = [r for r in summary if r["passed"] is False]
-    for r in failed:
-        print(f"threshold failed: {r['metric']}: {r['reason']}")
-    return 1 if failed else 0
+    print(f"\nscores: {folder}")
+    if problem:  # the work is kept, and the exit code still tells the gate's outcome
+        print(f"ragsweep: warning: {problem}; the results are in {folder}", file=sys.stderr)
+    for line in lines:
+        print(line, file=sys.stderr if code == EXIT_NOT_SCORED else sys.stdout)
+    return code
 
 
 @hydra.main(version_base="1.3", config_path="pkg://ragsweep.conf", config_name="score")

@@ -240,6 +240,7 @@ SPECS: tuple[MetricSpec, ...] = (
                         "cosine": False},
                description="claim-level precision/recall/F of the answer against the reference"),
     MetricSpec("answer_correctness", answer_correctness, _A_R, needs_judge=True, needs_embedder=True,
+               value_range=(-1.0, 1.0),  # its cosine part can be negative (with w2 > 0)
                offline=NEEDS_JUDGE, options={"weights": (0.75, 0.25), "beta": 1.0, "threshold": None,
                                              "atomicity": "low", "coverage": "low"},
                description="0.75 x factual F1 + 0.25 x semantic similarity (weights configurable)"),

@@ -1,7 +1,41 @@
-"""Errors shared by every stage. ``metrics`` is the leaf package, so they live here."""
+"""Errors, exit codes and credential scrubbing shared by every stage. ``metrics`` is the leaf package, so they live here."""
 
+from __future__ import annotations
+
+import os
+import re
 import sys
-from typing import NoReturn
+from typing import Any, NoReturn
+
+#: Exit codes of the commands (``ragsweep score`` uses all four; the CI contract).
+EXIT_OK = 0             # done; every threshold holds
+EXIT_THRESHOLD = 1      # done; a threshold fails
+EXIT_BAD_INPUT = 2      # bad input, refused before any work (one line on stderr)
+EXIT_NOT_SCORED = 3     # done, but nothing was measured: every judged score (or every score) is an error
+
+REDACTED = "<redacted>"
+
+# Things that look like credentials wherever they appear in a message or a server's error body,
+# each with what replaces it (the name before a value is kept).
+_SECRET_PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = (
+    # an Authorization header echoed back, in any quoting
+    (re.compile(r"(?i)(\b(?:proxy-)?authorization[\"']?\s*[:=]\s*[\"']?)[^\"'\r\n,}]+"), rf"\1{REDACTED}"),
+    # a bearer token: 8+ characters, one of them not a letter (so "bearer instruments" stays)
+    (re.compile(r"(?i)\b(bearer\s+)(?=[A-Za-z]*[0-9._~+/=-])[A-Za-z0-9._~+/=-]{8,}"), rf"\1{REDACTED}"),
+    # key=value and "key": "value" for the usual names of secrets (values of 8+ characters)
+    (re.compile(r"(?i)(\b[\w-]*(?:api[_-]?key|apikey|access[_-]?token|auth[_-]?token|secret|password|passwd)"
+                r"[\"']?\s*[:=]\s*[\"']?)[^\"'\s&,;}]{8,}"), rf"\1{REDACTED}"),
+    # key formats of common providers
+    (re.compile(r"\bsk-[A-Za-z0-9_-]{8,}"), REDACTED),                       # OpenAI, Anthropic, most servers
+    (re.compile(r"\b(?:gh[pousr]|github_pat)_[A-Za-z0-9_]{16,}"), REDACTED),  # GitHub
+    (re.compile(r"\bhf_[A-Za-z0-9]{16,}"), REDACTED),                        # Hugging Face
+    (re.compile(r"\bAKIA[0-9A-Z]{16}\b"), REDACTED),                          # AWS access key id
+    (re.compile(r"\bAIza[0-9A-Za-z_-]{30,}"), REDACTED),                      # Google
+    (re.compile(r"\bxox[abprs]-[A-Za-z0-9-]{10,}"), REDACTED),                # Slack
+)
+_KEY_FORMATS = _SECRET_PATTERNS[3:]
+_SECRET_ENV_NAME = re.compile(r"(?i)(key|token|secret|passw|credential)")
+_secrets: set[str] = set()
 
 
 class InputError(ValueError):
@@ -13,14 +47,84 @@ class InputError(ValueError):
 
 
 class JudgeError(RuntimeError):
-    """A model call failed for good (after retries and one repair), with the raw text kept."""
+    """A model call failed for good (after retries and one repair), with the raw text kept.
+
+    Message and raw text are scrubbed of credentials (:func:`scrub`) here, where every such error
+    is made, so a server that echoes the request's Authorization header cannot put the key into
+    explanations, logs or caches.
+    """
 
     def __init__(self, message: str, raw: str | None = None) -> None:
-        super().__init__(message)
-        self.raw = raw
+        super().__init__(scrub(message))
+        self.raw = scrub(raw) if raw is not None else None
+
+
+def register_secret(value: str | None) -> None:
+    """Remember a credential in use (an API key read from the environment) so :func:`scrub` removes it."""
+    if value and len(value) >= 8:
+        _secrets.add(value)
+
+
+def _known_secrets() -> list[str]:
+    # The registered keys, and the values of variables whose names say they hold one (a key read by
+    # code that never registered it: an embedder's, a target's), longest first.
+    env = {v for k, v in os.environ.items()
+           if _SECRET_ENV_NAME.search(k) and len(v) >= 12 and not v.startswith(("/", "~", "."))
+           and not any(c.isspace() for c in v)}
+    return sorted(_secrets | env, key=len, reverse=True)
+
+
+def _scrub(text: str, secrets: list[str]) -> str:
+    for secret in secrets:
+        text = text.replace(secret, REDACTED)
+    for pattern, replacement in _SECRET_PATTERNS:
+        text = pattern.sub(replacement, text)
+    return text
+
+
+def scrub(text: str) -> str:
+    """``text`` with anything that looks like a credential replaced by ``<redacted>``.
+
+    Removes the keys in use (see :func:`register_secret`, and the values of variables named like
+    ``*KEY*``, ``*TOKEN*``, ``*SECRET*``), Authorization header values, ``Bearer ...`` tokens,
+    ``api_key=...`` / ``"password": "..."`` values and the usual key formats (``sk-...``, ``ghp_...``,
+    ``hf_...``, ``AKIA...``).
+    """
+    return _scrub(text, _known_secrets()) if text else text
+
+
+def scrub_all(obj: Any) -> Any:
+    """:func:`scrub` applied to every string inside nested dicts, lists and tuples (keys kept)."""
+    secrets = _known_secrets()
+
+    def walk(o: Any) -> Any:
+        if isinstance(o, str):
+            return _scrub(o, secrets) if o else o
+        if isinstance(o, dict):
+            return {k: walk(v) for k, v in o.items()}
+        if isinstance(o, (list, tuple)):
+            return type(o)(walk(v) for v in o)
+        return o
+
+    return walk(obj)
+
+
+def looks_like_key(value: str) -> bool:
+    """Whether a value meant to be a variable NAME (``llm.api_key_env``) looks like a key itself.
+
+    True for the known key formats (``sk-...``) and for long strings (24+ characters) of mixed
+    letters and digits without the ``_`` that variable names use.
+    """
+    value = value.strip()
+    if not value:
+        return False
+    if any(p.search(value) for p, _ in _KEY_FORMATS):
+        return True
+    kinds = sum(bool(re.search(p, value)) for p in ("[a-z]", "[A-Z]", "[0-9]"))
+    return len(value) >= 24 and "_" not in value and kinds >= 2
 
 
 def fail(message: str) -> NoReturn:
     """End a command on bad input: one line on stderr, exit code 2 (the CLI contract)."""
-    print(f"ragsweep: error: {message}", file=sys.stderr)
-    raise SystemExit(2)
+    print(f"ragsweep: error: {scrub(message)}", file=sys.stderr)
+    raise SystemExit(EXIT_BAD_INPUT)

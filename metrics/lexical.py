@@ -258,6 +258,6 @@ SPECS: tuple[MetricSpec, ...] = (
     MetricSpec("non_llm_context_precision", non_llm_context_precision, _CTX, options={"threshold": 0.5},
                description="average precision of retrieved contexts matching a reference one"),
     MetricSpec("answer_semantic_similarity", answer_semantic_similarity, _AR, needs_embedder=True,
-               options={"threshold": None},
+               options={"threshold": None}, value_range=(-1.0, 1.0),  # a cosine
                description="cosine of answer and reference embeddings (binary with a threshold)"),
 )

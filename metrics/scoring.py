@@ -6,6 +6,12 @@ whatever the metric does. A missing input is ``undefined``; without a judge a me
 deterministic stand-in (``MetricSpec.offline_fn``, ``metrics/offline.py``) or, having none, is
 ``undefined``; a judge that fails for good, or a metric that raises, is ``error`` with the
 reason kept — the other rows are unaffected and nothing becomes NaN.
+
+Empty answers (``empty_answers=``, used by ``ragsweep score``): a blank or missing answer on a
+metric that reads the answer either earns no credit (``"fail"``: 0, or the worst end of the range
+for a lower-is-better metric, without calling the metric) or is left out of the mean (``"exclude"``:
+``undefined``); both mark the result ``empty_answer`` so summaries count them. Without the option
+(the sweep) each metric treats a blank answer its own way and a missing one is ``undefined``.
 """
 
 from __future__ import annotations
@@ -18,12 +24,33 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ragsweep.metrics.catalogue import MetricSpec, RagSample
-from ragsweep.metrics.errors import InputError, JudgeError
+from ragsweep.metrics.errors import EXIT_NOT_SCORED, EXIT_OK, EXIT_THRESHOLD, InputError, JudgeError, scrub
 from ragsweep.metrics.values import MetricValue, ScoredSample, summarise
 
 log = logging.getLogger("ragsweep")
 
 NO_JUDGE = "needs an LLM judge (llm=none)"
+EMPTY_ANSWERS = ("fail", "exclude")
+"""What ``empty_answers=`` may be: an empty answer scores no credit, or is left out of the mean."""
+
+
+def reads_answer(spec: MetricSpec) -> bool:
+    """Whether the metric scores the answer (it is among its required inputs)."""
+    return "answer" in spec.inputs
+
+
+def no_credit(spec: MetricSpec) -> float:
+    """The score of an answer that says nothing: 0 (clamped into the range), or the top of the range
+    when lower is better (``hallucination`` 1)."""
+    low, high = spec.value_range if spec.value_range is not None else (0.0, 1.0)
+    return float(high) if not spec.higher_is_better else min(max(0.0, float(low)), float(high))
+
+
+def _empty_answer(spec: MetricSpec, policy: str) -> MetricValue:
+    if policy == "exclude":
+        return MetricValue.undefined("empty answer (left out: empty_answers=exclude)", empty_answer=True)
+    return MetricValue.ok(no_credit(spec), reason="empty answer (no credit: empty_answers=fail)",
+                          empty_answer=True)
 
 
 def metric_kwargs(spec: MetricSpec, options: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
@@ -48,10 +75,13 @@ def _offline_call(fn: Any, sample: RagSample, spec: MetricSpec, kwargs: dict[str
 
 
 async def _score_one(sample: RagSample, spec: MetricSpec, kwargs: dict[str, Any], judge: Any,
-                     embedder: Any, limit: asyncio.Semaphore) -> MetricValue:
-    missing = [f for f in spec.inputs if sample.get(f) is None]
+                     embedder: Any, limit: asyncio.Semaphore, empty_answers: str | None = None) -> MetricValue:
+    empty = empty_answers is not None and reads_answer(spec) and not (sample.answer or "").strip()
+    missing = [f for f in spec.inputs if sample.get(f) is None and not (empty and f == "answer")]
     if missing:
         return MetricValue.undefined(f"no {' and no '.join(missing)}", missing=missing)
+    if empty:
+        return _empty_answer(spec, str(empty_answers))
     fn = spec.fn
     if spec.needs_judge and judge is None:
         if spec.offline_fn is None:
@@ -72,10 +102,11 @@ async def _score_one(sample: RagSample, spec: MetricSpec, kwargs: dict[str, Any]
             out = fn(**call)
             if inspect.isawaitable(out):
                 out = await out
-        except JudgeError as exc:
+        except JudgeError as exc:  # its message and raw text are scrubbed of credentials already
             return MetricValue.error(str(exc) or "judge failed", raw=exc.raw)
         except Exception as exc:  # noqa: BLE001 - a metric bug must not lose the other rows
-            return MetricValue.error(f"{type(exc).__name__}: {exc}", exception=type(exc).__name__)
+            # scrubbed: an SDK error (an embedder's endpoint) may quote a request header
+            return MetricValue.error(scrub(f"{type(exc).__name__}: {exc}"), exception=type(exc).__name__)
     if not isinstance(out, MetricValue):
         return MetricValue.error(f"metric returned {type(out).__name__}, not a MetricValue")
     return out
@@ -91,6 +122,7 @@ async def score_samples(
     concurrency: int = 4,
     progress: bool = True,
     variant: str = "",
+    empty_answers: str | None = None,
 ) -> list[ScoredSample]:
     """Score every sample with every metric.
 
@@ -103,15 +135,20 @@ async def score_samples(
         concurrency: Most metric calls in flight at once (>= 1).
         progress: Show a tqdm bar on stderr.
         variant: Recorded on every result (the sweep's variant name; "" for ``ragsweep score``).
+        empty_answers: What a blank or missing answer scores on a metric that reads it: ``"fail"``
+            no credit (see :func:`no_credit`), ``"exclude"`` undefined; None: whatever the metric
+            makes of a blank answer (a missing one is undefined).
 
     Returns:
         One :class:`ScoredSample` per sample x metric, sample-major, in input order.
 
     Raises:
-        InputError: An option a metric does not take, or concurrency < 1.
+        InputError: An option a metric does not take, concurrency < 1, an unknown ``empty_answers``.
     """
     if concurrency < 1:
         raise InputError(f"concurrency must be >= 1, got {concurrency}")
+    if empty_answers is not None and empty_answers not in EMPTY_ANSWERS:
+        raise InputError(f"empty_answers must be one of {', '.join(EMPTY_ANSWERS)}, got {empty_answers!r}")
     kwargs = {spec.name: metric_kwargs(spec, options or {}) for spec in specs}
     limit = asyncio.Semaphore(concurrency)
     from tqdm import tqdm
@@ -119,7 +156,7 @@ async def score_samples(
     bar = tqdm(total=len(samples) * len(specs), desc="scoring", unit="score", disable=not progress)
 
     async def run(sample: RagSample, spec: MetricSpec) -> ScoredSample:
-        result = await _score_one(sample, spec, kwargs[spec.name], judge, embedder, limit)
+        result = await _score_one(sample, spec, kwargs[spec.name], judge, embedder, limit, empty_answers)
         bar.update(1)
         return ScoredSample(sample.id, variant, spec.name, result)
 
@@ -135,15 +172,27 @@ async def score_samples(
 
 
 def check_thresholds(thresholds: Mapping[str, Any], specs: Sequence[MetricSpec]) -> dict[str, float]:
-    """Thresholds as floats; a threshold on a metric not being scored, or not a number, is an InputError."""
-    names = {s.name for s in specs}
+    """Thresholds as floats.
+
+    Raises:
+        InputError: A threshold on a metric not being scored, not a finite number, outside the
+            metric's ``value_range`` (a gate that can never, or always, hold), or on a metric
+            without a range.
+    """
+    by_name = {s.name: s for s in specs}
     out = {}
     for name, value in thresholds.items():
-        if name not in names:
+        if name not in by_name:
             raise InputError(f"threshold for {name}, which is not among the metrics scored "
-                             f"({', '.join(sorted(names)) or 'none'})")
+                             f"({', '.join(sorted(by_name)) or 'none'})")
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
             raise InputError(f"threshold for {name} must be a finite number, got {value!r}")
+        limits = getattr(by_name[name], "value_range", None)
+        if limits is None:
+            raise InputError(f"threshold for {name}: the metric has no known range, so it cannot gate")
+        low, high = limits
+        if not low <= value <= high:
+            raise InputError(f"threshold for {name} is {value:g}, outside the metric's range [{low:g}, {high:g}]")
         out[name] = float(value)
     return out
 
@@ -155,13 +204,16 @@ def summary_rows(scored: Sequence[ScoredSample], specs: Sequence[MetricSpec],
     ``passed`` is True/False when the metric has a threshold (mean >= threshold when higher is
     better, mean <= threshold otherwise) and "" when it has none. A thresholded metric without a
     single ``ok`` value fails: a gate that cannot be checked must not pass. ``reason`` says why a
-    row failed.
+    row failed. ``n_empty`` counts the results marked ``empty_answer`` (see :func:`score_samples`)
+    for a metric that reads the answer, None for one that does not.
     """
     limits = check_thresholds(thresholds, specs)
     by_metric: dict[str, list[tuple[str, float | None]]] = {s.name: [] for s in specs}
+    empty = {s.name: 0 for s in specs}
     for row in scored:
         if row.metric in by_metric:
             by_metric[row.metric].append((row.result.status, row.result.value))
+            empty[row.metric] += bool(row.result.explanation.get("empty_answer"))
     rows = []
     for spec in specs:
         stats = summarise(by_metric[spec.name], seed=seed)
@@ -177,6 +229,34 @@ def summary_rows(scored: Sequence[ScoredSample], specs: Sequence[MetricSpec],
                 if not passed:
                     sign = "<" if spec.higher_is_better else ">"
                     reason = f"mean {mean:.4f} {sign} threshold {threshold:g}"
-        rows.append({"metric": spec.name, **stats, "threshold": threshold, "passed": passed,
-                     "reason": reason})
+        rows.append({"metric": spec.name, **stats, "n_empty": empty[spec.name] if reads_answer(spec) else None,
+                     "threshold": threshold, "passed": passed, "reason": reason})
     return rows
+
+
+def not_scored(scored: Sequence[ScoredSample], specs: Sequence[MetricSpec]) -> str:
+    """Why the run measured nothing ("" when it did): every judged score the judge was asked for is
+    an ``error`` (an unreachable or failing judge), or every score of the run is."""
+    judged = {s.name for s in specs if s.needs_judge}
+    asked = [r for r in scored if r.metric in judged and r.result.status != "undefined"
+             and not r.result.explanation.get("empty_answer")]
+    if asked and all(r.result.status == "error" for r in asked):
+        return f"every judged score is an error ({len(asked)} of {len(asked)}; reasons in explanations.jsonl)"
+    if scored and all(r.result.status == "error" for r in scored):
+        return f"every score is an error ({len(scored)}; reasons in explanations.jsonl)"
+    return ""
+
+
+def outcome(scored: Sequence[ScoredSample], specs: Sequence[MetricSpec],
+            summary: Sequence[Mapping[str, Any]]) -> tuple[int, list[str]]:
+    """The exit code of a scoring run and the lines that explain it.
+
+    3 (:data:`EXIT_NOT_SCORED`) when :func:`not_scored` says nothing was measured — it wins over a
+    failed threshold, since such a run says nothing about the system; else 1 when a threshold
+    fails, else 0.
+    """
+    why = not_scored(scored, specs)
+    if why:
+        return EXIT_NOT_SCORED, [f"could not score: {why}"]
+    failed = [f"threshold failed: {r['metric']}: {r['reason']}" for r in summary if r["passed"] is False]
+    return (EXIT_THRESHOLD if failed else EXIT_OK), failed

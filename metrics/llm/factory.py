@@ -8,13 +8,39 @@ the group (``gen``, ``score``) replays identical calls for free and resumes afte
 
 from __future__ import annotations
 
+import logging
+import os
 from pathlib import Path
 from typing import Any
 
+from ragsweep.metrics.errors import looks_like_key, register_secret
 from ragsweep.metrics.llm.base import LLM
 from ragsweep.metrics.llm.cache import CachedLLM
 from ragsweep.metrics.llm.local import LocalLLM
 from ragsweep.metrics.llm.openai_compat import OpenAICompatLLM
+
+
+log = logging.getLogger(__name__)
+_warned: set[str] = set()
+
+
+def check_key_env(name: str, key: str = "llm.api_key_env") -> None:
+    """Warn once when ``name`` is not a set variable, or is a key itself (which is then scrubbed everywhere).
+
+    The key a variable holds is registered for scrubbing (:func:`metrics.errors.scrub`).
+    """
+    if looks_like_key(name):
+        register_secret(name)
+        message = (f"{key} looks like an API key, not the NAME of a variable holding one; it is not sent "
+                   f"and not saved in config.yaml. Export the key and pass {key}=NAME_OF_VARIABLE")
+    elif not os.environ.get(name):
+        message = f"{key}: variable {name} is not set; requests go without a key (fine for a local server)"
+    else:
+        register_secret(os.environ[name])
+        return
+    if message not in _warned:
+        _warned.add(message)
+        log.warning(message)
 
 
 def _wrap(inner: Any, cache: bool, cache_dir: str | None, max_concurrency: int) -> LLM:
@@ -34,6 +60,7 @@ def openai(model: str, base_url: str | None = None, api_key_env: str = "OPENAI_A
            temperature: float = 0.0, seed: int = 0, max_concurrency: int = 8, timeout_s: float = 60.0,
            max_retries: int = 5, cache: bool = True, cache_dir: str | None = None) -> LLM:
     """Any OpenAI-compatible endpoint; the key is read from the variable named ``api_key_env``."""
+    check_key_env(api_key_env)
     inner = OpenAICompatLLM(model, base_url=base_url, api_key_env=api_key_env, temperature=temperature,
                             max_concurrency=max_concurrency, timeout_s=timeout_s, max_retries=max_retries,
                             seed=seed)

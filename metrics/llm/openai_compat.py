@@ -14,7 +14,7 @@ import os
 import random
 from typing import Any
 
-from ragsweep.metrics.errors import JudgeError
+from ragsweep.metrics.errors import JudgeError, register_secret
 from ragsweep.metrics.llm.base import (
     Completion,
     Logprobs,
@@ -41,8 +41,9 @@ class OpenAICompatLLM(StructuredBackend):
         model: Model name as the server knows it.
         base_url: Endpoint root, e.g. ``http://127.0.0.1:8000/v1``; None means OpenAI.
         api_key_env: Name of the environment variable holding the key. The key is read at
-            the first call and never stored on this object, logged or cached. When the
-            variable is unset a placeholder is sent (local servers need no key).
+            the first call and never stored on this object, logged or cached; error texts are
+            scrubbed of it (a server may echo the Authorization header in an error body). When
+            the variable is unset a placeholder is sent (local servers need no key).
         temperature: Sampling temperature; 0 for repeatable judging.
         max_concurrency: Requests in flight at once from this object.
         timeout_s: Per-request timeout, seconds.
@@ -185,8 +186,10 @@ class OpenAICompatLLM(StructuredBackend):
         # (another asyncio.run) gets new ones.
         loop = asyncio.get_running_loop()
         if self._client is None or self._loop is not loop:
+            key = os.environ.get(self.api_key_env)
+            register_secret(key)  # scrubbed from every error text, should a server echo it back
             self._client = openai.AsyncOpenAI(
-                api_key=os.environ.get(self.api_key_env) or _NO_KEY,
+                api_key=key or _NO_KEY,
                 base_url=self.base_url,
                 timeout=self.timeout_s,
                 max_retries=0,

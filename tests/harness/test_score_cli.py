@@ -197,3 +197,65 @@ def test_dry_run_counts_four_judge_calls_for_the_core_metrics(tmp_path, score):
     assert proc.returncode == 0, proc.stderr
     assert "judge calls: 4" in proc.stdout, proc.stdout
     assert not (tmp_path / "outputs").exists()  # a dry run writes nothing and loads no model
+
+
+# ---------------------------------------------------------------- fields of any size, empty answers, gates
+
+FOUR = [("Capital of France?", "Paris", "Paris"), ("Who wrote Hamlet?", "", "Shakespeare"),
+        ("2+2?", "four", "four"), ("Largest ocean?", "   ", "Pacific")]
+
+
+def write_rows(path: Path, rows: list[tuple[str, str, str]]) -> Path:
+    with path.open("w", newline="") as fh:
+        w = csv.writer(fh)
+        w.writerow(["question", "answer", "ground_truth"])
+        w.writerows(rows)
+    return path
+
+
+def test_a_5_mb_field_is_read_and_a_result_csv_of_long_contexts_reads_back(tmp_path, score):
+    big = "word " * 1_000_000  # 5 MB in one cell, far over csv's default 131,072 characters
+    with (tmp_path / "big.csv").open("w", newline="") as fh:
+        w = csv.writer(fh)
+        w.writerow(["question", "answer", "contexts", "ground_truth"])
+        w.writerow(["q", "Paris", big, "Paris"])
+        w.writerow(["q2", "Rome", json.dumps(["x" * 200_000, "y; z"]), "Rome"])
+    samples, _, _ = read_samples(tmp_path / "big.csv")
+    assert len(samples[0].contexts[0]) == len(big.strip()) and samples[1].contexts == ("x" * 200_000, "y; z")
+    proc = score("input=big.csv", "metrics=[rouge_l]", "out=out", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    again, _, _ = read_samples(tmp_path / "out" / "result.csv")  # contexts written as a JSON list
+    assert [s.contexts for s in again] == [s.contexts for s in samples]
+
+
+def test_empty_answers_fail_the_gate_and_are_counted(tmp_path, score):
+    write_rows(tmp_path / "in.csv", FOUR)
+    proc = score("input=in.csv", "metrics=[rouge_l,token_f1]", "out=fail", "++thresholds.rouge_l=0.8",
+                 cwd=tmp_path)
+    assert proc.returncode == 1, proc.stderr
+    assert "threshold failed: rouge_l: mean 0.5000 < threshold 0.8" in proc.stdout
+    summary = {r["metric"]: r for r in read_csv(tmp_path / "fail" / "summary.csv")}
+    assert summary["rouge_l"]["n_empty"] == "2" and summary["rouge_l"]["n_ok"] == "4"
+    head, rouge = proc.stdout.splitlines()[:2]
+    at = head.index("empty")
+    assert rouge[at:at + 5].strip() == "2", proc.stdout  # the printed table shows them
+    rows = read_csv(tmp_path / "fail" / "result.csv")
+    assert [r["rouge_l"] for r in rows] == ["1.0", "0.0", "1.0", "0.0"]
+
+    proc = score("input=in.csv", "metrics=[rouge_l]", "out=exclude", "++thresholds.rouge_l=0.8",
+                 "empty_answers=exclude", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    summary = read_csv(tmp_path / "exclude" / "summary.csv")[0]
+    assert (summary["mean"], summary["n_ok"], summary["n_undefined"], summary["n_empty"]) == ("1.0", "2", "2", "2")
+
+
+@pytest.mark.parametrize("args, message", [
+    (["empty_answers=zero"], "empty_answers must be one of fail, exclude, got 'zero'"),
+    (["++thresholds.rouge_l=1.5"], "threshold for rouge_l is 1.5, outside the metric's range [0, 1]"),
+    (["++thresholds.rouge_l=-0.2"], "outside the metric's range"),
+])
+def test_bad_gates_exit_2(tmp_path, args, message, score):
+    write_rows(tmp_path / "in.csv", FOUR)
+    proc = score("input=in.csv", "metrics=[rouge_l]", "out=out", *args, cwd=tmp_path)
+    assert proc.returncode == 2 and message in proc.stderr, proc.stderr
+    assert not (tmp_path / "out").exists()

@@ -226,6 +226,18 @@ def test_key_from_env_is_sent_but_never_cached_or_in_identity(serve, monkeypatch
         assert secret.encode() not in f.read_bytes(), f
 
 
+@pytest.mark.parametrize("status, retries", [(401, 0), (500, 1)])
+def test_an_error_body_echoing_the_key_is_scrubbed_from_the_error(serve, monkeypatch, status, retries):
+    secret = "echo-ME-not-7d2e9b41c0"  # no known key format: found because it is the key in use
+    monkeypatch.setenv(KEY_ENV, secret)
+    body = {"error": {"message": f"invalid key {secret}", "request_headers": {"Authorization": f"Bearer {secret}"}}}
+    server = serve([(status, body)] * 2)
+    with pytest.raises(JudgeError) as caught:
+        asyncio.run(make(server, max_retries=retries).complete(USER))
+    assert str(status) in str(caught.value) and secret not in str(caught.value)
+    assert "<redacted>" in str(caught.value)
+
+
 def test_missing_key_sends_placeholder(serve, monkeypatch):
     monkeypatch.delenv(KEY_ENV, raising=False)
     server = serve([(200, ok("hi"))])

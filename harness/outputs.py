@@ -1,0 +1,221 @@
+"""Output folders that belong to one run: named once, checked before any work, never lost at the end.
+
+The rule for both ``ragsweep score``'s ``out`` and ``ragsweep sweep``'s ``hydra.sweep.dir`` (and
+``hydra.run.dir``):
+
+- A folder named by the clock (its configured value holds ``${now:...}``, as the defaults do) is
+  **claimed**: created with ``os.mkdir``, which is atomic, and given a suffix ``-2``, ``-3``, ...
+  when that name is taken. Two runs started in the same second get two folders.
+- A folder named literally is the user's: ``score`` writes into it (``out=.`` is fine), and a sweep
+  continues there only when it is the same sweep (same task overrides, same config: a resume);
+  a different sweep is refused with exit code 2 (:class:`SweepFolder`).
+
+A sweep's claimed folder is resolved once, in the process that starts the sweep, and then passed
+on as a literal ``hydra.sweep.dir=...`` override, which is how Hydra rebuilds every job's config
+(``load_sweep_config``) — in the same process or in joblib and Ray workers — so every job writes
+into the same folder.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from hydra.experimental.callback import Callback
+from omegaconf import DictConfig, OmegaConf, open_dict, read_write
+
+from ragsweep.metrics.errors import REDACTED, InputError, fail, looks_like_key, scrub
+
+CLOCK = "${now:"
+"""A configured folder holding this is named by the clock, and so is claimed (made unique)."""
+
+
+def named_by_clock(raw: Any) -> bool:
+    """Whether an unresolved config value names its folder with ``${now:...}``."""
+    return isinstance(raw, str) and CLOCK in raw
+
+
+def claim_dir(base: Path) -> Path:
+    """Create ``base``, or ``base-2``, ``base-3``, ... when taken, and return the one created.
+
+    ``os.mkdir`` fails when the folder exists, atomically, so concurrent runs never share one.
+
+    Raises:
+        OSError: The parent cannot be created or written.
+    """
+    base.parent.mkdir(parents=True, exist_ok=True)
+    n = 1
+    while True:
+        path = base if n == 1 else base.with_name(f"{base.name}-{n}")
+        try:
+            path.mkdir()
+            return path
+        except FileExistsError:
+            n += 1
+
+
+def check_writable(path: Path, key: str = "out") -> None:
+    """Refuse (InputError) a folder that cannot be written, before any work is done.
+
+    ``path`` may not exist yet; then its nearest existing parent must be a folder that can be
+    written. The check writes and removes a probe file, which is the only test that holds for
+    every case (permissions, read-only file systems, root).
+    """
+    if path.exists() and not path.is_dir():
+        raise InputError(f"{key}={path}: is a file, not a folder")
+    nearest = path
+    while not nearest.exists() and nearest != nearest.parent:
+        nearest = nearest.parent
+    if not nearest.is_dir():
+        raise InputError(f"{key}={path}: {nearest} is a file, not a folder")
+    try:
+        fd, probe = tempfile.mkstemp(dir=nearest, prefix=".ragsweep-probe-")
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as exc:
+        raise InputError(f"{key}={path}: cannot write in {nearest} ({exc.strerror or exc})") from None
+
+
+def save(out: Path, write: Callable[[Path], None], *, claim: bool, command: str) -> tuple[Path, str]:
+    """Write a finished run's files; if ``out`` fails, write them to a fallback folder instead.
+
+    Args:
+        out: The folder to write into (checked with :func:`check_writable` before the work began).
+        write: Writes every file into the folder it is given.
+        claim: Claim ``out`` (or ``out-N``) with :func:`claim_dir` first (a clock-named folder).
+        command: Names the fallback folder: ``ragsweep-<command>-fallback-<date>_<time>`` in the
+            system's temporary folder or, failing that, the current folder.
+
+    Returns:
+        The folder written, and "" or the reason ``out`` could not be used.
+
+    Raises:
+        OSError: Neither ``out`` nor a fallback folder could be written.
+    """
+    try:
+        folder = claim_dir(out) if claim else out
+        write(folder)
+        return folder, ""
+    except OSError as exc:
+        problem = f"could not write to {out}: {exc.strerror or exc}"
+    name = f"ragsweep-{command}-fallback-{time.strftime('%Y-%m-%d_%H-%M-%S')}"
+    for parent in (Path(tempfile.gettempdir()), Path.cwd()):
+        try:
+            folder = claim_dir(parent / name)
+            write(folder)
+            return folder, problem
+        except OSError:
+            continue
+    raise OSError(f"{problem}; no fallback folder could be written either")
+
+
+def _quoted(value: str) -> str:
+    """A value for a Hydra override, single-quoted so that any path survives its grammar (which
+    escapes only quotes, and the backslashes just before a quote)."""
+    inner = re.sub(r"(\\*)'", lambda m: m.group(1) * 2 + "\\'", value)
+    inner = re.sub(r"(\\+)$", lambda m: m.group(1) * 2, inner)
+    return f"'{inner}'"
+
+
+def _job_config(cfg: Any) -> dict[str, Any]:
+    """The config without the ``hydra`` node, unresolved (as ``multirun.yaml`` stores it)."""
+    data = OmegaConf.to_container(cfg, resolve=False)
+    assert isinstance(data, dict)
+    return {k: v for k, v in data.items() if k != "hydra"}
+
+
+def _first_difference(old: Any, new: Any, path: str = "") -> str:
+    if isinstance(old, dict) and isinstance(new, dict):
+        for key in sorted(set(old) | set(new), key=str):
+            if old.get(key, "<missing>") != new.get(key, "<missing>"):
+                return _first_difference(old.get(key, "<missing>"), new.get(key, "<missing>"),
+                                         f"{path}.{key}" if path else str(key))
+    return f"{path or '(top)'}: {old!r} there, {new!r} now"
+
+
+def refuse_other_sweep(folder: Path, cfg: DictConfig) -> None:
+    """Exit 2 when ``folder`` holds a sweep (its ``multirun.yaml``) other than the one ``cfg`` describes."""
+    if folder.exists() and not folder.is_dir():
+        fail(f"hydra.sweep.dir={folder}: is a file, not a folder")
+    saved = folder / "multirun.yaml"
+    if not saved.is_file():
+        return
+    try:
+        old = OmegaConf.load(saved)
+        old_task = list(OmegaConf.to_container(old.hydra.overrides.task, resolve=False))  # type: ignore[arg-type]
+        old_config = _job_config(old)
+    except Exception as exc:  # noqa: BLE001 - any unreadable record means we cannot tell it is ours
+        fail(f"hydra.sweep.dir={folder} holds a sweep whose {saved.name} cannot be read ({exc}); "
+             "choose another folder")
+    new_task = list(OmegaConf.to_container(cfg.hydra.overrides.task, resolve=False))  # type: ignore[arg-type]
+    hint = "choose another hydra.sweep.dir, or repeat that sweep's overrides (same order) to resume it"
+    if old_task != new_task:
+        fail(f"hydra.sweep.dir={folder} holds another sweep (overrides: {' '.join(old_task) or 'none'}; "
+             f"now: {' '.join(new_task) or 'none'}); {hint}")
+    new_config = _job_config(cfg)
+    if old_config != new_config:
+        fail(f"hydra.sweep.dir={folder} holds another sweep (its config differs at "
+             f"{_first_difference(old_config, new_config)}); {hint}")
+
+
+class SweepFolder(Callback):
+    """Hydra callback: claim the clock-named sweep (or run) folder, refuse a different sweep in a named one.
+
+    Listed first among ``hydra.callbacks`` so that every other callback, the sweeper and the
+    launcher see the claimed folder.
+    """
+
+    def on_multirun_start(self, config: DictConfig, **kwargs: Any) -> None:
+        raw = OmegaConf.to_container(config.hydra.sweep, resolve=False)["dir"]  # type: ignore[index]
+        if not named_by_clock(raw):
+            refuse_other_sweep(Path(str(config.hydra.sweep.dir)), config)
+            return
+        try:
+            folder = claim_dir(Path(str(config.hydra.sweep.dir)))
+        except OSError as exc:
+            fail(f"hydra.sweep.dir={config.hydra.sweep.dir}: cannot create it ({exc.strerror or exc})")
+        with read_write(config.hydra), open_dict(config.hydra):
+            config.hydra.sweep.dir = str(folder)
+            # Every job's config is composed again from these overrides (also in other processes)
+            config.hydra.overrides.hydra.append(f"hydra.sweep.dir={_quoted(str(folder))}")
+
+    def on_run_start(self, config: DictConfig, **kwargs: Any) -> None:
+        raw = OmegaConf.to_container(config.hydra.run, resolve=False)["dir"]  # type: ignore[index]
+        if not named_by_clock(raw):
+            return
+        try:
+            folder = claim_dir(Path(str(config.hydra.run.dir)))
+        except OSError as exc:
+            fail(f"hydra.run.dir={config.hydra.run.dir}: cannot create it ({exc.strerror or exc})")
+        with read_write(config.hydra), open_dict(config.hydra):
+            config.hydra.run.dir = str(folder)
+
+
+def _redact(node: Any) -> Any:
+    """Key fields (``*api_key``) and key-like values of ``*api_key_env`` (a key passed as the
+    variable's name) replaced by ``<redacted>``, at any depth."""
+    if isinstance(node, list):
+        return [_redact(v) for v in node]
+    if not isinstance(node, dict):
+        return node
+    out = {}
+    for k, v in node.items():
+        name = str(k)
+        secret = isinstance(v, str) and v and (name.endswith("api_key")
+                                               or (name.endswith("api_key_env") and looks_like_key(v)))
+        out[k] = REDACTED if secret else _redact(v)
+    return out
+
+
+def config_yaml(cfg: DictConfig, **actual: Any) -> str:
+    """A run's resolved config for its ``config.yaml``, with ``actual`` values set (the folder really
+    written), nothing that looks like a key (:func:`metrics.errors.scrub`)."""
+    data = OmegaConf.to_container(cfg, resolve=True)
+    assert isinstance(data, dict)
+    data = {k: v for k, v in _redact(data).items() if k != "hydra"} | actual
+    return scrub(OmegaConf.to_yaml(OmegaConf.create(data)))

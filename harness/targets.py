@@ -1,0 +1,411 @@
+"""Application targets for ``ragsweep run``: the user's application, called once per test question.
+
+Each target (config group ``target``) implements one async :meth:`Target.call` that takes a question
+and returns a :class:`Reply`: the answer, the context strings the application used (when it says),
+the tokens it reports, and its raw response. Timeouts, retries and concurrency are not the target's
+business: :mod:`ragsweep.harness.run` applies them around every call (they are left out of the
+run's fingerprint, as they never change an answer).
+
+- ``http``: POST a JSON body built from a template to ``url``; read the answer, contexts and usage
+  from the response by simple paths (``answer``, ``data.sources[*].text``, ``choices[0].message.content``).
+  Secret headers come from environment variables named in the config, never from the config itself.
+- ``python``: ``module:function`` (sync or async), called as ``function(question, **params)``,
+  returning a string or ``{"answer": ..., "contexts": [...], "usage": {...}}``.
+- ``langchain`` and ``llamaindex`` (:mod:`ragsweep.harness.frameworks`), ``openai``
+  (:mod:`ragsweep.harness.openai_target`).
+
+``params`` is how one application becomes several variants: every key is passed through to the
+application (a body field, a keyword argument) and names the variant on the leaderboard.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib
+import inspect
+import os
+import re
+import sys
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from ragsweep.metrics.errors import InputError, looks_like_key, register_secret
+
+RETRYABLE_STATUS = frozenset({408, 425, 429, 500, 502, 503, 504})
+
+
+@dataclass(frozen=True)
+class Reply:
+    """What the application returned for one question.
+
+    Attributes:
+        answer: The answer text (None when the application gave none).
+        contexts: The context strings it used, best first; None when it does not report them.
+        scores: The application's own score per context, when it reports them.
+        usage: Token counts it reported (``prompt_tokens``, ``completion_tokens``, ...).
+        raw: The raw response (JSON-able), kept as evidence.
+    """
+
+    answer: str | None
+    contexts: list[str] | None = None
+    scores: list[float] | None = None
+    usage: dict[str, int] | None = None
+    raw: Any = None
+
+
+class TargetError(Exception):
+    """A call that failed; ``retryable`` says whether trying again may help (a 503, a dropped connection)."""
+
+    def __init__(self, message: str, *, retryable: bool, raw: Any = None) -> None:
+        super().__init__(message)
+        self.retryable, self.raw = retryable, raw
+
+
+class Target:
+    """The interface every target implements (``start`` and ``close`` are optional)."""
+
+    kind = "target"
+
+    def identity(self) -> dict[str, Any]:
+        """What this application version is (no secrets): the run's fingerprint and the variant's name."""
+        raise NotImplementedError
+
+    def label(self) -> str:
+        """The application, short: a URL, ``module:function``, a model name."""
+        raise NotImplementedError
+
+    async def start(self) -> None:
+        """Open connections, build the pipeline (once per run, in the run's event loop)."""
+
+    async def call(self, question: str, sample_id: str) -> Reply:
+        raise NotImplementedError
+
+    async def close(self) -> None:
+        """Release what :meth:`start` opened."""
+
+
+# ---------------------------------------------------------------- reading responses
+
+_STEP = re.compile(r"([^.\[\]]+)|\[(\*|-?\d+)\]")
+
+
+def parse_path(path: str) -> list[str | int]:
+    """``data.sources[*].text`` (or ``data.sources.*.text``) -> ``["data", "sources", "*", "text"]``;
+    ``choices[0]`` and ``choices.0`` both index a list. A bad path is an InputError."""
+    steps: list[str | int] = []
+    pos = 0
+    text = path.strip()
+    while pos < len(text):
+        if text[pos] == "." and steps:
+            pos += 1
+        m = _STEP.match(text, pos)
+        if m is None:
+            raise InputError(f"bad response path {path!r} (expected e.g. answer, data.sources[*].text, choices[0].text)")
+        key, index = m.groups()
+        step = key if key is not None else index
+        steps.append(step if step == "*" or not re.fullmatch(r"-?\d+", step) else int(step))
+        pos = m.end()
+    if not steps:
+        raise InputError("empty response path")
+    return steps
+
+
+def get_path(value: Any, path: str) -> Any:
+    """The value at ``path``; ``[*]`` maps the rest of the path over a list. Missing -> KeyError."""
+
+    def walk(node: Any, steps: Sequence[str | int]) -> Any:
+        for i, step in enumerate(steps):
+            if step == "*":
+                if not isinstance(node, list):
+                    raise KeyError(f"{path}: [*] on a {type(node).__name__}, not a list")
+                return [walk(item, steps[i + 1:]) for item in node]
+            if isinstance(step, int) and isinstance(node, Mapping) and str(step) in node:
+                node = node[str(step)]  # a field named like a number
+            elif isinstance(step, int):
+                if not isinstance(node, list) or not -len(node) <= step < len(node):
+                    raise KeyError(f"{path}: no item [{step}]")
+                node = node[step]
+            else:
+                if not isinstance(node, Mapping) or step not in node:
+                    raise KeyError(f"{path}: no field {step!r}")
+                node = node[step]
+        return node
+
+    return walk(value, parse_path(path))
+
+
+_TEXT_FIELDS = ("text", "page_content", "content", "chunk", "document", "passage")
+
+
+def context_text(item: Any) -> str:
+    """A context as a string: a string, a dict with a text field, a LangChain Document, a LlamaIndex node."""
+    if isinstance(item, str):
+        return item
+    if isinstance(item, Mapping):
+        for key in _TEXT_FIELDS:
+            if isinstance(item.get(key), str):
+                return item[key]
+        raise TargetError(f"a context without a text field ({', '.join(_TEXT_FIELDS)}): keys {sorted(item)}",
+                          retryable=False)
+    node = getattr(item, "node", None)  # LlamaIndex NodeWithScore
+    if node is not None and callable(getattr(node, "get_content", None)):
+        return str(node.get_content())
+    for attr in ("page_content", "text"):  # LangChain Document, LlamaIndex TextNode
+        if isinstance(getattr(item, attr, None), str):
+            return getattr(item, attr)
+    raise TargetError(f"cannot read a context from a {type(item).__name__}", retryable=False)
+
+
+def context_score(item: Any) -> float | None:
+    score = item.get("score") if isinstance(item, Mapping) else getattr(item, "score", None)
+    return float(score) if isinstance(score, (int, float)) and not isinstance(score, bool) else None
+
+
+def reply_from(value: Any, *, answer_key: str = "answer", contexts_key: str = "contexts", raw: Any = None) -> Reply:
+    """A Reply from what a Python application returned: a string, or a mapping with answer and contexts."""
+    if isinstance(value, str):
+        return Reply(value, raw=value if raw is None else raw)
+    if not isinstance(value, Mapping):
+        raise TargetError(f"the application returned a {type(value).__name__}: expected a string or "
+                          f"{{{answer_key!r}: ..., {contexts_key!r}: [...]}}", retryable=False)
+    answer = value.get(answer_key)
+    items = value.get(contexts_key)
+    if items is not None and (isinstance(items, (str, bytes)) or not isinstance(items, Sequence)):
+        raise TargetError(f"{contexts_key!r} must be a list of strings, got {type(items).__name__}", retryable=False)
+    contexts = None if items is None else [context_text(c) for c in items]
+    scores = None if items is None else [context_score(c) for c in items]
+    usage = value.get("usage")
+    return Reply(None if answer is None else str(answer), contexts,
+                 scores if scores and all(s is not None for s in scores) else None,  # type: ignore[arg-type]
+                 _usage(usage), jsonable(value) if raw is None else raw)
+
+
+def _usage(value: Any) -> dict[str, int] | None:
+    if not isinstance(value, Mapping):
+        return None
+    out = {str(k): int(v) for k, v in value.items() if isinstance(v, (int, float)) and not isinstance(v, bool)}
+    return out or None
+
+
+def jsonable(value: Any, depth: int = 0) -> Any:
+    """A JSON-able copy of a response (objects as their text or repr), for the run records."""
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    if depth > 6:
+        return repr(value)[:200]
+    if isinstance(value, Mapping):
+        return {str(k): jsonable(v, depth + 1) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [jsonable(v, depth + 1) for v in value]
+    try:
+        return context_text(value)
+    except TargetError:
+        return repr(value)[:500]
+
+
+# ---------------------------------------------------------------- http
+
+def _env_header(header: str, spec: str) -> str:
+    """``"APP_TOKEN"`` or ``"Bearer $APP_TOKEN"`` -> the value, read from the environment now."""
+    names = re.findall(r"\$([A-Za-z_][A-Za-z0-9_]*)", spec)
+    if not names:
+        names, spec = [spec], f"${spec}"
+    missing = [n for n in names if n not in os.environ]
+    if missing:
+        raise InputError(f"the environment variable {missing[0]} (for the header {header} of target.env_headers) "
+                         "is not set")
+    for n in names:
+        register_secret(os.environ[n])  # scrubbed from every error message and raw response kept
+    return re.sub(r"\$([A-Za-z_][A-Za-z0-9_]*)", lambda m: os.environ[m.group(1)], spec)
+
+
+def fill(template: Any, values: Mapping[str, Any]) -> Any:
+    """The body template with ``{question}`` / ``{sample_id}`` filled in (a whole-string placeholder keeps the value's type)."""
+    if isinstance(template, str):
+        whole = re.fullmatch(r"\{(\w+)\}", template)
+        if whole and whole.group(1) in values:
+            return values[whole.group(1)]
+        return re.sub(r"\{(\w+)\}", lambda m: str(values[m.group(1)]) if m.group(1) in values else m.group(0), template)
+    if isinstance(template, Mapping):
+        return {k: fill(v, values) for k, v in template.items()}
+    if isinstance(template, list):
+        return [fill(v, values) for v in template]
+    return template
+
+
+class HttpTarget(Target):
+    """An application behind an HTTP endpoint that takes JSON and returns JSON."""
+
+    kind = "http"
+
+    def __init__(self, url: str, method: str = "POST", body: Mapping[str, Any] | None = None,
+                 params: Mapping[str, Any] | None = None, headers: Mapping[str, str] | None = None,
+                 env_headers: Mapping[str, str] | None = None, answer_path: str = "answer",
+                 contexts_path: str | None = "contexts", usage_path: str | None = None, **_: Any) -> None:
+        if not url:
+            raise InputError("target=http needs the endpoint: target.url=http://host:port/path")
+        if not str(url).startswith(("http://", "https://")):
+            raise InputError(f"target.url must start with http:// or https://, got {url!r}")
+        self.url, self.method = str(url), str(method).upper()
+        self.body = dict(body or {"question": "{question}"})
+        self.params = dict(params or {})
+        self.headers = {str(k): str(v) for k, v in (headers or {}).items()}
+        self.env_headers = {str(k): str(v) for k, v in (env_headers or {}).items()}
+        for header, value in self.headers.items():
+            if re.search(r"(?i)auth|key|token|secret|cookie", header) or looks_like_key(value):
+                raise InputError(f"target.headers.{header} looks like a secret: config.yaml would keep it; name the "
+                                 f"environment variable instead: target.env_headers.{header}='Bearer $MY_TOKEN'")
+        for header, spec in self.env_headers.items():
+            if looks_like_key(spec.replace("$", "")):
+                raise InputError(f"target.env_headers.{header} must name an environment variable "
+                                 "(e.g. 'Bearer $APP_TOKEN'), not hold the secret itself")
+        self.answer_path, self.contexts_path, self.usage_path = answer_path, contexts_path, usage_path
+        for path in (answer_path, contexts_path, usage_path):
+            if path:
+                parse_path(path)  # a bad path is bad input before any call
+        self._client: Any = None
+
+    def identity(self) -> dict[str, Any]:
+        return {"kind": self.kind, "url": self.url, "method": self.method, "body": self.body, "params": self.params,
+                "headers": sorted(self.headers), "env_headers": dict(self.env_headers),
+                "answer_path": self.answer_path, "contexts_path": self.contexts_path}
+
+    def label(self) -> str:
+        return self.url
+
+    async def start(self) -> None:
+        import httpx
+
+        headers = {**self.headers, **{h: _env_header(h, spec) for h, spec in self.env_headers.items()}}
+        self._client = httpx.AsyncClient(headers=headers, timeout=None)  # the runner times each call
+
+    async def close(self) -> None:
+        if self._client is not None:
+            await self._client.aclose()
+            self._client = None
+
+    def request_body(self, question: str, sample_id: str) -> Any:
+        body = fill(self.body, {"question": question, "sample_id": sample_id, **self.params})
+        if isinstance(body, dict):
+            body = {**self.params, **body}  # params are body fields unless the template places them
+        return body
+
+    async def call(self, question: str, sample_id: str) -> Reply:
+        import httpx
+
+        body = self.request_body(question, sample_id)
+        try:
+            if self.method == "GET":
+                response = await self._client.get(self.url, params=body)
+            else:
+                response = await self._client.request(self.method, self.url, json=body)
+        except httpx.HTTPError as exc:  # connection refused or dropped: worth another try
+            raise TargetError(f"{type(exc).__name__}: {exc}", retryable=True) from exc
+        if response.status_code >= 300:
+            raise TargetError(f"HTTP {response.status_code} from {self.url}",
+                              retryable=response.status_code in RETRYABLE_STATUS, raw=response.text[:2000])
+        try:
+            data = response.json()
+        except ValueError:
+            raise TargetError("the response is not JSON", retryable=False, raw=response.text[:2000]) from None
+        return self.read(data)
+
+    def read(self, data: Any) -> Reply:
+        try:
+            answer = get_path(data, self.answer_path)
+        except KeyError as exc:
+            raise TargetError(f"no answer at target.answer_path ({exc.args[0]})", retryable=False, raw=data) from None
+        contexts = scores = None
+        if self.contexts_path:
+            try:
+                items = get_path(data, self.contexts_path)
+            except KeyError as exc:
+                raise TargetError(f"no contexts at target.contexts_path ({exc.args[0]})", retryable=False,
+                                  raw=data) from None
+            if not isinstance(items, list):
+                raise TargetError(f"target.contexts_path {self.contexts_path!r} is a {type(items).__name__}, "
+                                  "not a list", retryable=False, raw=data)
+            contexts = [context_text(c) for c in items]
+            found = [context_score(c) for c in items]
+            scores = found if found and all(s is not None for s in found) else None
+        usage = None
+        if self.usage_path:
+            try:
+                usage = _usage(get_path(data, self.usage_path))
+            except KeyError:
+                usage = None  # usage is optional: an application may report it on some answers only
+        return Reply(None if answer is None else str(answer), contexts, scores, usage, data)  # type: ignore[arg-type]
+
+
+# ---------------------------------------------------------------- python
+
+def import_object(spec: str, what: str) -> Any:
+    """``module:attr`` (``module.attr`` accepted), importable from the current folder."""
+    module_name, sep, attr = spec.partition(":")
+    if not sep:
+        module_name, _, attr = spec.rpartition(".")
+    if not module_name or not attr:
+        raise InputError(f"{what} must be module:name, got {spec!r}")
+    cwd = os.getcwd()
+    if cwd not in sys.path:
+        sys.path.insert(0, cwd)
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as exc:
+        raise InputError(f"{what}={spec}: cannot import {module_name} from {cwd} ({exc})") from exc
+    obj: Any = module
+    for part in attr.split("."):
+        if not hasattr(obj, part):
+            raise InputError(f"{what}={spec}: {module_name} has no {attr}")
+        obj = getattr(obj, part)
+    return obj
+
+
+async def call_maybe_async(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+    """Await an async function; run a sync one in a worker thread (the event loop keeps calling others)."""
+    if inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(getattr(fn, "__call__", None)):
+        return await fn(*args, **kwargs)
+    out = await asyncio.to_thread(fn, *args, **kwargs)
+    return await out if inspect.isawaitable(out) else out
+
+
+class PythonTarget(Target):
+    """A Python function ``module:function``, called as ``function(question, **params)``."""
+
+    kind = "python"
+
+    def __init__(self, function: str | None, params: Mapping[str, Any] | None = None, **_: Any) -> None:
+        if not function:
+            raise InputError("target=python needs the function: target.function=module:function")
+        self.spec = str(function)
+        self.params = dict(params or {})
+        self.fn = import_object(self.spec, "target.function")
+        if not callable(self.fn):
+            raise InputError(f"target.function={self.spec} is not callable")
+
+    def identity(self) -> dict[str, Any]:
+        return {"kind": self.kind, "function": self.spec, "params": self.params}
+
+    def label(self) -> str:
+        return self.spec
+
+    async def call(self, question: str, sample_id: str) -> Reply:
+        return reply_from(await call_maybe_async(self.fn, question, **self.params))
+
+
+class CallableTarget(PythonTarget):
+    """A function passed in from Python (``ragsweep.run(app=fn)``): the in-process twin of ``python``."""
+
+    def __init__(self, fn: Callable[..., Any], params: Mapping[str, Any] | None = None) -> None:
+        self.fn, self.params = fn, dict(params or {})
+        self.spec = f"{getattr(fn, '__module__', '?')}:{getattr(fn, '__qualname__', type(fn).__name__)}"
+
+
+OPEN_KEYS = re.compile(r"^target\.(params|headers|env_headers|body|input)\.[^=]+=")
+
+
+def open_keys(overrides: Sequence[str]) -> list[str]:
+    """``target.params.top_k=5`` -> ``++target.params.top_k=5``: the application's settings, headers and
+    body fields are open-ended, so setting one adds it (Hydra would refuse a key the config lacks)."""
+    return [f"++{o}" if OPEN_KEYS.match(o) else o for o in overrides]

@@ -1,0 +1,195 @@
+"""The statistics of benchmarks/validity.py on hand-computed cases (no corpus, no model)."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+FILE = Path(__file__).resolve().parents[2] / "benchmarks" / "validity.py"
+
+
+@pytest.fixture(scope="module")
+def validity():
+    spec = importlib.util.spec_from_file_location("ragsweep_benchmark_validity", FILE)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up while the file executes
+    spec.loader.exec_module(module)
+    yield module
+    sys.modules.pop(spec.name, None)
+
+
+# Systems A, B, C, D; the truth ranks them A > B > C > D.
+TRUTH = [4.0, 3.0, 2.0, 1.0]
+
+# (estimate, tau_AP(truth, estimate)) by hand: for each system from rank 2 of the estimate down,
+# the share of the systems above it that the truth also puts above it; tau_AP = 2/(N-1) * sum - 1.
+TAU_AP_CASES = [
+    ([4.0, 3.0, 2.0, 1.0], 1.0),          # same order: 1 + 1 + 1
+    ([1.0, 2.0, 3.0, 4.0], -1.0),         # reversed: 0 + 0 + 0
+    ([3.0, 4.0, 2.0, 1.0], 1 / 3),        # top pair swapped (B A C D): 0 + 2/2 + 3/3 = 2 -> 2/3 * 2 - 1
+    ([4.0, 3.0, 1.0, 2.0], 7 / 9),        # bottom pair swapped (A B D C): 1 + 2/2 + 2/3 -> 2/3 * 8/3 - 1
+    ([2.0, 4.0, 3.0, 1.0], 1 / 3),        # B C A D: 1/1 + 0/2 + 3/3 = 2
+]
+
+
+@pytest.mark.parametrize(("estimate", "expected"), TAU_AP_CASES)
+def test_tau_ap_by_hand(validity, estimate, expected):
+    assert validity.tau_ap(TRUTH, estimate) == pytest.approx(expected, abs=1e-12)
+
+
+def test_tau_ap_weights_the_top_where_kendall_does_not(validity):
+    top, bottom = [3.0, 4.0, 2.0, 1.0], [4.0, 3.0, 1.0, 2.0]
+    assert validity.kendall_tau(TRUTH, top) == pytest.approx(validity.kendall_tau(TRUTH, bottom))  # both 2/3
+    assert validity.tau_ap(TRUTH, top) < validity.tau_ap(TRUTH, bottom)
+
+
+def test_tau_ap_is_not_symmetric(validity):
+    # B C A D against A B C D: tau_AP is 1/3 one way; the other way (estimate A B C D, truth B C A D)
+    # B has A above it, which the truth puts below (0/1), C has A wrong and B right (1/2), D 3/3:
+    # 2/3 * 1.5 - 1 = 0. Kendall's tau is 1/3 both ways.
+    other = [2.0, 4.0, 3.0, 1.0]
+    assert validity.tau_ap(TRUTH, other) == pytest.approx(1 / 3)
+    assert validity.tau_ap(other, TRUTH) == pytest.approx(0.0, abs=1e-12)
+    assert validity.kendall_tau(TRUTH, other) == pytest.approx(validity.kendall_tau(other, TRUTH)) == pytest.approx(1 / 3)
+
+
+def test_tau_ap_matches_ircor(validity):
+    # The example of R package ircor (Urbano & Marrero), whose tauAP(x, y) takes x as the truth: 0.3928571.
+    x = [0.67, 0.45, 0.29, 0.12, 0.57, 0.24, 0.94, 0.75, 0.08, 0.54]
+    y = [0.48, 0.68, 0.32, 0.09, 0.06, 0.61, 0.87, 0.22, 0.44, 0.84]
+    assert validity.tau_ap(x, y) == pytest.approx(0.3928571, abs=1e-7)
+    assert validity.kendall_tau(x, y) == pytest.approx(0.2)
+
+
+def test_tau_ap_truth_ties_count_half(validity):
+    # Truth ties A and B; the estimate puts B first: the pair counts 1/2, the rest is right.
+    # Estimate B A C: A has B above (tied in truth: 1/2), C has both right (2/2): 2/2 * 1.5 - 1 = 0.5.
+    assert validity.tau_ap([2.0, 2.0, 1.0], [2.0, 3.0, 1.0]) == pytest.approx(0.5)
+
+
+def test_rank_statistics_refuse_bad_input(validity):
+    with pytest.raises(ValueError):
+        validity.tau_ap([1.0, 2.0], [1.0])
+    with pytest.raises(ValueError):
+        validity.tau_ap([1.0, float("nan")], [1.0, 2.0])
+    with pytest.raises(ValueError, match="ties every system"):
+        validity.kendall_tau([1.0, 1.0, 1.0], [1.0, 2.0, 3.0])
+
+
+def test_agreement_on_system_means(validity):
+    human = np.array([[1.0, 0.5, 0.0], [0.8, 0.5, 0.2]])           # means 0.9, 0.5, 0.1
+    synthetic = np.array([[1.0, 1.0, 0.6], [1.0, 0.8, 0.6]])       # means 1.0, 0.9, 0.6: same order, easier
+    stats = validity.agreement(human, synthetic)
+    assert stats["tau"] == pytest.approx(1.0)
+    assert stats["tau_ap"] == pytest.approx(1.0)
+    assert stats["spearman"] == pytest.approx(1.0)
+    assert stats["mad"] == pytest.approx((0.1 + 0.4 + 0.5) / 3)
+    assert stats["diff"] == pytest.approx((0.1 + 0.4 + 0.5) / 3)
+
+
+def _matrices(seed: int = 1) -> tuple[np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    quality = np.array([0.7, 0.6, 0.5, 0.4, 0.3])
+    human = (rng.random((60, 5)) < quality).astype(float)
+    synthetic = (rng.random((40, 5)) < quality[::-1] * 0.5 + 0.4).astype(float)
+    return human, synthetic
+
+
+def test_bootstrap_is_deterministic_with_a_seed(validity):
+    human, synthetic = _matrices()
+    a = validity.bootstrap(human, synthetic, validity.agreement, n_resamples=200, seed=7)
+    b = validity.bootstrap(human, synthetic, validity.agreement, n_resamples=200, seed=7)
+    c = validity.bootstrap(human, synthetic, validity.agreement, n_resamples=200, seed=8)
+    assert a == b
+    assert a != c
+    assert set(a) == {"tau", "tau_ap", "spearman", "mad", "diff"}
+    for interval in a.values():
+        assert interval.lo <= interval.hi
+    # The point value is the statistic on the data as given, whatever the resamples.
+    assert a["tau"].point == c["tau"].point == pytest.approx(validity.agreement(human, synthetic)["tau"])
+
+
+def test_split_half_is_deterministic_and_disjoint(validity):
+    human, synthetic = _matrices()
+    seen: list[tuple[int, int]] = []
+
+    def record(a, b):
+        seen.append((len(a), len(b)))
+        return validity.kendall_tau(a, b)
+
+    first = validity.split_half(human, n_splits=50, seed=3)
+    assert first == validity.split_half(human, n_splits=50, seed=3)
+    assert -1.0 <= first.lo <= first.mean <= first.hi <= 1.0
+    validity.split_half(human, synthetic, n_splits=5, seed=3, statistic=record)
+    assert seen == [(5, 5)] * 5  # the statistic receives system means, one per system
+
+
+def test_split_half_halves_do_not_share_questions(validity):
+    # Question i scores i on every system: a half's mean names its questions, so two halves
+    # drawn from 0..9 without overlap have means summing to 2 * 4.5.
+    human = np.repeat(np.arange(10.0)[:, None], 3, axis=1) + np.array([0.0, 0.1, 0.2])
+    means: list[tuple[float, float]] = []
+
+    def record(a, b):
+        means.append((a[0], b[0]))
+        return 0.0
+
+    validity.split_half(human, n_splits=20, seed=0, statistic=record)
+    assert all(a + b == pytest.approx(9.0) for a, b in means)
+
+
+def test_winner_check_on_a_constructed_case(validity):
+    names = ["a", "b", "c"]
+    human = np.array([[1.0, 0.0, 0.0]] * 20 + [[0.0, 1.0, 0.0]] * 5)  # a wins on the human board
+    # Synthetic board 1: b is clearly best and a clearly worse -> ▼.
+    worse = np.array([[0.0, 1.0, 0.0]] * 30)
+    assert validity.winner_mark(human, worse, names) == ("a", "▼")
+    # Synthetic board 2: a is the best there too -> ★.
+    same = np.array([[1.0, 0.0, 0.0]] * 30)
+    assert validity.winner_mark(human, same, names) == ("a", "★")
+    # Synthetic board 3: b is a hair ahead of a on a few questions, not distinguishable -> ≈.
+    close = np.array([[1.0, 1.0, 0.0]] * 29 + [[0.0, 1.0, 0.0]])
+    assert validity.winner_mark(human, close, names) == ("a", "≈")
+    assert validity.winner_share(human, same, names, n_resamples=10, compare_resamples=200) == 1.0
+    assert validity.winner_share(human, worse, names, n_resamples=10, compare_resamples=200) == 0.0
+
+
+def test_winner_breaks_ties_by_name(validity):
+    assert validity.winner([0.5, 0.7, 0.7], ["a", "c", "b"]) == "b"
+
+
+def test_document_ranking_keeps_each_document_at_its_best_chunk(validity):
+    chunks = ["d2", "d1", "d2", "d3", "d1", "d4"]
+    assert validity.document_ranking(chunks, 3) == ["d2", "d1", "d3"]
+    assert validity.document_ranking(chunks, 10) == ["d2", "d1", "d3", "d4"]
+
+
+def test_doc_scores(validity):
+    scores = validity.doc_scores(["x", "r1", "y"], {"r1": 1.0, "r2": 1.0}, k=10)
+    assert scores["recall@10"] == pytest.approx(0.5)
+    idcg = 1.0 + 1.0 / np.log2(3)
+    assert scores["ndcg@10"] == pytest.approx((1.0 / np.log2(3)) / idcg)
+
+
+def test_split_half_size(validity):
+    human, synthetic = _matrices()
+    # One question scores 1 on the first system, every other 0: a half of 3 questions has mean 0 or 1/3.
+    one_hot = np.zeros((60, 2))
+    one_hot[0, 0] = 1.0
+    means: list[float] = []
+
+    def record(a, b):
+        means.extend([a[0], b[0]])
+        return 0.0
+
+    validity.split_half(one_hot, size=3, n_splits=50, seed=0, statistic=record)
+    assert set(np.round(means, 9)) <= {0.0, round(1 / 3, 9)}
+    with pytest.raises(ValueError, match="size"):
+        validity.split_half(human, size=31)
+    # Against a smaller synthetic set, both sides shrink to its size.
+    shrunk = validity.split_half(human, synthetic[:10], n_splits=20, seed=0)
+    assert shrunk == validity.split_half(human, synthetic[:10], size=10, n_splits=20, seed=0)

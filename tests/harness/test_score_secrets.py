@@ -1,0 +1,126 @@
+"""A judge server that echoes the request's Authorization header in its error bodies: no credential
+reaches result.csv, summary.csv, explanations.jsonl, config.yaml, the cache or the command's output.
+
+The server is a stdlib ``ThreadingHTTPServer`` on 127.0.0.1, as in ``tests/metrics/test_fault_injection.py``.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import re
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import pytest
+from conftest import run_cli
+
+KEY_ENV = "RAGSWEEP_SECRET_TEST_KEY"
+KEY = "sk-test-Echo0fTheKey-4b1d9c77e2"
+CREDENTIAL = re.compile(r"sk-[A-Za-z0-9]|Bearer [A-Za-z0-9._~+/=-]{8,}|Echo0fTheKey")
+
+
+class EchoServer:
+    """Answers every chat request with 401, 403 or 500 in turn, quoting the request's Authorization."""
+
+    def __init__(self) -> None:
+        self.requests = 0
+        self.lock = threading.Lock()
+        outer = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args):
+                pass
+
+            def do_POST(self):
+                self.rfile.read(int(self.headers.get("Content-Length", 0)))
+                with outer.lock:
+                    outer.requests += 1
+                    status = (401, 403, 500)[outer.requests % 3]
+                auth = self.headers.get("Authorization", "")
+                # 401: JSON with the key in its message; 403: plain text, which the SDK quotes whole;
+                # 500: the key in fields the SDK leaves out of its message
+                body = (f"Forbidden. Request headers:\nAuthorization: {auth}\nHost: x\napi_key={auth[7:]}\n".encode()
+                        if status == 403 else json.dumps(
+                            {"error": {"message": f"rejected credentials {auth}"}} if status == 401
+                            else {"detail": "upstream failed", "request": {"Authorization": auth}}).encode())
+                self.send_response(status)
+                self.send_header("Content-Type", "text/plain" if status == 403 else "application/json")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.httpd.daemon_threads = True
+        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+        self.thread.start()
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
+
+    def stop(self) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+@pytest.fixture
+def server():
+    s = EchoServer()
+    yield s
+    s.stop()
+
+
+def _input(path: Path) -> Path:
+    with path.open("w", newline="") as fh:
+        w = csv.writer(fh)
+        w.writerow(["question", "answer", "contexts", "ground_truth"])
+        w.writerow(["Who built the bridge?", "Ada built it.", "Ada built the bridge in 1901.", "Ada"])
+        w.writerow(["When?", "In 1901.", "It opened in 1901.", "1901"])
+    return path
+
+
+def _judge(server: EchoServer, key_env: str) -> list[str]:
+    return ["llm=openai", "llm.model=m", f"llm.base_url={server.base_url}", f"llm.api_key_env={key_env}",
+            "llm.max_retries=1", "llm.timeout_s=10", "metrics=[faithfulness,answer_relevancy_llm]",
+            "progress=false", "out=out", "input=in.csv"]
+
+
+def _leaks(root: Path, *texts: str) -> list[str]:
+    found = [f"output: {m}" for t in texts for m in CREDENTIAL.findall(t)]
+    for f in root.rglob("*"):
+        if f.is_file() and f.name != "in.csv":
+            data = f.read_bytes().decode("utf-8", "replace")
+            found += [f"{f.relative_to(root)}: {m}" for m in CREDENTIAL.findall(data)]
+    return found
+
+
+def test_echoed_authorization_never_reaches_an_output(tmp_path, server):
+    _input(tmp_path / "in.csv")
+    proc = run_cli("score", *_judge(server, KEY_ENV), cwd=tmp_path, env={KEY_ENV: KEY}, timeout=300)
+    assert proc.returncode == 3, proc.stderr[-3000:]  # every judged score is an error: nothing measured
+    assert "could not score: every judged score is an error" in proc.stderr
+    assert server.requests >= 4
+    explanations = [json.loads(line) for line in (tmp_path / "out" / "explanations.jsonl").open()]
+    reasons = " ".join(e["explanation"]["reason"] for e in explanations)
+    assert {e["status"] for e in explanations} == {"error"}
+    assert "401" in reasons and "403" in reasons and "<redacted>" in reasons  # the error is kept, the key not
+    assert _leaks(tmp_path, proc.stdout, proc.stderr) == []
+
+
+def test_a_key_passed_as_the_variable_name_is_warned_about_and_never_saved(tmp_path, server):
+    _input(tmp_path / "in.csv")
+    proc = run_cli("score", *_judge(server, KEY), cwd=tmp_path, env={KEY_ENV: None}, timeout=300)
+    assert proc.returncode == 3, proc.stderr[-3000:]
+    assert proc.stderr.count("llm.api_key_env looks like an API key") == 1
+    config = (tmp_path / "out" / "config.yaml").read_text()
+    assert "api_key_env: <redacted>" in config
+    assert _leaks(tmp_path, proc.stdout, proc.stderr) == []
+
+
+def test_an_unset_key_variable_is_warned_about_once(tmp_path, server):
+    _input(tmp_path / "in.csv")
+    proc = run_cli("score", *_judge(server, KEY_ENV), cwd=tmp_path, env={KEY_ENV: None}, timeout=300)
+    assert proc.returncode == 3
+    assert proc.stderr.count(f"llm.api_key_env: variable {KEY_ENV} is not set") == 1
