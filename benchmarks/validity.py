@@ -27,6 +27,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -301,26 +302,61 @@ def evaluate(corpus: Any, sets: Mapping[str, QuestionSet], cache: Any, variant_l
 
 # ----------------------------------------------------------------------------- test sets
 
-def synthetic_set(corpus: Any, name: str, writer: str, n: int, seed: int, folder: Path) -> tuple[QuestionSet, float | None, Path]:
-    """The generated test set for ``writer`` (``none`` or ``local``): read from ``folder`` when it was
-    written before, else generated (as ``ragsweep gen`` does) and saved. Returns the questions with
-    their evidence documents as the relevant ones, the generation seconds (from its report) and the path."""
+def gen_settings(overrides: Sequence[str]) -> tuple[dict[str, Any], str]:
+    """``ragsweep gen`` overrides (``styles=[keywords]``, ``gates.max_overlap=0.8``) as keyword settings
+    of :func:`ragsweep.generate`, and a file-name tag naming them ("" without overrides)."""
+    from omegaconf import OmegaConf
+
+    if not overrides:
+        return {}, ""
+    settings = OmegaConf.to_container(OmegaConf.from_dotlist(list(overrides)))
+    assert isinstance(settings, dict)
+    tag = re.sub(r"[^A-Za-z0-9.@]+", "-", "_".join(overrides)).strip("-")
+    return {str(k): v for k, v in settings.items()}, tag
+
+
+def synthetic_set(corpus: Any, name: str, writer: str, n: int, seed: int, folder: Path,
+                  overrides: Sequence[str] = ()) -> tuple[QuestionSet, float | None, Path]:
+    """The generated test set for ``writer`` (``none`` or ``local``) with the gen ``overrides``: read
+    from ``folder`` when it was written before, else generated (as ``ragsweep gen`` does) and saved.
+    Returns the questions with their evidence documents as the relevant ones, the generation
+    seconds (from its report) and the path."""
     import ragsweep
     from ragsweep.gen.testset import check_against, read_testset
 
-    path = folder / f"{name}-{writer}-n{n}-seed{seed}.jsonl"
+    settings, tag = gen_settings(overrides)
+    path = folder / f"{name}-{writer}-n{n}-seed{seed}{'-' + tag if tag else ''}.jsonl"
     if path.is_file():
         samples = read_testset(path)
         check_against(samples, corpus, str(path))
     else:
         llm = None if writer == "none" else getattr(ragsweep.llm, writer)()
         print(f"  generating {path.name}: ragsweep gen corpus=beir corpus.path={corpus.source} corpus.split=dev "
-              f"llm={writer} n={n} seed={seed} out={path}", file=sys.stderr, flush=True)
-        samples = list(ragsweep.generate(corpus, n, llm=llm, seed=seed, out=path, progress=True).samples)
+              f"llm={writer} n={n} seed={seed} {' '.join(overrides)} out={path}", file=sys.stderr, flush=True)
+        samples = list(ragsweep.generate(corpus, n, llm=llm, seed=seed, out=path, **settings).samples)
     report = path.with_name(path.stem + ".report.json")
     seconds = json.loads(report.read_text(encoding="utf-8")).get("seconds") if report.is_file() else None
     judged = [{span.doc_id: 1.0 for span in s.evidence} for s in samples]
     return ([s.question for s in samples], judged), seconds, path
+
+
+def set_overlap(questions: Sequence[str], documents: Sequence[Sequence[str]]) -> tuple[float, float]:
+    """Mean over questions of :func:`gen.gates.lexical_overlap` against each question's relevant
+    documents: (share of its content words found there, number found). Questions without a content
+    word are left out. Human questions: the qrels documents; generated ones: their evidence documents."""
+    from ragsweep.gen.gates import lexical_overlap
+
+    if len(questions) != len(documents):
+        raise ValueError(f"{len(questions)} questions but {len(documents)} document lists")
+    found = [o for q, d in zip(questions, documents) if (o := lexical_overlap(q, d)) is not None]
+    if not found:
+        raise ValueError("no question has a content word")
+    return float(np.mean([o.share for o in found])), float(np.mean([o.shared for o in found]))
+
+
+def relevant_texts(corpus: Any, judgements: Sequence[Mapping[str, float]]) -> list[list[str]]:
+    """The texts of each question's relevant documents (gain > 0)."""
+    return [[corpus.get(d).text for d, g in judged.items() if g > 0] for judged in judgements]
 
 
 # ----------------------------------------------------------------------------- report
@@ -342,12 +378,13 @@ def board_table(names: Sequence[str], scores: Mapping[str, Mapping[str, np.ndarr
 
 
 HEADER = ["| corpus | metric | writer | n human / synth | Kendall τ | τ_AP | Spearman ρ | human winner on synthetic board "
-          "(share of resamples ★/≈) | human split-half τ (m vs m) | human m vs synthetic m τ | mean abs diff | mean diff (s − h) |",
-          "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+          "(share of resamples ★/≈) | human split-half τ (m vs m) | human m vs synthetic m τ | mean abs diff | mean diff (s − h) "
+          "| question-evidence overlap h / s (words shared h / s) |",
+          "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
 
 
 def agreement_row(corpus: str, metric: str, writer: str, human: np.ndarray, synthetic: np.ndarray,
-                  names: Sequence[str], args: argparse.Namespace) -> str:
+                  names: Sequence[str], args: argparse.Namespace, overlap: str = "") -> str:
     stats = bootstrap(human, synthetic, agreement, n_resamples=args.resamples, seed=args.stat_seed)
     best, mark = winner_mark(human, synthetic, names, seed=args.stat_seed)
     share = winner_share(human, synthetic, names, n_resamples=args.winner_resamples, seed=args.stat_seed)
@@ -357,7 +394,7 @@ def agreement_row(corpus: str, metric: str, writer: str, human: np.ndarray, synt
     versus = split_half(human, synthetic, size=size, n_splits=args.splits, seed=args.stat_seed)
     return (f"| {corpus} | {metric} | {writer} | {len(human)} / {len(synthetic)} | {stats['tau']} | {stats['tau_ap']} | "
             f"{stats['spearman']} | {mark} {best} ({share:.0%}) | {ceiling} (m={size}) | {versus} | {stats['mad']} | "
-            f"{stats['diff'].point:+.3f} |")
+            f"{stats['diff'].point:+.3f} | {overlap} |")
 
 
 def main() -> None:
@@ -365,12 +402,16 @@ def main() -> None:
     ap.add_argument("--corpora", nargs="+", default=["scifact", "hotpot"], help="folders of ../shared/data")
     ap.add_argument("--writer", nargs="+", default=["none"], choices=["none", "local", "local_small"],
                     help="question writers: none (rule-based, instant), local (packaged 1.5B, ~2 questions/min)")
+    ap.add_argument("--gen", nargs="+", default=[], metavar="KEY=VALUE",
+                    help="ragsweep gen overrides for the generated sets, e.g. 'styles=[keywords]' gates.max_overlap=0.8")
     ap.add_argument("--n", type=int, default=None, help="synthetic questions (default: as many as the human set)")
     ap.add_argument("--seed", type=int, default=0, help="the generator's seed")
     ap.add_argument("--stat-seed", type=int, default=0, help="seed of every bootstrap and split")
     ap.add_argument("--resamples", type=int, default=1000, help="bootstrap resamples of the rank statistics")
     ap.add_argument("--winner-resamples", type=int, default=200, help="bootstrap resamples of the winner check")
     ap.add_argument("--splits", type=int, default=1000, help="random splits for the split-half ceilings")
+    ap.add_argument("--overlap-only", action="store_true",
+                    help="only the question-evidence overlap of each set (seconds: no retrieval)")
     cache_default = os.environ.get("RAGSWEEP_CACHE_DIR", "~/.cache/ragsweep")
     ap.add_argument("--cache", type=Path, default=Path(cache_default).expanduser(), help="retrieval cache folder")
     ap.add_argument("--testsets", type=Path, default=None, help="generated test sets (default: <cache>/validity)")
@@ -383,7 +424,9 @@ def main() -> None:
     cache, folder = Cache(args.cache), args.testsets or args.cache / "validity"
     variant_list = variants()
     names = [v.name for v in variant_list]
-    boards, rows, timing = [], [], []
+    labels = {w: " ".join([w, *args.gen]) for w in args.writer}  # the writer column: backend and overrides
+    boards, rows, timing, overlaps = [], [], [], ["| corpus | set | questions | overlap (share) | words shared |",
+                                                  "|---|---|---:|---:|---:|"]
     for name in args.corpora:
         corpus = read_beir(DATA / name, split="dev")
         assert corpus.queries is not None and corpus.qrels is not None
@@ -392,10 +435,14 @@ def main() -> None:
                                                    for q in corpus.queries])}
         for writer in args.writer:
             t = time.perf_counter()
-            sets[writer], gen_s, path = synthetic_set(corpus, name, writer, args.n or len(corpus.queries),
-                                                      args.seed, folder)
-            timing.append(f"{name} {writer}: {len(sets[writer][0])} questions in {path} "
+            sets[labels[writer]], gen_s, path = synthetic_set(corpus, name, writer, args.n or len(corpus.queries),
+                                                              args.seed, folder, args.gen)
+            timing.append(f"{name} {labels[writer]}: {len(sets[labels[writer]][0])} questions in {path} "
                           f"(generation {gen_s} s when written; {time.perf_counter() - t:.1f} s this run)")
+        overlap = {s: set_overlap(q, relevant_texts(corpus, j)) for s, (q, j) in sets.items()}
+        overlaps += [f"| {name} | {s} | {len(sets[s][0])} | {o[0]:.3f} | {o[1]:.1f} |" for s, o in overlap.items()]
+        if args.overlap_only:
+            continue
         print(f"{name}: {len(corpus.documents)} documents; retrieval per variant:", file=sys.stderr, flush=True)
         t = time.perf_counter()
         scores = evaluate(corpus, sets, cache, variant_list)
@@ -404,11 +451,17 @@ def main() -> None:
         t = time.perf_counter()
         for metric in METRICS:
             for writer in args.writer:
-                rows.append(agreement_row(name, metric, writer, scores["human"][metric], scores[writer][metric],
-                                          names, args))
+                label = labels[writer]
+                both = (f"{overlap['human'][0]:.2f} / {overlap[label][0]:.2f} "
+                        f"({overlap['human'][1]:.1f} / {overlap[label][1]:.1f})")
+                rows.append(agreement_row(name, metric, label, scores["human"][metric], scores[label][metric],
+                                          names, args, both))
                 print(rows[-1], flush=True)
         timing.append(f"{name} statistics: {time.perf_counter() - t:.1f} s")
-    text = "\n".join([*boards, "", *HEADER, *rows, "", *(f"- {t}" for t in timing)])
+    tables = [*boards, "", *HEADER, *rows, ""] if rows else []
+    text = "\n".join([*tables, "Question-evidence overlap: share of a question's content words found in its relevant "
+                       "documents (human: qrels; generated: evidence documents), and how many, mean over questions\n",
+                       *overlaps, "", *(f"- {t}" for t in timing)])
     print(text)
     if args.out:
         args.out.write_text(text + "\n", encoding="utf-8")

@@ -193,3 +193,17 @@ def test_split_half_size(validity):
     # Against a smaller synthetic set, both sides shrink to its size.
     shrunk = validity.split_half(human, synthetic[:10], n_splits=20, seed=0)
     assert shrunk == validity.split_half(human, synthetic[:10], size=10, n_splits=20, seed=0)
+
+
+def test_set_overlap_is_the_mean_over_questions(validity):
+    docs = [["The Saltgate Bridge opened in 1932."], ["Ferries cross the bay.", "The bay is shallow."]]
+    # Question 1: saltg, bridg, year -> 2 of 3 found. Question 2: ferri, shall(ow) -> 2 of 2.
+    # A question without a content word is left out.
+    share, shared = validity.set_overlap(["Saltgate Bridge: which year?", "Ferries shallow?", "What is it?"],
+                                         [*docs, ["Anything."]])
+    assert share == pytest.approx((2 / 3 + 1.0) / 2)
+    assert shared == pytest.approx(2.0)
+    with pytest.raises(ValueError, match="content word"):
+        validity.set_overlap(["What is it?"], [["x"]])
+    with pytest.raises(ValueError, match="document lists"):
+        validity.set_overlap(["a question"], [])

@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 
 from ragsweep.gen.documents import Corpus, Document, Span
-from ragsweep.gen.gates import (DuplicateFilter, GateConfig, Report, check_sample, copy_ratio, kind_quotas, normalise,
-                       support_ratio)
+from ragsweep.gen.gates import (DuplicateFilter, GateConfig, Overlap, Report, check_sample, copy_ratio, kind_quotas,
+                                lexical_overlap, normalise, support_ratio)
 from ragsweep.gen.testset import TestSample
 
 TEXT = "The Saltgate Bridge opened in 1932 and carries four lanes across the River Ashby."
@@ -26,6 +26,18 @@ def test_support_ratio_counts_content_words_found_in_evidence():
 def test_copy_ratio_is_longest_copied_run_over_evidence_length():
     assert copy_ratio(TEXT, TEXT) == 1.0
     assert copy_ratio("Which river does it cross?", TEXT) == pytest.approx(1 / 14)
+
+
+def test_lexical_overlap_by_hand():
+    # Content words (5-letter keys): river, saltg, bridg, cross. TEXT has the first three; "across"
+    # is not "cross". 3 of 4.
+    assert lexical_overlap("Which river does the Saltgate Bridge cross?", [TEXT]) == Overlap(0.75, 3)
+    # Repeated words count once; prefixes match inflections ("bridges" -> "bridg").
+    assert lexical_overlap("Bridges, bridges: Saltgate bridges?", [TEXT]) == Overlap(1.0, 2)
+    # Several relevant documents: the words of any of them.
+    assert lexical_overlap("Which river does the Saltgate Bridge cross?", [TEXT, "Ferries cross the bay."]) == Overlap(1.0, 4)
+    assert lexical_overlap("Who built it?", [TEXT]) == Overlap(0.0, 0)    # "built" only
+    assert lexical_overlap("What is it?", [TEXT]) is None               # no content word: undefined
 
 
 def test_gates_in_order():
