@@ -40,12 +40,17 @@ def gen_config(cfg: DictConfig, concurrency: int) -> GenConfig:
     if any(not isinstance(w, (int, float)) or w < 0 for w in kinds.values()):
         raise InputError(f"kinds weights must be numbers >= 0, got {kinds!r}")
     g = cfg.gates
+    max_overlap = g.get("max_overlap")
+    if max_overlap is not None and (isinstance(max_overlap, bool) or not isinstance(max_overlap, (int, float))
+                                    or not 0 <= max_overlap <= 1):
+        raise InputError(f"gates.max_overlap must be a share in [0, 1] or null, got {max_overlap!r}")
     return GenConfig(n=check_n(cfg.n), kinds=tuple(kinds.items()), seed=int(cfg.seed),
                      personas=tuple(cfg.personas or ()), styles=tuple(cfg.styles or ()), max_docs=cfg.max_docs,
                      min_sentence_chars=int(cfg.min_sentence_chars), max_attempts=cfg.max_attempts,
                      concurrency=concurrency,
                      gates=GateConfig(float(g.min_support), float(g.max_copy), float(g.dup_cosine),
-                                      int(g.min_question_words)))
+                                      int(g.min_question_words),
+                                      None if max_overlap is None else float(max_overlap)))
 
 
 def write_outputs(result: Result, corpus: Corpus, out: Path, extra: dict[str, Any], parquet: bool) -> dict[str, Path]:
@@ -89,6 +94,7 @@ def run(cfg: DictConfig, run_dir: Path) -> dict[str, Path]:
     print(rep.message())
     print("by kind: " + ", ".join(f"{k}={v}" for k, v in sorted(rep.accepted_by_kind.items())))
     print("rejected: " + (", ".join(f"{k}={v}" for k, v in rep.rejected.items() if v) or "none"))
+    print(rep.overlap_line())
     print(f"report:   {paths['report']}")
     if "parquet" in paths:
         print(f"parquet:  {paths['parquet']}")

@@ -8,9 +8,11 @@ first failing reason, kept in the report's examples, and replaced by the next ca
 from __future__ import annotations
 
 import re
+import statistics
 import unicodedata
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -27,7 +29,14 @@ REASONS: dict[str, str] = {
     "trivial": "the question copies its evidence, or gives its own answer away",
     "duplicate_text": "the question equals an accepted one after normalisation",
     "duplicate_embedding": "the question is a near-duplicate of an accepted one (embedding cosine)",
+    "high_overlap": "the question shares more of its content words with its evidence documents than gates.max_overlap",
 }
+
+#: Mean question-evidence overlap (:func:`lexical_overlap`) of people's questions, measured with
+#: ``python benchmarks/validity.py --overlap-only`` on the dev splits (300 questions each).
+HUMAN_OVERLAP = (("SciFact claims", 0.61), ("HotpotQA questions", 0.74))
+#: Above this mean overlap a generated set gets a warning: its questions copy their evidence.
+WARN_OVERLAP = 0.85
 
 _STOP = frozenset("""a an the of in on at to for from by with and or but is are was were be been being it its
 this that these those as into than then there their they he she his her them which who whom whose what when
@@ -110,8 +119,20 @@ def lexical_overlap(question: str, documents: Sequence[str]) -> Overlap | None:
     words = set(content_words(question))
     if not words:
         return None
-    found = words & {w for d in documents for w in content_words(d)}
+    found = {w for w in words if any(w in _words(d) for d in documents)}
     return Overlap(len(found) / len(words), len(found))
+
+
+@lru_cache(maxsize=4096)
+def _words(text: str) -> frozenset[str]:
+    return frozenset(content_words(text))
+
+
+def evidence_overlap(sample: TestSample, corpus: Corpus) -> Overlap | None:
+    """:func:`lexical_overlap` of a sample's question with the whole documents its evidence lies in
+    (as retrieval sees them, and as the qrels documents of human questions are measured)."""
+    docs = dict.fromkeys(s.doc_id for s in sample.evidence)
+    return lexical_overlap(sample.question, [corpus.get(d).text for d in docs if d in corpus])
 
 
 @dataclass(frozen=True)
@@ -122,6 +143,7 @@ class GateConfig:
     max_copy: float = 0.75         # trivial: longest copied run / evidence tokens
     dup_cosine: float = 0.92       # near-duplicate: embedding cosine at or above this
     min_question_words: int = 5
+    max_overlap: float | None = None  # high_overlap: evidence_overlap share above this (None: no cap)
 
 
 def verbatim(sample: TestSample, corpus: Corpus) -> str | None:
@@ -139,7 +161,7 @@ def evidence_text(sample: TestSample, corpus: Corpus) -> str:
 
 
 def check_sample(sample: TestSample, corpus: Corpus, cfg: GateConfig) -> str | None:
-    """The per-sample gates, in order: verbatim, self-contained, answerability, trivial."""
+    """The per-sample gates, in order: verbatim, self-contained, answerability, trivial, overlap cap."""
     if reason := verbatim(sample, corpus):
         return reason
     q = sample.question.strip()
@@ -151,6 +173,8 @@ def check_sample(sample: TestSample, corpus: Corpus, cfg: GateConfig) -> str | N
     ref = content_tokens(sample.reference)
     if copy_ratio(q, ev) > cfg.max_copy or (ref and set(ref) <= set(content_tokens(q))):
         return "trivial"
+    if cfg.max_overlap is not None and (o := evidence_overlap(sample, corpus)) is not None and o.share > cfg.max_overlap:
+        return "high_overlap"
     return None
 
 
@@ -193,6 +217,7 @@ class Report:
     rejected: dict[str, int] = field(default_factory=lambda: {r: 0 for r in REASONS})
     examples: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     exhausted: list[str] = field(default_factory=list)  # kinds whose candidates ran out
+    overlaps: list[float] = field(default_factory=list)  # evidence_overlap share of each accepted question
     max_examples: int = 5
 
     @property
@@ -203,8 +228,36 @@ class Report:
     def n_rejected(self) -> int:
         return sum(self.rejected.values())
 
-    def accept(self, kind: str) -> None:
+    def accept(self, kind: str, overlap: float | None = None) -> None:
         self.accepted_by_kind[kind] = self.accepted_by_kind.get(kind, 0) + 1
+        if overlap is not None:
+            self.overlaps.append(overlap)
+
+    def overlap(self) -> dict[str, Any]:
+        """The accepted questions' overlap with their evidence documents: mean, median, count, and a
+        warning when the mean is far above people's questions (None when it is not)."""
+        if not self.overlaps:
+            return {"mean": None, "median": None, "n": 0, "human": dict(HUMAN_OVERLAP), "warning": None}
+        mean = statistics.fmean(self.overlaps)
+        warning = None
+        if mean > WARN_OVERLAP:
+            people = " and ".join(f"{v:.2f} for {k}" for k, v in HUMAN_OVERLAP)
+            warning = (f"the questions share {mean:.2f} of their content words with their evidence documents "
+                       f"(people's: {people}): lexical retrieval (BM25, hybrid) may look better on this set than "
+                       "on real questions. An LLM writer with gates.max_overlap keeps only questions worded "
+                       "otherwise (llm=none cannot: it copies its evidence); check the ranking against a few real "
+                       "questions (README: How far to trust a generated test set)")
+        return {"mean": round(mean, 3), "median": round(statistics.median(self.overlaps), 3), "n": len(self.overlaps),
+                "human": dict(HUMAN_OVERLAP), "warning": warning}
+
+    def overlap_line(self) -> str:
+        """One plain line for the end-of-run summary."""
+        o = self.overlap()
+        if o["mean"] is None:
+            return "overlap:  no accepted question"
+        people = ", ".join(f"{k} {v:.2f}" for k, v in HUMAN_OVERLAP)
+        return (f"overlap:  {o['mean']:.2f} of a question's content words are in its evidence documents "
+                f"(median {o['median']:.2f}; people's questions: {people})")
 
     def reject(self, reason: str, example: dict[str, Any]) -> None:
         self.rejected[reason] = self.rejected.get(reason, 0) + 1
@@ -226,7 +279,8 @@ class Report:
         return {"requested": self.requested, "accepted": self.accepted, "accepted_by_kind": self.accepted_by_kind,
                 "rejected_total": self.n_rejected, "rejected": self.rejected,
                 "reasons": REASONS, "exhausted_kinds": self.exhausted, "complete": self.accepted >= self.requested,
-                "message": self.message(), **(extra or {}), "rejected_examples": self.examples}
+                "message": self.message(), "overlap": self.overlap(), **(extra or {}),
+                "rejected_examples": self.examples}
 
 
 def kind_quotas(n: int, mix: Sequence[tuple[str, float]]) -> dict[str, int]:

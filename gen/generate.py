@@ -21,7 +21,7 @@ import numpy as np
 
 from ragsweep.gen.candidates import Candidate, candidates
 from ragsweep.gen.documents import Corpus, Span
-from ragsweep.gen.gates import DuplicateFilter, GateConfig, Report, check_sample, kind_quotas
+from ragsweep.gen.gates import DuplicateFilter, GateConfig, Report, check_sample, kind_quotas, lexical_overlap
 from ragsweep.gen.testset import KINDS, TestSample
 from ragsweep.gen.units import corpus_units, topic_of
 from ragsweep.gen.writer import Draft, WriteFailed, Writer
@@ -122,6 +122,9 @@ async def agenerate(corpus: Corpus, writer: Writer, cfg: GenConfig, *,
                     ", ".join(dropped))
     if not mix:
         raise InputError(f"no question kind left to write: {writer.backend} writes {', '.join(writer.kinds)}")
+    prepare = getattr(writer, "prepare", None)  # optional: a writer that learns from the corpus's sentences
+    if prepare is not None:
+        prepare(units, tuple(cfg.styles))
     report = Report(requested=n)
     schedule = _Schedule(kind_quotas(n, mix), {k: candidates(units, k, cfg.seed) for k, _ in mix}, report)
     dups = DuplicateFilter(embed, cfg.gates.dup_cosine)
@@ -165,20 +168,27 @@ async def agenerate(corpus: Corpus, writer: Writer, cfg: GenConfig, *,
     bar.close()
     if stopped and len(samples) < n:
         report.exhausted.append(f"(stopped after max_attempts={max_attempts})")
+    if warning := report.overlap()["warning"]:
+        log.warning(warning)
     return Result(samples, report, time.perf_counter() - started, usage, attempts)
 
 
 def _gate(draft: Draft, cand: Candidate, corpus: Corpus, cfg: GenConfig, writer: Writer,
           dups: DuplicateFilter, report: Report, samples: list[TestSample]) -> None:
     evidence = tuple(Span(u.doc_id, u.start, u.end) for u in draft.evidence)
+    # The share of the question's content words found in its evidence documents (gates.evidence_overlap).
+    docs = dict.fromkeys(u.doc_id for u in draft.evidence)
+    overlap = lexical_overlap(draft.question, [corpus.get(d).text for d in docs if d in corpus])
     sample = TestSample(
         id=f"gen-{len(samples) + 1:04d}", question=draft.question, reference=draft.reference,
         evidence=evidence, kind=cand.kind,
         provenance={"backend": writer.backend, "model": writer.model_id, "prompt": writer.prompt_version,
                     "seed": cfg.seed, "candidate": cand.key,
-                    **{k: v for k, v in zip(("persona", "style"), _variations(cand, cfg)) if v}},
+                    **{k: v for k, v in zip(("persona", "style"), _variations(cand, cfg)) if v},
+                    **({"overlap": round(overlap.share, 3)} if overlap is not None else {})},
         quotes=tuple(u.text for u in draft.evidence))
-    example = {"candidate": cand.key, "question": draft.question, "reference": draft.reference}
+    example = {"candidate": cand.key, "question": draft.question, "reference": draft.reference,
+               "overlap": sample.provenance.get("overlap")}
     reason = check_sample(sample, corpus, cfg.gates)
     vec = None
     if reason is None:
@@ -187,5 +197,5 @@ def _gate(draft: Draft, cand: Candidate, corpus: Corpus, cfg: GenConfig, writer:
         report.reject(reason, example)
         return
     dups.add(draft.question, vec)
-    report.accept(cand.kind)
+    report.accept(cand.kind, None if overlap is None else overlap.share)
     samples.append(sample)

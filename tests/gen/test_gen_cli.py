@@ -27,8 +27,11 @@ def rules_testset(tmp_path_factory, ragsweep):
 def test_llm_none_writes_a_usable_testset(rules_testset):
     cwd, _, out, done = rules_testset
     assert f"test set: {out}" in done.stdout
+    assert "overlap:  0." in done.stdout or "overlap:  1.00" in done.stdout  # the end-of-run overlap line
     report = json.loads(out.with_name("ts.report.json").read_text())
     assert report["accepted"] == 15 and report["complete"] is True
+    assert report["overlap"]["n"] == 15 and report["overlap"]["warning"]  # whole-clause questions copy their evidence
+    assert "lexical retrieval" in done.stderr
     assert report["backend"] == "rules" and "rejected" in report
     samples = read_testset(out)
     assert len(samples) == 15

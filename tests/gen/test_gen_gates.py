@@ -54,6 +54,28 @@ def test_gates_in_order():
     assert check_sample(gives_away, CORPUS, cfg) == "trivial"
 
 
+def test_overlap_cap():
+    # "Which river does the Saltgate Bridge cross?": 3 of its 4 content words are in TEXT (0.75).
+    question = sample("Which river does the Saltgate Bridge cross?", "the River Ashby")
+    assert check_sample(question, CORPUS, GateConfig()) is None                  # no cap by default
+    assert check_sample(question, CORPUS, GateConfig(max_overlap=0.8)) is None
+    assert check_sample(question, CORPUS, GateConfig(max_overlap=0.7)) == "high_overlap"
+
+
+def test_report_warns_when_questions_copy_their_evidence():
+    r = Report(requested=3)
+    assert r.overlap()["mean"] is None and "no accepted" in r.overlap_line()
+    for share in (0.6, 0.7, 0.8):
+        r.accept("single_hop", share)
+    assert r.overlap()["mean"] == pytest.approx(0.7) and r.overlap()["warning"] is None
+    copying = Report(requested=2)
+    copying.accept("single_hop", 1.0)
+    copying.accept("single_hop", 0.9)
+    summary = copying.to_dict()["overlap"]
+    assert summary["mean"] == 0.95 and summary["median"] == 0.95 and summary["n"] == 2
+    assert "BM25" in summary["warning"] and "0.95" in copying.overlap_line()
+
+
 def test_evidence_not_verbatim():
     cfg = GateConfig()
     moved = sample("In which year did the Saltgate Bridge open?", "1932", Span("d", 1, len(TEXT)))
@@ -93,3 +115,11 @@ def test_report_says_plainly_when_short():
     assert "accepted 1 of 5" in msg and "exhausted" in msg and "4 fewer" in msg
     d = r.to_dict()
     assert d["rejected"]["trivial"] == 1 and d["complete"] is False
+
+
+def test_max_overlap_setting_is_checked():
+    import ragsweep
+    from ragsweep.metrics.errors import InputError
+
+    with pytest.raises(InputError, match="max_overlap"):
+        ragsweep.generate("shipped", 2, gates={"max_overlap": 1.5})

@@ -6,6 +6,7 @@ import re
 import pytest
 
 from ragsweep.gen.documents import Corpus, Document, read_shipped
+from ragsweep.gen.gates import GateConfig
 from ragsweep.gen.generate import GenConfig, generate
 from ragsweep.gen.prompts import WRITE_QUESTION
 from ragsweep.gen.testset import KINDS, check_against
@@ -147,3 +148,27 @@ def test_every_llm_option_composes_and_builds_without_loading_a_model(tmp_path, 
         assert llm.inner.model_path == "qwen2.5-coder-0.5b-instruct-q4_k_m"
     if option == "openai":
         assert cfg.llm.api_key_env == "OPENAI_API_KEY"  # the variable's name, never a key
+
+
+def test_overlap_cap_keeps_the_reworded_questions_of_an_llm_writer():
+    corpus = read_shipped()
+    state = {"calls": 0}
+
+    def alternating(messages, schema):
+        """Every other reply copies the sentence up to its answer; the others ask in words the corpus does not use."""
+        state["calls"] += 1
+        data = json.loads(messages[-1]["content"])
+        reply = good_reply(messages, schema)
+        if state["calls"] % 2:
+            reply["question"] = "What follows: " + " ".join(data["sentences"][-1].split()[:-3]) + "?"
+        else:
+            reply["question"] = f"Quibbling zephyrs aside, what about {reply['question'].split(' about ')[1]}"
+        return reply
+
+    result = generate(corpus, LLMWriter(ScriptedLLM(alternating)),
+                      GenConfig(n=4, seed=1, gates=GateConfig(max_overlap=0.8)))
+    assert len(result.samples) == 4
+    assert all(s.provenance["overlap"] <= 0.8 for s in result.samples)
+    assert sum(s.question.startswith("Quibbling zephyrs") for s in result.samples) >= 3
+    assert result.report.rejected["high_overlap"] >= 2
+    assert result.report.overlap()["warning"] is None
