@@ -12,9 +12,14 @@ whether the human winner is the synthetic winner or tied with it on the syntheti
 paired comparison: ★ or ≈), and the mean absolute difference of the system means; each with a
 seeded bootstrap 95% interval over questions (both sets resampled, system means recomputed). Beside
 them, the noise ceiling: tau between two disjoint random halves of the human questions, and tau
-between a human half and a synthetic subsample of the same size.
+between a human half and a synthetic subsample of the same size. Two diagnostics: Kendall's tau on
+the dense variants alone (are only the lexical and hybrid variants misplaced?), and each set's
+question-evidence overlap (:func:`gen.gates.lexical_overlap`: the share of a question's content words
+found in its relevant documents, and how many; questions that copy their evidence favour BM25).
 
     python benchmarks/validity.py                                     # SciFact and HotpotQA, rule-based writer
+    python benchmarks/validity.py --corpora scifact --gen 'styles=[keywords]'   # with ragsweep gen overrides
+    python benchmarks/validity.py --overlap-only                      # the overlap of each set, in seconds
     python benchmarks/validity.py --corpora hotpot --writer none local --n 60   # + the packaged 1.5B (~2 questions/min)
     python benchmarks/validity.py --out validity.md                   # also write the tables as markdown
 
@@ -379,12 +384,15 @@ def board_table(names: Sequence[str], scores: Mapping[str, Mapping[str, np.ndarr
 
 HEADER = ["| corpus | metric | writer | n human / synth | Kendall τ | τ_AP | Spearman ρ | human winner on synthetic board "
           "(share of resamples ★/≈) | human split-half τ (m vs m) | human m vs synthetic m τ | mean abs diff | mean diff (s − h) "
-          "| question-evidence overlap h / s (words shared h / s) |",
-          "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+          "| question-evidence overlap h / s (words shared h / s) | dense variants only: τ (human split-half τ) |",
+          "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
 
 
 def agreement_row(corpus: str, metric: str, writer: str, human: np.ndarray, synthetic: np.ndarray,
-                  names: Sequence[str], args: argparse.Namespace, overlap: str = "") -> str:
+                  names: Sequence[str], args: argparse.Namespace, overlap: str = "",
+                  dense: Sequence[int] = ()) -> str:
+    """One row of the agreement table. ``dense``: the columns of the dense-only variants, whose
+    agreement shows whether lexical and hybrid variants alone are misplaced (empty: not shown)."""
     stats = bootstrap(human, synthetic, agreement, n_resamples=args.resamples, seed=args.stat_seed)
     best, mark = winner_mark(human, synthetic, names, seed=args.stat_seed)
     share = winner_share(human, synthetic, names, n_resamples=args.winner_resamples, seed=args.stat_seed)
@@ -394,7 +402,18 @@ def agreement_row(corpus: str, metric: str, writer: str, human: np.ndarray, synt
     versus = split_half(human, synthetic, size=size, n_splits=args.splits, seed=args.stat_seed)
     return (f"| {corpus} | {metric} | {writer} | {len(human)} / {len(synthetic)} | {stats['tau']} | {stats['tau_ap']} | "
             f"{stats['spearman']} | {mark} {best} ({share:.0%}) | {ceiling} (m={size}) | {versus} | {stats['mad']} | "
-            f"{stats['diff'].point:+.3f} | {overlap} |")
+            f"{stats['diff'].point:+.3f} | {overlap} | {_dense_only(human, synthetic, dense, size, args)} |")
+
+
+def _dense_only(human: np.ndarray, synthetic: np.ndarray, dense: Sequence[int], size: int,
+                args: argparse.Namespace) -> str:
+    if len(dense) < 3:
+        return ""
+    h, s = human[:, list(dense)], synthetic[:, list(dense)]
+    tau = bootstrap(h, s, lambda a, b: {"tau": kendall_tau(a.mean(axis=0), b.mean(axis=0))},
+                    n_resamples=args.resamples, seed=args.stat_seed)["tau"]
+    ceiling = split_half(h, size=size, n_splits=args.splits, seed=args.stat_seed)
+    return f"{tau} ({ceiling.point:.3f}; {len(dense)} variants)"
 
 
 def main() -> None:
@@ -424,6 +443,7 @@ def main() -> None:
     cache, folder = Cache(args.cache), args.testsets or args.cache / "validity"
     variant_list = variants()
     names = [v.name for v in variant_list]
+    dense = [c for c, v in enumerate(variant_list) if v.retrieval.mode == "dense"]
     labels = {w: " ".join([w, *args.gen]) for w in args.writer}  # the writer column: backend and overrides
     boards, rows, timing, overlaps = [], [], [], ["| corpus | set | questions | overlap (share) | words shared |",
                                                   "|---|---|---:|---:|---:|"]
@@ -455,7 +475,7 @@ def main() -> None:
                 both = (f"{overlap['human'][0]:.2f} / {overlap[label][0]:.2f} "
                         f"({overlap['human'][1]:.1f} / {overlap[label][1]:.1f})")
                 rows.append(agreement_row(name, metric, label, scores["human"][metric], scores[label][metric],
-                                          names, args, both))
+                                          names, args, both, dense))
                 print(rows[-1], flush=True)
         timing.append(f"{name} statistics: {time.perf_counter() - t:.1f} s")
     tables = [*boards, "", *HEADER, *rows, ""] if rows else []

@@ -207,3 +207,23 @@ def test_set_overlap_is_the_mean_over_questions(validity):
         validity.set_overlap(["What is it?"], [["x"]])
     with pytest.raises(ValueError, match="document lists"):
         validity.set_overlap(["a question"], [])
+
+
+def test_gen_settings_name_the_file(validity):
+    assert validity.gen_settings([]) == ({}, "")
+    settings, tag = validity.gen_settings(["styles=[keywords]", "gates.max_overlap=0.8"])
+    assert settings == {"styles": ["keywords"], "gates": {"max_overlap": 0.8}}
+    assert tag == "styles-keywords-gates.max-overlap-0.8"
+
+
+def test_dense_only_agreement_uses_the_given_columns(validity):
+    import argparse
+
+    human, _ = _matrices()
+    args = argparse.Namespace(resamples=50, splits=50, stat_seed=0)
+    assert validity._dense_only(human, human, [0, 1], 30, args) == ""  # too few variants to rank
+    # The synthetic set agrees on columns 0-2 and reverses 3-4: only the first three are asked about.
+    reversed_tail = human.copy()
+    reversed_tail[:, [3, 4]] = human[:, [4, 3]]
+    cell = validity._dense_only(human, reversed_tail, [0, 1, 2], 30, args)
+    assert cell.startswith("1.000 [") and cell.endswith("; 3 variants)")
