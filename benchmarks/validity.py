@@ -418,7 +418,9 @@ def _dense_only(human: np.ndarray, synthetic: np.ndarray, dense: Sequence[int], 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--corpora", nargs="+", default=["scifact", "hotpot"], help="folders of ../shared/data")
+    ap.add_argument("--corpora", nargs="+", default=["scifact", "hotpot"],
+                    help="BEIR-layout folders (corpus, queries, qrels): a path, or a folder name of ../shared/data")
+    ap.add_argument("--split", default="dev", help="the split of the human queries and qrels")
     ap.add_argument("--writer", nargs="+", default=["none"], choices=["none", "local", "local_small"],
                     help="question writers: none (rule-based, instant), local (packaged 1.5B, ~2 questions/min)")
     ap.add_argument("--gen", nargs="+", default=[], metavar="KEY=VALUE",
@@ -447,8 +449,10 @@ def main() -> None:
     labels = {w: " ".join([w, *args.gen]) for w in args.writer}  # the writer column: backend and overrides
     boards, rows, timing, overlaps = [], [], [], ["| corpus | set | questions | overlap (share) | words shared |",
                                                   "|---|---|---:|---:|---:|"]
-    for name in args.corpora:
-        corpus = read_beir(DATA / name, split="dev")
+    for given in args.corpora:
+        folder_of = Path(given) if Path(given).is_dir() else DATA / given
+        name = folder_of.name
+        corpus = read_beir(folder_of, split=args.split)
         assert corpus.queries is not None and corpus.qrels is not None
         sets: dict[str, QuestionSet] = {"human": ([q.text for q in corpus.queries],
                                                   [{d: float(g) for d, g in corpus.qrels[q.id].items()}
@@ -467,7 +471,7 @@ def main() -> None:
         t = time.perf_counter()
         scores = evaluate(corpus, sets, cache, variant_list)
         timing.append(f"{name} retrieval, {len(names)} variants x {len(sets)} sets: {time.perf_counter() - t:.1f} s")
-        boards += [f"\n**{name}** (dev; mean over questions, rank in brackets)\n", *board_table(names, scores)]
+        boards += [f"\n**{name}** ({args.split}; mean over questions, rank in brackets)\n", *board_table(names, scores)]
         t = time.perf_counter()
         for metric in METRICS:
             for writer in args.writer:
