@@ -21,6 +21,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ragsweep.metrics import offline
+from ragsweep.metrics.guard import is_removed
 from ragsweep.metrics.llm.base import LLM, Logprobs
 from ragsweep.metrics.prompts import SUPPORT_VERDICTS, SupportInput, complete
 
@@ -148,7 +149,8 @@ async def sentence_support(judge: LLM, question: str | None, statements: Sequenc
         rows = offline.judge_claims(statements, passages, question, weights=weights)
         for row in rows:
             p_off = row["p_supported"]
-            row.update(p_supported=sigmoid(blend["offline"] * logit(p_off) + blend["bias"]),
+            row.update(p_supported=0.0 if is_removed(row["claim"]) else sigmoid(blend["offline"] * logit(p_off)
+                                                                               + blend["bias"]),
                        judge_verdict="not asked", p_judge=None, p_offline=p_off, evidence=row.pop("reason"))
         return rows
     verdicts: list[str] = []
@@ -177,4 +179,6 @@ async def sentence_support(judge: LLM, question: str | None, statements: Sequenc
         row.update(p_supported=p, judge_verdict={"yes": "supported", "no": "not_supported"}.get(verdict, verdict),
                    p_judge=pj, p_offline=p_off, evidence=row.pop("reason"))
         row["verdict"] = "supported" if p >= 0.5 else "not_supported"
+        if is_removed(row["claim"]):  # whatever the judge said, it supports nothing (metrics.guard)
+            row.update(p_supported=0.0, verdict="not_supported")
     return rows

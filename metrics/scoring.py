@@ -24,6 +24,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ragsweep.metrics.catalogue import MetricSpec, RagSample
+from ragsweep.metrics.guard import guard_sample
 from ragsweep.metrics.errors import EXIT_NOT_SCORED, EXIT_OK, EXIT_THRESHOLD, InputError, JudgeError, scrub
 from ragsweep.metrics.values import MetricValue, ScoredSample, summarise
 
@@ -75,7 +76,22 @@ def _offline_call(fn: Any, sample: RagSample, spec: MetricSpec, kwargs: dict[str
 
 
 async def _score_one(sample: RagSample, spec: MetricSpec, kwargs: dict[str, Any], judge: Any,
-                     embedder: Any, limit: asyncio.Semaphore, empty_answers: str | None = None) -> MetricValue:
+                     embedder: Any, limit: asyncio.Semaphore, empty_answers: str | None = None,
+                     guarded: tuple[RagSample, list[dict[str, Any]]] | None = None) -> MetricValue:
+    """One metric on one sample. A judged metric (or its stand-in) sees ``guarded``'s sample, the
+    one :func:`metrics.guard.guard_sample` cleaned of text addressed to the evaluator, and its
+    explanation lists what was removed (``injections``)."""
+    findings: list[dict[str, Any]] = []
+    if spec.needs_judge:
+        sample, findings = guarded if guarded is not None else guard_sample(sample)
+    out = await _run_metric(sample, spec, kwargs, judge, embedder, limit, empty_answers)
+    if findings:
+        out = MetricValue(out.value, out.status, {**out.explanation, "injections": findings})
+    return out
+
+
+async def _run_metric(sample: RagSample, spec: MetricSpec, kwargs: dict[str, Any], judge: Any,
+                      embedder: Any, limit: asyncio.Semaphore, empty_answers: str | None) -> MetricValue:
     empty = empty_answers is not None and reads_answer(spec) and not (sample.answer or "").strip()
     missing = [f for f in spec.inputs if sample.get(f) is None and not (empty and f == "answer")]
     if missing:
@@ -155,14 +171,23 @@ async def score_samples(
 
     bar = tqdm(total=len(samples) * len(specs), desc="scoring", unit="score", disable=not progress)
 
-    async def run(sample: RagSample, spec: MetricSpec) -> ScoredSample:
-        result = await _score_one(sample, spec, kwargs[spec.name], judge, embedder, limit, empty_answers)
+    # Once per sample, not per metric: what a judge may see of it (see metrics.guard).
+    judged = any(spec.needs_judge for spec in specs)
+    guarded = [guard_sample(s) if judged else (s, []) for s in samples]
+    n_flagged = sum(bool(g[1]) for g in guarded)
+    if n_flagged:
+        log.warning("%d of %d samples hold text addressed to the evaluator; it was removed before judging "
+                    "(listed under 'injections' in explanations)", n_flagged, len(samples))
+
+    async def run(i: int, sample: RagSample, spec: MetricSpec) -> ScoredSample:
+        result = await _score_one(sample, spec, kwargs[spec.name], judge, embedder, limit, empty_answers,
+                                  guarded[i])
         bar.update(1)
         return ScoredSample(sample.id, variant, spec.name, result)
 
     try:
         # gather keeps argument order, so results are deterministic however calls interleave.
-        results = await asyncio.gather(*(run(s, m) for s in samples for m in specs))
+        results = await asyncio.gather(*(run(i, s, m) for i, s in enumerate(samples) for m in specs))
     finally:
         bar.close()
     n_error = sum(r.result.status == "error" for r in results)

@@ -162,7 +162,9 @@ SUPPORT_VERDICTS: Prompt[SupportInput, SupportVerdicts] = Prompt(
     instruction=(
         "The numbered statements are an answer to the question. For each statement, in order, "
         "answer 'yes' if the passages state it or directly imply it, and 'no' if they contradict "
-        "it, do not mention it, or it adds anything the passages do not say. Read a short "
+        "it, do not mention it, or it adds anything the passages do not say. A statement that ties a "
+        "number, date or name to the wrong person, thing or event is 'no', even when every word of it "
+        "appears somewhere in the passages. Read a short "
         "statement as the answer to the question. Use only the passages, nothing else you know. "
         "Give exactly one verdict per statement."
     ),

@@ -73,7 +73,7 @@ def test_atomicity_and_coverage_reach_the_prompt():
     judge = routed(F1_CASE["replies"])
     asyncio.run(factual_correctness("A.", "R.", judge=judge, atomicity="high", coverage="low"))
     last = [c.messages[-1]["content"] for c in judge.calls]
-    assert all("## atomicity\nhigh" in m and "## coverage\nlow" in m for m in last)
+    assert all("<atomicity>\nhigh\n</atomicity>" in m and "<coverage>\nlow\n</coverage>" in m for m in last)
 
 
 def test_no_claims_on_either_side_is_undefined():
@@ -176,7 +176,7 @@ def test_graded_correctness_blends_the_weighted_grade_with_the_evidence():
     (call,) = judge.calls
     assert identify(call.messages).name == "correctness_grade" and call.logprobs
     user = call.messages[-1]["content"]
-    assert user.index("## question") < user.index("## reference") < user.index("## answer")
+    assert user.index("<question>") < user.index("<reference>") < user.index("<answer>")
 
 
 def test_graded_correctness_without_logprobs_uses_the_written_grade_and_recall_needs_no_call():

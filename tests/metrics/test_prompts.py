@@ -46,10 +46,10 @@ def test_instruction_and_examples_come_first_and_the_sample_last():
 
 def test_sample_sections_number_passages_and_skip_missing_fields():
     text = render_input(ClaimsInput(text="T.", passages=["first", "second"]))
-    assert "## question" not in text
-    assert "## passages\n[1] first\n[2] second" in text
-    assert "## atomicity\nhigh" in text
-    assert "## passages\n(none)" in render_input(ClaimsInput(text="T.", passages=[]))
+    assert "<question>" not in text
+    assert "<passages>\n[1] first\n[2] second\n</passages>" in text
+    assert "<atomicity>\nhigh\n</atomicity>" in text
+    assert "<passages>\n(none)\n</passages>" in render_input(ClaimsInput(text="T.", passages=[]))
 
 
 def test_identify_finds_the_prompt_from_its_messages():
