@@ -120,6 +120,29 @@ def validate(config_name: str, overrides: list[str]) -> None:
         fail(f"missing value for {', '.join(missing)}: pass {missing[0]}=...")
 
 
+def refuse_secrets(overrides: list[str]) -> None:
+    """Exit 2, before Hydra writes any override into a run folder (``multirun.yaml``,
+    ``.hydra/overrides.yaml``), when an override carries what looks like a credential: a
+    ``*api_key_env`` given a key instead of a variable's name, or any value in a known key format
+    (``sk-...``). The message names the override, never the value."""
+    from ragsweep.metrics.errors import _KEY_FORMATS, looks_like_key, register_secret
+
+    for item in overrides:
+        key, sep, value = item.partition("=")
+        if not sep:
+            continue
+        name = key.lstrip("+~")
+        value = value.strip().strip("'\"")
+        if name.endswith("api_key_env") and looks_like_key(value):
+            register_secret(value)
+            fail(f"{name} takes the NAME of an environment variable, not the key itself; nothing was run or "
+                 f"saved. Export the key (export OPENAI_API_KEY=...) and pass {name}=OPENAI_API_KEY")
+        if any(p.search(value) for p, _ in _KEY_FORMATS):
+            register_secret(value)
+            fail(f"{name} looks like a credential; nothing was run or saved (the run's config would keep it). "
+                 "Put secrets in environment variables and name the variable instead")
+
+
 def main(argv: list[str] | None = None) -> None:
     args = list(sys.argv[1:] if argv is None else argv)
     if not args or args[0] in ("-h", "--help", "help"):
@@ -139,6 +162,7 @@ def main(argv: list[str] | None = None) -> None:
         from ragsweep.harness.targets import open_keys
 
         rest = open_keys(rest)
+    refuse_secrets(rest)
     if not any(a in ("--help", "-h", "--hydra-help", "--info") for a in rest):
         validate(config_name, overrides_of(rest))
     sys.argv = [f"ragsweep-{command}", *rest]

@@ -18,6 +18,8 @@ into the same folder.
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
 import re
 import tempfile
@@ -138,12 +140,47 @@ def _first_difference(old: Any, new: Any, path: str = "") -> str:
     return f"{path or '(top)'}: {old!r} there, {new!r} now"
 
 
+#: Written atomically into a named sweep folder by the first sweep to start there.
+OWNER = ".ragsweep-sweep.json"
+
+
+def _claim_for(folder: Path, cfg: DictConfig) -> None:
+    """Mark ``folder`` as this sweep's, atomically (``O_EXCL``), or exit 2 when another sweep marked it.
+
+    ``multirun.yaml`` is written by Hydra only after the callbacks ran, so two different sweeps
+    started together would both find none; the marker closes that window. Its content is the
+    sweep's overrides and a hash of its job config: the same sweep (a resume) passes.
+    """
+    task = list(OmegaConf.to_container(cfg.hydra.overrides.task, resolve=False))  # type: ignore[arg-type]
+    digest = hashlib.sha256(json.dumps(_job_config(cfg), sort_keys=True, default=str).encode()).hexdigest()
+    mine = {"overrides": task, "config_sha256": digest}
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        fd = os.open(folder / OWNER, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
+    except FileExistsError:
+        try:
+            theirs = json.loads((folder / OWNER).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            time.sleep(0.2)  # the other sweep is writing it this instant
+            theirs = json.loads((folder / OWNER).read_text(encoding="utf-8") or "{}")
+        if theirs != mine:
+            fail(f"hydra.sweep.dir={folder} holds another sweep (overrides: "
+                 f"{' '.join(theirs.get('overrides') or []) or 'none'}; now: {' '.join(task) or 'none'}); choose "
+                 "another hydra.sweep.dir, or repeat that sweep's overrides (same order) to resume it")
+        return
+    except OSError as exc:
+        fail(f"hydra.sweep.dir={folder}: cannot create it ({exc.strerror or exc})")
+    with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        json.dump(mine, fh)
+
+
 def refuse_other_sweep(folder: Path, cfg: DictConfig) -> None:
     """Exit 2 when ``folder`` holds a sweep (its ``multirun.yaml``) other than the one ``cfg`` describes."""
     if folder.exists() and not folder.is_dir():
         fail(f"hydra.sweep.dir={folder}: is a file, not a folder")
     saved = folder / "multirun.yaml"
     if not saved.is_file():
+        _claim_for(folder, cfg)
         return
     try:
         old = OmegaConf.load(saved)
@@ -161,6 +198,7 @@ def refuse_other_sweep(folder: Path, cfg: DictConfig) -> None:
     if old_config != new_config:
         fail(f"hydra.sweep.dir={folder} holds another sweep (its config differs at "
              f"{_first_difference(old_config, new_config)}); {hint}")
+    _claim_for(folder, cfg)
 
 
 class SweepFolder(Callback):
@@ -168,12 +206,26 @@ class SweepFolder(Callback):
 
     Listed first among ``hydra.callbacks`` so that every other callback, the sweeper and the
     launcher see the claimed folder.
+
+    Args:
+        dir_key: The config key the sweep folder comes from when ``hydra.sweep.dir`` only points at
+            it (``ragsweep run``: ``${out}``); None: ``hydra.sweep.dir`` itself.
+        refuse_others: Refuse a different sweep in a named folder. ``ragsweep run`` checks its own
+            fingerprint on resume (its call settings may change), so it passes False.
     """
 
+    def __init__(self, dir_key: str | None = None, refuse_others: bool = True) -> None:
+        self.dir_key = dir_key
+        self.refuse_others = refuse_others
+
     def on_multirun_start(self, config: DictConfig, **kwargs: Any) -> None:
-        raw = OmegaConf.to_container(config.hydra.sweep, resolve=False)["dir"]  # type: ignore[index]
+        if self.dir_key is not None:
+            raw = OmegaConf.to_container(config, resolve=False).get(self.dir_key)  # type: ignore[union-attr]
+        else:
+            raw = OmegaConf.to_container(config.hydra.sweep, resolve=False)["dir"]  # type: ignore[index]
         if not named_by_clock(raw):
-            refuse_other_sweep(Path(str(config.hydra.sweep.dir)), config)
+            if self.refuse_others:
+                refuse_other_sweep(Path(str(config.hydra.sweep.dir)), config)
             return
         try:
             folder = claim_dir(Path(str(config.hydra.sweep.dir)))

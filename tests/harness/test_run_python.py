@@ -112,3 +112,24 @@ def test_python_api_runs_functions_in_process_onto_one_board(tmp_path, monkeypat
         return ragsweep.run("progress=false", app=counted, dir="runs", name="top1", params={"top_k": 1})
 
     assert len(asyncio.run(from_a_notebook()).rows) == 3 and len(calls) == 120
+
+
+def test_two_runs_started_together_each_keep_their_folder(tmp_path):
+    import os
+    import subprocess
+
+    from conftest import CLI
+
+    module, args = example()
+    (tmp_path / "my_app.py").write_text(module, encoding="utf-8")
+    # the example's own out= names its folder; left out, the default folder is named by the clock
+    args = [a for a in args if not a.startswith("out=")] + ["progress=false", "target.params.top_k=2"]
+    env = {**os.environ, "RAGSWEEP_CACHE_DIR": str(tmp_path / "cache")}
+    procs = [subprocess.Popen([*CLI, *args], cwd=tmp_path, env=env, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True) for _ in range(2)]
+    outs = [(p.wait(timeout=600), p.stderr.read()) for p in procs]
+    assert [code for code, _ in outs] == [0, 0], [err[-2000:] for _, err in outs]
+    folders = sorted((tmp_path / "outputs" / "runs").iterdir())
+    assert len(folders) == 2  # run-2 when both started in the same second
+    for folder in folders:
+        assert len(board(folder)) == 1 and (folder / "0" / "scores.jsonl").is_file()

@@ -109,14 +109,32 @@ def test_echoed_authorization_never_reaches_an_output(tmp_path, server):
     assert _leaks(tmp_path, proc.stdout, proc.stderr) == []
 
 
-def test_a_key_passed_as_the_variable_name_is_warned_about_and_never_saved(tmp_path, server):
+@pytest.mark.parametrize("command", ["score", "sweep"])
+def test_a_key_passed_as_the_variable_name_is_refused_before_anything_is_written(tmp_path, server, command):
     _input(tmp_path / "in.csv")
-    proc = run_cli("score", *_judge(server, KEY), cwd=tmp_path, env={KEY_ENV: None}, timeout=300)
-    assert proc.returncode == 3, proc.stderr[-3000:]
-    assert proc.stderr.count("llm.api_key_env looks like an API key") == 1
-    config = (tmp_path / "out" / "config.yaml").read_text()
-    assert "api_key_env: <redacted>" in config
+    args = _judge(server, KEY) if command == "score" else [f"++llm.api_key_env={KEY}", "corpus.max_docs=3"]
+    proc = run_cli(command, *args, cwd=tmp_path, env={KEY_ENV: None}, timeout=300)
+    assert proc.returncode == 2, proc.stderr[-3000:]
+    assert "llm.api_key_env takes the NAME of an environment variable, not the key itself" in proc.stderr
+    assert not (tmp_path / "out").exists() and not (tmp_path / "outputs").exists()  # no multirun.yaml with it
     assert _leaks(tmp_path, proc.stdout, proc.stderr) == []
+    assert server.requests == 0
+
+
+def test_a_credential_in_any_override_is_refused(tmp_path):
+    proc = run_cli("sweep", f"++retriever.note={KEY}", cwd=tmp_path, timeout=120)
+    assert proc.returncode == 2 and "retriever.note looks like a credential" in proc.stderr
+    assert KEY not in proc.stderr and not (tmp_path / "outputs").exists()
+
+
+def test_the_python_api_warns_and_keeps_a_key_given_as_a_name_out_of_the_config(tmp_path, server):
+    import ragsweep
+
+    judge = ragsweep.llm.openai("m", base_url=server.base_url, api_key_env=KEY)
+    scores = ragsweep.score([{"question": "q", "answer": "a.", "contexts": ["c."]}], metrics=["faithfulness"],
+                            judge=judge)
+    scores.write(tmp_path / "out")
+    assert _leaks(tmp_path, "", "") == []
 
 
 def test_an_unset_key_variable_is_warned_about_once(tmp_path, server):

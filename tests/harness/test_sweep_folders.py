@@ -62,3 +62,17 @@ def test_a_different_sweep_is_refused_a_named_folder_and_the_same_one_resumes(tm
     assert again.returncode == 0, again.stderr[-3000:]
     assert [r["variant"] for r in _board(tmp_path / "mine")] == [r["variant"] for r in csv.DictReader(
         before.splitlines())]
+
+
+def test_two_different_sweeps_started_together_in_one_named_folder_do_not_mix(tmp_path):
+    env = {**os.environ, "RAGSWEEP_CACHE_DIR": str(tmp_path / "cache")}
+    runs = [subprocess.Popen([*CLI, "sweep", *SMALL, f"retriever.top_k=[{k}]", "hydra.sweep.dir=shared"],
+                             cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            for k in (1, 3)]
+    outs = [(p.wait(timeout=600), p.stderr.read()) for p in runs]
+    codes = sorted(code for code, _ in outs)
+    assert codes == [0, 2], [err[-2000:] for _, err in outs]
+    loser = next(err for code, err in outs if code == 2)
+    assert "hydra.sweep.dir=shared holds another sweep" in loser and "Traceback" not in loser
+    winner_k = 1 if outs[0][0] == 0 else 3
+    assert {r["top_k"] for r in _board(tmp_path / "shared")} == {str(winner_k)}
