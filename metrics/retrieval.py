@@ -278,6 +278,26 @@ def span_gains(retrieved: Sequence[Span], gold: Sequence[Span]) -> list[float]:
     return gains
 
 
+def credit_once(retrieved: Sequence[Span], gains: Sequence[float]) -> list[float]:
+    """The gains with each relevant text credited once: an item lying inside an earlier relevant item
+    (same document, ``start >= its start``, ``end <= its end``) gains 0.
+
+    The same text passed on twice (a copy of a document standing for its original, an application
+    that returns one context twice, a context cut to a budget inside one already passed on) is one
+    find, so hits never outnumber the judged-relevant items.
+    """
+    out = list(gains)
+    found: list[Span] = []
+    for i, ((doc_id, start, end), g) in enumerate(zip(retrieved, gains)):
+        if g <= 0:
+            continue
+        if any(d == doc_id and s <= start and end <= e for d, s, e in found):
+            out[i] = 0.0
+        else:
+            found.append((doc_id, start, end))
+    return out
+
+
 # Uniform (gains, k, ideal_gains) signature so a sweep can compute any family by name;
 # n_relevant is the count of ideal gains > 0, as trec_eval counts rel >= 1.
 RANK_METRICS: dict[str, RankMetric] = {
@@ -327,7 +347,8 @@ def judged_gains(retrieved: Sequence[Span], top_k: int | None, evidence: Sequenc
     if n_relevant == 0:
         return MetricValue.undefined("no item of this chunking overlaps the evidence")
     passed = list(retrieved[:top_k])
-    return span_gains(passed, evidence), [1.0] * n_relevant, passed
+    # A repeat of an earlier relevant item (the same text passed on twice) is found once.
+    return credit_once(passed, span_gains(passed, evidence)), [1.0] * n_relevant, passed
 
 
 def _rank_spec(name: str, description: str) -> MetricSpec:
