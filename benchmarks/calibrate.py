@@ -7,6 +7,7 @@ agreement with people beside the cost: model calls, tokens and seconds per sampl
     python benchmarks/calibrate.py --llm none                       # seconds, no model
     python benchmarks/calibrate.py --readme --out calibration.md    # the README table (~45 min quiet)
     python benchmarks/calibrate.py --llm local --sets halueval --n 10 --split tune   # iterate
+    python benchmarks/calibrate.py --fit --split tune --llm none local   # fit the calibration map
 
 Figures for the README come from ``--split heldout`` (the default); tune prompts, thresholds and
 the offline weights on ``--split tune`` only. Model calls are not cached here, so the seconds are
@@ -150,6 +151,79 @@ async def run_set(cs: CalibrationSet, backend: str, judge: Any, embedder: Any, c
     return res
 
 
+def platt(x: list[float], y: list[bool], w: list[float], ridge: float = 1e-3) -> tuple[float, float]:
+    """(a, b) minimising the weighted log loss of sigmoid(a x + b) against y (Newton's method, a tiny
+    ridge on a and b so that separable data still gives finite weights)."""
+    import numpy as np
+
+    X, Y, W = np.asarray(x, float), np.asarray(y, float), np.asarray(w, float)
+    theta = np.array([1.0, 0.0])
+    for _ in range(100):
+        p = 1 / (1 + np.exp(-(theta[0] * X + theta[1])))
+        grad = np.array([np.sum(W * (p - Y) * X), np.sum(W * (p - Y))]) + ridge * theta
+        h = W * p * (1 - p)
+        hess = np.array([[np.sum(h * X * X), np.sum(h * X)], [np.sum(h * X), np.sum(h)]]) + ridge * np.eye(2)
+        step = np.linalg.solve(hess, grad)
+        theta -= step
+        if np.max(np.abs(step)) < 1e-9:
+            break
+    return float(theta[0]), float(theta[1])
+
+
+async def claims_with_labels(cs: CalibrationSet, judge: Any) -> list[tuple[float, bool]]:
+    """(blended P(supported), the text's human label) for every statement of a labelled set."""
+    from ragsweep.metrics.support import is_removed
+
+    rows = await score_samples(cs.samples, [catalogue()[cs.metric]], judge=judge, concurrency=1, progress=False)
+    out = []
+    for r in rows:
+        if r.result.status != "ok" or r.sample_id not in cs.labels:
+            continue
+        for claim in r.result.explanation.get("claims", []):
+            if not is_removed(claim["claim"]):
+                out.append((float(claim.get("p_blend", claim["p_supported"])), bool(cs.labels[r.sample_id])))
+    return out
+
+
+def fit(backends: list[str], sizes: dict[str, int], split: str, seed: int, cache: str | None) -> str:
+    """Fit :data:`metrics.support.CALIBRATION` for each backend on ``split`` (``tune``), each set
+    weighted equally; return the lines to paste, with the fit's effect on the same data."""
+    from ragsweep.metrics import support
+
+    lines = []
+    for backend in backends:
+        judge = build_judge(backend, cache)
+        key, _ = support.calibration_for(judge)
+        saved = support.CALIBRATION.pop(key, None)  # fit on the uncalibrated blend
+        per_set = {}
+        try:
+            for name, n in sizes.items():
+                cs = LOADERS[name](split=split, n=n, seed=seed)
+                per_set[name] = asyncio.run(claims_with_labels(cs, judge))
+        finally:
+            if saved is not None:
+                support.CALIBRATION[key] = saved
+            if judge is not None and hasattr(judge, "close"):
+                judge.close()
+        xs, ys, ws = [], [], []
+        for name, pairs in per_set.items():
+            for p, label in pairs:
+                xs.append(support.logit(p))
+                ys.append(label)
+                ws.append(1.0 / len(pairs))
+        a, b = platt(xs, ys, ws)
+        lines.append(f"{backend}: CALIBRATION[{key!r}] = ({a:.3f}, {b:.3f})   # statements: "
+                     + ", ".join(f"{k} {len(v)}" for k, v in per_set.items()))
+        from ragsweep.metrics.agreement import expected_calibration_error as ece
+
+        for name, pairs in per_set.items():
+            raw = [p for p, _ in pairs]
+            cal = [support.calibrate(p, (a, b)) for p in raw]
+            labels = [y for _, y in pairs]
+            lines.append(f"  {name} ({split}, statements): ECE {ece(raw, labels):.3f} -> {ece(cal, labels):.3f}")
+    return "\n".join(lines)
+
+
 def table(results: list[Result]) -> str:
     lines = ["| backend | set | statistic | value | samples | calls / sample | tokens / sample | "
              "s / sample | quiet s / sample | undefined / error | published anchor |",
@@ -195,6 +269,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--results", default=None, help="append each set's result (stats, cost) to this JSONL file")
     readme = "; ".join(f"{b} on " + ", ".join(f"{k}={v}" for k, v in z.items()) for b, z, _ in README_RUNS)
     ap.add_argument("--readme", action="store_true", help=f"run exactly the README's table: {readme}")
+    ap.add_argument("--fit", action="store_true",
+                    help="fit the calibration map (metrics.support.CALIBRATION) of each --llm backend on "
+                         "--split (use tune) over HaluEval, QAGS and BEGIN, and print it")
     ap.add_argument("--table-from", nargs="+", default=None, metavar="JSONL",
                     help="print the table of results saved with --results (no scoring)")
     args = ap.parse_args(argv)
@@ -207,6 +284,12 @@ def main(argv: list[str] | None = None) -> int:
             Path(args.out).write_text(text, encoding="utf-8")
         return 0
     os.environ.setdefault("RAGSWEEP_CACHE_DIR", str(Path.home() / ".cache" / "ragsweep"))
+    if args.fit:
+        if args.split != "tune":
+            ap.error("--fit is for the tune half: pass --split tune")
+        sizes = {"halueval": args.n, "qags": args.n_qags or args.n, "begin": args.n_begin or args.n}
+        print(fit(args.llm, sizes, args.split, args.seed, args.cache))
+        return 0
     options = parse_options(args.option)
     if args.readme:
         runs = README_RUNS

@@ -24,11 +24,11 @@ import hashlib
 import json
 import random
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ragsweep.metrics.agreement import pairwise_accuracy, pearson, roc_auc, spearman
+from ragsweep.metrics.agreement import expected_calibration_error, pairwise_accuracy, pearson, roc_auc, spearman
 from ragsweep.metrics.catalogue import RagSample
 from ragsweep.metrics.errors import InputError
 
@@ -37,12 +37,33 @@ SHARED_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 
 @dataclass
 class CalibrationSet:
-    """Samples to score with ``metric`` and a function from their scores to agreement statistics."""
+    """Samples to score with ``metric`` and a function from their scores to agreement statistics.
+
+    ``labels``: each sample's binary human label (supported or not), for the sets that have one:
+    what calibration is fitted on (``benchmarks/calibrate.py --fit``) and checked against.
+    """
 
     name: str
     metric: str
     samples: list[RagSample]
     evaluate: Callable[[Mapping[str, float]], dict[str, float]]
+    labels: Mapping[str, bool] = field(default_factory=dict)
+
+
+def calibration_stats(scores: Mapping[str, float], labels: Mapping[str, bool]) -> dict[str, float]:
+    """How far the scores can be read as probabilities: the mean score of the texts people judged
+    supported and of those they did not, and the expected calibration error (10 bins)."""
+    ids = [i for i in labels if i in scores]
+    yes = [scores[i] for i in ids if labels[i]]
+    no = [scores[i] for i in ids if not labels[i]]
+    out: dict[str, float] = {}
+    if yes:
+        out["mean_supported"] = sum(yes) / len(yes)
+    if no:
+        out["mean_unsupported"] = sum(no) / len(no)
+    if ids:
+        out["ece"] = expected_calibration_error([scores[i] for i in ids], [labels[i] for i in ids])
+    return out
 
 
 def split_of(set_name: str, row_id: str) -> str:
@@ -92,9 +113,10 @@ def halueval(root: Path = SHARED_DATA, split: str = "heldout", n: int | None = 4
             auc = _safe(roc_auc, [x for p in pairs for x in p], [True, False] * len(pairs))
             if auc is not None:
                 out["roc_auc"] = auc
-        return out
+        return out | calibration_stats(scores, labels)
 
-    return CalibrationSet("halueval", "faithfulness", samples, evaluate)
+    labels = {s.id: s.id.endswith(".right") for s in samples}
+    return CalibrationSet("halueval", "faithfulness", samples, evaluate, labels)
 
 
 def qags(root: Path = SHARED_DATA, split: str = "heldout", n: int | None = 40, seed: int = 0) -> CalibrationSet:
@@ -127,9 +149,10 @@ def qags(root: Path = SHARED_DATA, split: str = "heldout", n: int | None = 40, s
         rho = _safe(spearman, means, human)
         if rho is not None:
             out["summary_spearman"] = rho
-        return out
+        return out | calibration_stats(scores, binary)
 
-    return CalibrationSet("qags", "faithfulness", samples, evaluate)
+    binary = {s: v > 0.5 for s, v in label.items()}
+    return CalibrationSet("qags", "faithfulness", samples, evaluate, binary)
 
 
 def begin(root: Path = SHARED_DATA, split: str = "heldout", n: int | None = 80, seed: int = 0) -> CalibrationSet:
@@ -147,9 +170,9 @@ def begin(root: Path = SHARED_DATA, split: str = "heldout", n: int | None = 80, 
     def evaluate(scores: Mapping[str, float]) -> dict[str, float]:
         ids = [s for s in label if s in scores]
         auc = _safe(roc_auc, [scores[s] for s in ids], [label[s] for s in ids])
-        return {"n": float(len(ids)), **({"roc_auc": auc} if auc is not None else {})}
+        return {"n": float(len(ids)), **({"roc_auc": auc} if auc is not None else {})} | calibration_stats(scores, label)
 
-    return CalibrationSet("begin", "faithfulness", samples, evaluate)
+    return CalibrationSet("begin", "faithfulness", samples, evaluate, label)
 
 
 def ragchecker(root: Path = SHARED_DATA, split: str = "heldout", n: int | None = 40, seed: int = 0,

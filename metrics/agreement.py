@@ -72,3 +72,25 @@ def pearson(x: Sequence[float], y: Sequence[float]) -> float:
 def spearman(x: Sequence[float], y: Sequence[float]) -> float:
     """Spearman's rho: Pearson's r of the average ranks (ties handled as in scipy.stats.spearmanr)."""
     return pearson(average_ranks(x), average_ranks(y))
+
+
+def expected_calibration_error(scores: Sequence[float], labels: Sequence[bool], bins: int = 10) -> float:
+    """ECE: sum over equal-width score bins of (share of the scores in the bin) x |mean label - mean
+    score| in it (Naeini, Cooper & Hauskrecht, AAAI 2015). 0 means a score of p is right a share p of
+    the time; a score read against a threshold needs it small.
+
+    Raises:
+        ValueError: Empty input, lengths that differ, or a score outside [0, 1].
+    """
+    if not scores or len(scores) != len(labels):
+        raise ValueError(f"need as many labels as scores (>= 1), got {len(scores)} and {len(labels)}")
+    if any(not 0.0 <= s <= 1.0 for s in scores):
+        raise ValueError("scores must lie in [0, 1]")
+    total = 0.0
+    for b in range(bins):
+        lo, hi = b / bins, (b + 1) / bins
+        idx = [i for i, s in enumerate(scores) if lo <= s < hi or (b == bins - 1 and s == 1.0)]
+        if idx:
+            gap = abs(sum(labels[i] for i in idx) / len(idx) - sum(scores[i] for i in idx) / len(idx))
+            total += len(idx) / len(scores) * gap
+    return total

@@ -26,7 +26,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from ragsweep.metrics.offline import REMOVED, is_removed, sentences
+from ragsweep.metrics.offline import sentences
+from ragsweep.metrics.support import REMOVED, is_removed
 
 __all__ = ["PATTERNS", "REMOVED", "Cleaned", "Finding", "clean", "flags", "guard_sample", "is_removed", "neutralise"]
 

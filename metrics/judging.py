@@ -21,23 +21,21 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ragsweep.metrics import offline
-from ragsweep.metrics.guard import is_removed
+from ragsweep.metrics.support import (  # noqa: F401 - re-exported: the blend's home was here
+    BLEND,
+    BLEND_BY_MODEL,
+    CALIBRATION,
+    blend_for,
+    calibrate,
+    calibrate_rows,
+    calibration_for,
+    is_removed,
+    logit,
+    sigmoid,
+)
 from ragsweep.metrics.llm.base import LLM, Logprobs
 from ragsweep.metrics.prompts import SUPPORT_VERDICTS, SupportInput, complete
 
-#: How a claim's judge probability and its deterministic evidence combine (fitted on ``tune``):
-#: logit P = judge x logit P(judge says yes) + offline x logit P(offline) + bias.
-#: On 15 HaluEval ``tune`` pairs the judge alone ranked 0.87 pairwise / 0.80 ROC-AUC, the evidence
-#: alone 0.83 / 0.83, and equal weights 1.00 / 0.92 (weights 0.25..2 on either side all gave
-#: 1.00 / 0.88-0.92): the two make different mistakes.
-BLEND = {"judge": 1.0, "offline": 1.0, "bias": 0.0}
-#: Judges whose verdicts measured no better than chance get their own blend. The packaged 0.5B's
-#: verdict probabilities on 60 HaluEval ``tune`` pairs ranked 0.50 pairwise / 0.43 ROC-AUC alone,
-#: and every judge weight above 0 lowered the blend (0.86 / 0.88 at 0; 0.83 / 0.86 at 0.1 to 1):
-#: with it, sentence support is the evidence's alone and no call is made.
-BLEND_BY_MODEL: dict[str, dict[str, float]] = {
-    "qwen2.5-coder-0.5b-instruct-q4_k_m": {"judge": 0.0, "offline": 1.0, "bias": 0.0},
-}
 #: Most statements judged in one ``support_verdicts`` call; longer texts take several calls.
 MAX_STATEMENTS = 12
 
@@ -118,21 +116,6 @@ def expected_score(logprobs: Logprobs | None, chosen: int) -> tuple[float, dict[
     return (float(chosen) if dist is None else sum(k * p for k, p in dist.items())), dist
 
 
-def logit(p: float, eps: float = 1e-4) -> float:
-    """log(p / (1 - p)), with p clipped to [eps, 1 - eps]."""
-    p = min(max(p, eps), 1 - eps)
-    return math.log(p / (1 - p))
-
-
-def sigmoid(z: float) -> float:
-    return 1 / (1 + math.exp(-z))
-
-
-def blend_for(judge: Any) -> dict[str, float]:
-    """The blend weights for this judge: :data:`BLEND_BY_MODEL` by its model id, else :data:`BLEND`."""
-    return BLEND_BY_MODEL.get(str(getattr(judge, "model_id", "")), BLEND)
-
-
 async def sentence_support(judge: LLM, question: str | None, statements: Sequence[str], passages: Sequence[str],
                            weights: dict[str, float] | None = None) -> list[dict[str, Any]]:
     """P(supported) of each statement against the passages: one ``support_verdicts`` call per
@@ -152,7 +135,7 @@ async def sentence_support(judge: LLM, question: str | None, statements: Sequenc
             row.update(p_supported=0.0 if is_removed(row["claim"]) else sigmoid(blend["offline"] * logit(p_off)
                                                                                + blend["bias"]),
                        judge_verdict="not asked", p_judge=None, p_offline=p_off, evidence=row.pop("reason"))
-        return rows
+        return calibrate_rows(rows, judge)
     verdicts: list[str] = []
     p_judge: list[float] = []
     with_logprobs = False
@@ -181,4 +164,4 @@ async def sentence_support(judge: LLM, question: str | None, statements: Sequenc
         row["verdict"] = "supported" if p >= 0.5 else "not_supported"
         if is_removed(row["claim"]):  # whatever the judge said, it supports nothing (metrics.guard)
             row.update(p_supported=0.0, verdict="not_supported")
-    return rows
+    return calibrate_rows(rows, judge) if with_logprobs else rows

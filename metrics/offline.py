@@ -37,6 +37,7 @@ from typing import Any
 import numpy as np
 
 from ragsweep.metrics.errors import InputError
+from ragsweep.metrics.support import REMOVED, calibrate_rows, is_removed  # noqa: F401 - REMOVED re-exported
 from ragsweep.metrics.values import MetricValue
 
 _SENT = re.compile(r"(?<=[.!?])[\"')\]]*\s+(?=[\"'(\[]?[A-Z0-9])|\n+")
@@ -50,16 +51,6 @@ has have had will would can could should may might shall which who whom whose wh
 there here so such also very more most some any all each both about into over after before during while up down out
 off again further once only own same too s t just don now one many much other another being am let us per via
 """.split())
-
-#: What :mod:`metrics.guard` puts in place of a sentence addressed to the evaluator (in a context or
-#: an answer). It starts with a capital so that it stays a sentence of its own.
-REMOVED = "[Removed: text addressed to the evaluator]"
-
-
-def is_removed(sentence: str) -> bool:
-    """Whether a claim is (or holds) the placeholder of a removed sentence."""
-    return REMOVED in (sentence or "")
-
 
 #: Why a removed sentence (see :mod:`metrics.guard`) counts as unsupported.
 REMOVED_REASON = "addressed the evaluator, not the question: removed before judging and counted as unsupported"
@@ -390,6 +381,7 @@ def faithfulness(question: str, answer: str, contexts: Sequence[str], *, embedde
     if not claims:
         return MetricValue.undefined("no claims extracted from the answer", claims=[])
     rows = judge_claims(claims, contexts, question, embedder)
+    calibrate_rows(rows, None)
     value = sum(r["p_supported"] for r in rows) / len(rows)
     return MetricValue.ok(value, backend="none", total=len(rows), claims=rows)
 

@@ -28,8 +28,13 @@ def test_sampling_is_seeded():
 def test_an_oracle_agrees_perfectly_and_an_inverted_one_does_not():
     halu = LOADERS["halueval"](n=20)
     oracle = {s.id: float(s.id.endswith("right")) for s in halu.samples}
-    assert halu.evaluate(oracle) == {"n_pairs": 20.0, "pairwise_acc": 1.0, "roc_auc": 1.0}
-    assert halu.evaluate({k: 1 - v for k, v in oracle.items()})["roc_auc"] == 0.0
+    assert halu.evaluate(oracle) == {"n_pairs": 20.0, "pairwise_acc": 1.0, "roc_auc": 1.0,
+                                     "mean_supported": 1.0, "mean_unsupported": 0.0, "ece": 0.0}
+    inverted = halu.evaluate({k: 1 - v for k, v in oracle.items()})
+    assert inverted["roc_auc"] == 0.0 and inverted["ece"] == 1.0
+    # every score 0.5: means 0.5, and half of each bin's texts are supported, so perfectly calibrated
+    flat = halu.evaluate({k: 0.5 for k in oracle})
+    assert flat["mean_supported"] == flat["mean_unsupported"] == 0.5 and flat["ece"] == 0.0
     begin = LOADERS["begin"](n=60)
     label = {s.id: 1.0 for s in begin.samples}  # constant scores: AUC 0.5, never NaN
     assert begin.evaluate(label)["roc_auc"] == 0.5

@@ -40,3 +40,16 @@ def test_against_scipy_with_ties():
         assert pearson(x, y) == pytest.approx(stats.pearsonr(x, y).statistic, abs=1e-12)
         u = stats.mannwhitneyu(x[labels], x[~labels]).statistic
         assert roc_auc(x, labels) == pytest.approx(u / (labels.sum() * (~labels).sum()), abs=1e-12)
+
+
+def test_expected_calibration_error_by_hand():
+    from ragsweep.metrics.agreement import expected_calibration_error as ece
+
+    # bin [0.8, 0.9): scores 0.8, 0.8 with labels 1, 0 -> |0.5 - 0.8| = 0.3, weight 2/4;
+    # bin [0.2, 0.3): 0.2, 0.2 with labels 0, 0 -> |0 - 0.2| = 0.2, weight 2/4
+    assert ece([0.8, 0.8, 0.2, 0.2], [True, False, False, False]) == pytest.approx(0.25)
+    assert ece([1.0, 0.0], [True, False]) == 0.0 and ece([1.0], [False]) == 1.0
+    with pytest.raises(ValueError):
+        ece([0.5], [True, False])
+    with pytest.raises(ValueError):
+        ece([1.2], [True])

@@ -1,0 +1,90 @@
+"""What a statement's P(supported) is made of, and what it means: the blend of a judge's verdict
+probability with the deterministic evidence, and the final calibration that lets a score carry a
+threshold. Kept apart from :mod:`metrics.judging` (which calls the judge) so that the ``llm=none``
+evidence of :mod:`metrics.offline` is calibrated by the same map without importing the prompts.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+#: What :mod:`metrics.guard` puts in place of a sentence addressed to the evaluator (in a context or
+#: an answer). It starts with a capital so that it stays a sentence of its own.
+REMOVED = "[Removed: text addressed to the evaluator]"
+
+
+def is_removed(sentence: str) -> bool:
+    """Whether a claim is (or holds) the placeholder of a removed sentence."""
+    return REMOVED in (sentence or "")
+
+
+#: How a claim's judge probability and its deterministic evidence combine (fitted on ``tune``):
+#: logit P = judge x logit P(judge says yes) + offline x logit P(offline) + bias.
+#: On 15 HaluEval ``tune`` pairs the judge alone ranked 0.87 pairwise / 0.80 ROC-AUC, the evidence
+#: alone 0.83 / 0.83, and equal weights 1.00 / 0.92 (weights 0.25..2 on either side all gave
+#: 1.00 / 0.88-0.92): the two make different mistakes.
+BLEND = {"judge": 1.0, "offline": 1.0, "bias": 0.0}
+#: Judges whose verdicts measured no better than chance get their own blend. The packaged 0.5B's
+#: verdict probabilities on 60 HaluEval ``tune`` pairs ranked 0.50 pairwise / 0.43 ROC-AUC alone,
+#: and every judge weight above 0 lowered the blend (0.86 / 0.88 at 0; 0.83 / 0.86 at 0.1 to 1):
+#: with it, sentence support is the evidence's alone and no call is made.
+BLEND_BY_MODEL: dict[str, dict[str, float]] = {
+    "qwen2.5-coder-0.5b-instruct-q4_k_m": {"judge": 0.0, "offline": 1.0, "bias": 0.0},
+}
+#: The final mapping of a statement's blended P(supported) to a calibrated probability (Platt
+#: scaling: P = sigmoid(a x logit(p) + b)), per judge model id, and "none" for the evidence alone
+#: (``llm=none``, and judges whose blend gives their verdicts no weight). Fitted by
+#: ``python benchmarks/calibrate.py --fit`` on the ``tune`` halves of HaluEval, QAGS and BEGIN
+#: (each set weighted equally, every statement labelled with its text's human label); see the README
+#: ("Calibration against people") for the held-out means and expected calibration error. Platt, not
+#: isotonic: a monotone map with no flat steps keeps every ranking figure as it was, and two
+#: parameters cannot overfit a few hundred labels. A judge not listed here is not calibrated (a = 1,
+#: b = 0) and its explanations say so.
+CALIBRATION: dict[str, tuple[float, float]] = {
+    "none": (1.417, -0.377),
+}
+
+
+def logit(p: float, eps: float = 1e-4) -> float:
+    """log(p / (1 - p)), with p clipped to [eps, 1 - eps]."""
+    p = min(max(p, eps), 1 - eps)
+    return math.log(p / (1 - p))
+
+
+def sigmoid(z: float) -> float:
+    return 1 / (1 + math.exp(-z))
+
+
+def calibration_for(judge: Any) -> tuple[str, tuple[float, float] | None]:
+    """The calibration key and its (a, b) for this judge: "none" when its verdicts carry no weight
+    (or there is no judge), else its model id; None when that key was never calibrated."""
+    key = "none" if judge is None or blend_for(judge)["judge"] == 0 else str(getattr(judge, "model_id", ""))
+    return key, CALIBRATION.get(key)
+
+
+def calibrate(p: float, ab: tuple[float, float] | None) -> float:
+    """Platt scaling of a probability: sigmoid(a logit(p) + b); p itself without a mapping."""
+    if ab is None:
+        return p
+    return sigmoid(ab[0] * logit(p) + ab[1])
+
+
+def calibrate_rows(rows: list[dict[str, Any]], judge: Any) -> list[dict[str, Any]]:
+    """Each row's ``p_supported`` mapped by :func:`calibration_for` in place; the blended value is
+    kept as ``p_blend`` and the verdict follows the calibrated one. A removed sentence stays 0."""
+    key, ab = calibration_for(judge)
+    for row in rows:
+        row["p_blend"] = row["p_supported"]
+        if not is_removed(row["claim"]):
+            row["p_supported"] = calibrate(row["p_supported"], ab)
+        row["calibration"] = key if ab is not None else "none fitted for this judge"
+        if ab is not None and row.get("verdict") in ("supported", "not_supported", "not_found"):
+            negative = row["verdict"] if row["verdict"] != "supported" else "not_supported"
+            row["verdict"] = "supported" if row["p_supported"] >= 0.5 else negative
+    return rows
+
+
+def blend_for(judge: Any) -> dict[str, float]:
+    """The blend weights for this judge: :data:`BLEND_BY_MODEL` by its model id, else :data:`BLEND`."""
+    return BLEND_BY_MODEL.get(str(getattr(judge, "model_id", "")), BLEND)
