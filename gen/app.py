@@ -53,6 +53,11 @@ def gen_config(cfg: DictConfig, concurrency: int) -> GenConfig:
                                       None if max_overlap is None else float(max_overlap)))
 
 
+def duplicates_report(corpus: Corpus) -> dict[str, Any]:
+    """The report's ``duplicates`` entry: the copies found among the documents (none: no entry)."""
+    return {"duplicates": corpus.duplicates.summary()} if corpus.duplicates is not None else {}
+
+
 def write_outputs(result: Result, corpus: Corpus, out: Path, extra: dict[str, Any], parquet: bool) -> dict[str, Path]:
     """The test set (JSONL), the report beside it, and optionally Parquet."""
     paths = {"testset": write_testset(result.samples, out, corpus)}
@@ -84,11 +89,13 @@ def run(cfg: DictConfig, run_dir: Path) -> dict[str, Path]:
         from ragsweep.metrics.embedding import OnnxMiniLM
 
         embed = OnnxMiniLM().embed
-    result = generate(corpus, writer, gcfg, embed=embed, progress=bool(cfg.progress))
+    # Questions are written from originals only, so no evidence is pinned to one of several copies.
+    result = generate(corpus.originals(), writer, gcfg, embed=embed, progress=bool(cfg.progress))
     out = Path(cfg.out) if cfg.out else run_dir / "testset.jsonl"
     extra = {"corpus": corpus.source, "seed": gcfg.seed, "backend": writer.backend, "model": writer.model_id,
              "prompt": writer.prompt_version, "kinds_configured": dict(gcfg.kinds),
-             "cache": {"hits": getattr(llm, "hits", None), "misses": getattr(llm, "misses", None)}}
+             "cache": {"hits": getattr(llm, "hits", None), "misses": getattr(llm, "misses", None)},
+             **duplicates_report(corpus)}
     paths = write_outputs(result, corpus, out, extra, bool(cfg.parquet))
     rep = result.report
     print(rep.message())

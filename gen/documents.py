@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ragsweep.gen.duplicates import Duplicates, find_duplicates, group_grades
 from ragsweep.metrics.errors import InputError
 
 log = logging.getLogger(__name__)
@@ -57,12 +58,14 @@ class Query:
 
 @dataclass
 class Corpus:
-    """Documents plus, for BEIR-style datasets, queries and document-level judgements."""
+    """Documents plus, for BEIR-style datasets, queries and document-level judgements, and the copies
+    found among the documents when they were read (:mod:`ragsweep.gen.duplicates`)."""
 
     documents: list[Document]
     source: str
     queries: list[Query] | None = None
     qrels: dict[str, dict[str, int]] | None = None  # query id -> doc id -> graded relevance
+    duplicates: Duplicates | None = None
 
     def __post_init__(self) -> None:
         self._by_id = {d.id: d for d in self.documents}
@@ -72,6 +75,14 @@ class Corpus:
 
     def __contains__(self, doc_id: str) -> bool:
         return doc_id in self._by_id
+
+    def originals(self) -> Corpus:
+        """This corpus without the copies of its documents (itself when it has none, or with ``duplicates=keep``):
+        what a test set is written from, so that no question is pinned to one of several copies."""
+        if self.duplicates is None or not self.duplicates.active:
+            return self
+        docs = [d for d in self.documents if d.id not in self.duplicates.original]
+        return Corpus(docs, self.source, duplicates=self.duplicates)
 
     def fingerprint(self) -> str:
         """sha256 over ids and texts in order: the cache key of everything built from this corpus."""
@@ -135,8 +146,24 @@ def _read_pdf(path: Path) -> str:
         raise InputError(f"{path}: cannot read PDF: {exc}") from exc
 
 
-def read_folder(path: str | Path, suffixes: Iterable[str] = TEXT_SUFFIXES, min_chars: int = 1) -> Corpus:
-    """Read every text-like file below ``path``; the id is the path relative to it (POSIX form)."""
+def with_duplicates(corpus: Corpus, mode: str = "equal", near: float | None = 0.9) -> Corpus:
+    """``corpus`` with its copies found, logged and handled as ``mode`` says (``drop``: copies removed,
+    and the qrels judge each group once, on its original). See :mod:`ragsweep.gen.duplicates`."""
+    dups = find_duplicates(corpus.documents, mode, near)
+    (log.warning if dups.original else log.info)("%s", dups.message(corpus.source))
+    if mode != "drop" or not dups.original:
+        return Corpus(corpus.documents, corpus.source, corpus.queries, corpus.qrels, dups)
+    docs = [d for d in corpus.documents if d.id not in dups.original]
+    qrels = None if corpus.qrels is None else {q: group_grades(j, dups) for q, j in corpus.qrels.items()}
+    return Corpus(docs, corpus.source, corpus.queries, qrels, dups)
+
+
+def read_folder(path: str | Path, suffixes: Iterable[str] = TEXT_SUFFIXES, min_chars: int = 1,
+                duplicates: str = "equal", near_duplicates: float | None = 0.9) -> Corpus:
+    """Read every text-like file below ``path``; the id is the path relative to it (POSIX form).
+
+    ``duplicates`` and ``near_duplicates``: how copies among the documents count (:func:`with_duplicates`).
+    """
     root = Path(path)
     if not root.is_dir():
         raise InputError(f"{root}: corpus folder not found")
@@ -158,7 +185,7 @@ def read_folder(path: str | Path, suffixes: Iterable[str] = TEXT_SUFFIXES, min_c
         docs.append(Document(id=rel, text=text, metadata={"path": rel}))
     if not docs:
         raise InputError(f"{root}: no {', '.join(wanted)} files found")
-    return Corpus(_check_documents(docs, str(root)), source=str(root))
+    return with_duplicates(Corpus(_check_documents(docs, str(root)), source=str(root)), duplicates, near_duplicates)
 
 
 def _open_text(path: Path):
@@ -200,13 +227,13 @@ def _doc_from_row(path: Path, lineno: int, row: dict[str, Any], id_key: str) -> 
     return Document(id=str(row[id_key]), text=text, metadata=meta)
 
 
-def read_jsonl(path: str | Path) -> Corpus:
-    """Read a JSONL (optionally .gz) file of ``{id, title?, text, ...}`` records."""
+def read_jsonl(path: str | Path, duplicates: str = "equal", near_duplicates: float | None = 0.9) -> Corpus:
+    """Read a JSONL (optionally .gz) file of ``{id, title?, text, ...}`` records (copies: :func:`with_duplicates`)."""
     file = Path(path)
     if not file.is_file():
         raise InputError(f"{file}: corpus file not found")
     docs = [_doc_from_row(file, n, row, "id" if "id" in row else "_id") for n, row in iter_jsonl(file)]
-    return Corpus(_check_documents(docs, str(file)), source=str(file))
+    return with_duplicates(Corpus(_check_documents(docs, str(file)), source=str(file)), duplicates, near_duplicates)
 
 
 def _find_qrels(root: Path, split: str, qrels: str | None) -> Path:
@@ -255,11 +282,13 @@ def _read_qrels(path: Path, corpus_ids: set[str]) -> dict[str, dict[str, int]]:
     return qrels
 
 
-def read_beir(path: str | Path, split: str = "test", qrels: str | None = None) -> Corpus:
+def read_beir(path: str | Path, split: str = "test", qrels: str | None = None, duplicates: str = "equal",
+              near_duplicates: float | None = 0.9) -> Corpus:
     """Read a BEIR-layout folder: ``corpus.jsonl[.gz]``, ``queries.jsonl`` or ``queries_<split>.jsonl``,
     and qrels as ``qrels/<split>.tsv`` or ``qrels_<split>*.tsv``.
 
-    Only queries with at least one positive judgement are kept (as BEIR's evaluation does).
+    Only queries with at least one positive judgement are kept (as BEIR's evaluation does). Copies
+    among the documents: :func:`with_duplicates`.
     """
     root = Path(path)
     if not root.is_dir():
@@ -284,12 +313,13 @@ def read_beir(path: str | Path, split: str = "test", qrels: str | None = None) -
     if not queries:
         raise InputError(f"{qfile}: no query has a positive judgement in {qrels_file.name}")
     log.info("BEIR %s: %d documents, %d judged queries (%s)", root.name, len(docs), len(queries), qrels_file.name)
-    return Corpus(docs, source=str(root), queries=queries, qrels={q.id: judged[q.id] for q in queries})
+    corpus = Corpus(docs, source=str(root), queries=queries, qrels={q.id: judged[q.id] for q in queries})
+    return with_duplicates(corpus, duplicates, near_duplicates)
 
 
-def read_shipped() -> Corpus:
+def read_shipped(duplicates: str = "equal", near_duplicates: float | None = 0.9) -> Corpus:
     """The shipped knowledge base (see :func:`shipped_corpus_path`)."""
-    return read_folder(shipped_corpus_path())
+    return read_folder(shipped_corpus_path(), duplicates=duplicates, near_duplicates=near_duplicates)
 
 
 def shipped_corpus_path() -> Path:

@@ -462,7 +462,7 @@ def generate(corpus: Any = "shipped", n: int = 20, *, llm: Any = None, out: str 
     """
     from omegaconf import OmegaConf
 
-    from ragsweep.gen.app import gen_config, make_writer, write_outputs
+    from ragsweep.gen.app import duplicates_report, gen_config, make_writer, write_outputs
     from ragsweep.gen.generate import generate as run_generate
     from ragsweep.metrics.llm.factory import concurrency_of
 
@@ -480,9 +480,9 @@ def generate(corpus: Any = "shipped", n: int = 20, *, llm: Any = None, out: str 
         from ragsweep.metrics.embedding import OnnxMiniLM
 
         embed = OnnxMiniLM().embed
-    result = run_generate(docs, writer, gcfg, embed=embed, progress=progress)
+    result = run_generate(docs.originals(), writer, gcfg, embed=embed, progress=progress)
     extra = {"corpus": docs.source, "seed": gcfg.seed, "backend": writer.backend, "model": writer.model_id,
-             "prompt": writer.prompt_version, "kinds_configured": dict(gcfg.kinds)}
+             "prompt": writer.prompt_version, "kinds_configured": dict(gcfg.kinds), **duplicates_report(docs)}
     report = result.report.to_dict({"seconds": round(result.seconds, 2), "attempts": result.attempts, **extra})
     out_path = None
     if out is not None:

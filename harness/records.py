@@ -20,7 +20,13 @@ from ragsweep.metrics.spec import RagSample, Span
 
 @dataclass(frozen=True)
 class Retrieved:
-    """One retrieved chunk, located in its source document."""
+    """One retrieved chunk, located in its source document.
+
+    ``same_as`` is set when the document is a copy of another (corpus option ``duplicates=equal``): the
+    span of the original that this chunk's text stands for (for a sweep, the original's chunk with the
+    most of it). Relevance is judged on it, so a copy is as relevant as its original and a group of
+    copies is found once (see ``harness/evaluate.py``).
+    """
 
     chunk_id: str
     doc_id: str
@@ -28,10 +34,16 @@ class Retrieved:
     end: int
     score: float
     text: str | None
+    same_as: Span | None = None
 
     @property
     def span(self) -> Span:
         return (self.doc_id, self.start, self.end)
+
+    @property
+    def judged_span(self) -> Span:
+        """The span relevance is judged on: the original's when this is a copy, else its own."""
+        return self.same_as if self.same_as is not None else self.span
 
 
 @dataclass(frozen=True)
@@ -84,8 +96,9 @@ class Cut:
                 left -= size
                 continue
             chars = left if self.unit == "chars" else _token_chars(_text(r), left)
+            same = None if r.same_as is None else (r.same_as[0], r.same_as[1], min(r.same_as[2], r.same_as[1] + chars))
             out.append(Retrieved(r.chunk_id, r.doc_id, r.start, r.start + chars, r.score,
-                                 None if r.text is None else r.text[:chars]))
+                                 None if r.text is None else r.text[:chars], same))
             break
         return tuple(out)
 
@@ -171,14 +184,18 @@ class RunSample:
             id=self.sample_id, question=self.question, answer=self.answers.get(cut.label),
             contexts=tuple(texts) if all(t is not None for t in texts) else None,  # type: ignore[arg-type]
             reference=self.reference or None, reference_contexts=self.evidence_texts or None,
-            retrieved=tuple(r.span for r in ranking), top_k=top_k, evidence=self.evidence,
+            retrieved=tuple(r.judged_span for r in ranking), top_k=top_k, evidence=self.evidence,
             qrels=self.qrels, n_relevant=self.n_relevant)
 
     def to_dict(self, keep_text: bool = True) -> dict[str, Any]:
         rows = [asdict(r) for r in self.retrieved]
-        if not keep_text:
-            for r in rows:
+        for r in rows:
+            if not keep_text:
                 r.pop("text")
+            if r["same_as"] is None:  # records of corpora without copies keep their old form
+                r.pop("same_as")
+            else:
+                r["same_as"] = list(r["same_as"])
         return {"sample_id": self.sample_id, "variant": self.variant, "question": self.question,
                 "reference": self.reference,
                 "evidence": None if self.evidence is None else [list(s) for s in self.evidence],
@@ -202,7 +219,8 @@ class RunSample:
     def from_dict(cls, row: Mapping[str, Any], where: str = "") -> RunSample:
         try:
             retrieved = tuple(Retrieved(r["chunk_id"], r["doc_id"], int(r["start"]), int(r["end"]),
-                                        float(r["score"]), r.get("text")) for r in row["retrieved"])
+                                        float(r["score"]), r.get("text"), _span_of(r.get("same_as")))
+                              for r in row["retrieved"])
             evidence = row.get("evidence")
             texts = row.get("evidence_texts")
             return cls(str(row["sample_id"]), str(row["variant"]), retrieved,
@@ -215,6 +233,13 @@ class RunSample:
                        None if row.get("located") is None else tuple(dict(m) for m in row["located"]))
         except (KeyError, TypeError, ValueError) as exc:
             raise InputError(f"{where}: not a run record ({type(exc).__name__}: {exc})") from exc
+
+
+def _span_of(value: Any) -> Span | None:
+    if value is None:
+        return None
+    doc, start, end = value
+    return (str(doc), int(start), int(end))
 
 
 def read_runs(path: str | Path) -> list[RunSample]:

@@ -42,6 +42,7 @@ from ragsweep.gen.testset import TestSample
 from ragsweep.harness.cache import write_json
 from ragsweep.harness.leaderboard import LeaderboardCallback
 from ragsweep.harness.calls import CallLog, CallPolicy, call_all, pending
+from ragsweep.harness.evaluate import copy_grades, stand_ins
 from ragsweep.harness.locate import Locator
 from ragsweep.harness.parts import build
 from ragsweep.harness.records import Cut, Retrieved, RunSample
@@ -50,7 +51,7 @@ from ragsweep.harness.sweep import load_samples
 from ragsweep.harness.targets import Target
 from ragsweep.metrics.catalogue import resolve
 from ragsweep.metrics.errors import InputError
-from ragsweep.metrics.retrieval import span_gains
+from ragsweep.metrics.retrieval import credit_once, span_gains
 
 log = logging.getLogger(__name__)
 
@@ -97,24 +98,27 @@ def located_run(sample: TestSample, corpus: Corpus, row: Mapping[str, Any], loca
         retrieved.append(Retrieved(chunk_id, where.doc_id, where.start, where.end, float(score or 0.0), text))
         located.append({"rank": rank + 1, **where.to_dict(locator.threshold)})
     evidence = tuple((e.doc_id, e.start, e.end) for e in sample.evidence) if span_mode else None
+    # A context found in a copy of a document stands for its original (corpus option duplicates).
+    retrieved = stand_ins(retrieved, corpus, by_document=not span_mode)
     return RunSample(
         sample.id, name, tuple(retrieved), {}, sample.question, sample.reference or None, evidence,
         tuple(corpus.get(e.doc_id).text[e.start:e.end] for e in sample.evidence) if span_mode else None,
-        None if span_mode else dict(corpus.qrels[sample.id]),  # type: ignore[index]
+        None if span_mode else copy_grades(corpus.qrels[sample.id], corpus),  # type: ignore[index]
         None, "ok" if ok else "error", None if ok else str(row.get("error")), row.get("latency_ms"),
         row.get("usage"), row.get("raw"), tuple(located))
 
 
 def pooled_relevant(runs: Sequence[RunSample]) -> list[int]:
     """Per run, the size of its judged-relevant set under pooling (see the module's docstring)."""
-    pool = {r.span for run in runs for r in run.retrieved if not r.doc_id.startswith("unlocated:")}
+    pool = {r.judged_span for run in runs for r in run.retrieved if not r.doc_id.startswith("unlocated:")}
     out = []
     for run in runs:
         if run.evidence is None:
             out.append(0)
             continue
         in_pool = sum(span_gains(sorted(pool), run.evidence)) if pool else 0
-        own = sum(span_gains([r.span for r in run.retrieved], run.evidence))
+        spans = [r.judged_span for r in run.retrieved]
+        own = sum(credit_once(spans, span_gains(spans, run.evidence)))
         out.append(int(max(1, in_pool, own)))
     return out
 

@@ -29,7 +29,7 @@ from ragsweep.gen.chunking import WholeDocument
 from ragsweep.gen.documents import Corpus, shipped_corpus_path, shipped_testset_path
 from ragsweep.gen.testset import TestSample, check_against, read_testset, samples_from_qrels
 from ragsweep.harness.cache import Cache, write_json
-from ragsweep.harness.evaluate import ChunkLocator
+from ragsweep.harness.evaluate import ChunkLocator, copy_grades, restate, stand_ins
 from ragsweep.harness.parts import build
 from ragsweep.harness.pipeline import Pipeline
 from ragsweep.harness.records import Cut, Retrieved, RunSample
@@ -44,15 +44,18 @@ GROUPS = ("corpus", "chunker", "embedder", "retrieval", "index")
 
 
 def load_samples(testset: str | None, corpus: Corpus) -> list[TestSample]:
-    """The test set to run: the file given, else the corpus's own (BEIR qrels, or the shipped set)."""
+    """The test set to run: the file given, else the corpus's own (BEIR qrels, or the shipped set).
+
+    Evidence on a copy of a document is restated on its original (corpus option ``duplicates``).
+    """
     if testset:
-        samples = read_testset(testset)
+        samples = restate(read_testset(testset), corpus, str(testset))
         check_against(samples, corpus, str(testset))
         return samples
     if corpus.qrels is not None:
         return samples_from_qrels(corpus)
     if Path(corpus.source).resolve() == shipped_corpus_path().resolve():
-        samples = read_testset(shipped_testset_path())
+        samples = restate(read_testset(shipped_testset_path()), corpus, str(shipped_testset_path()))
         check_against(samples, corpus, str(shipped_testset_path()))
         return samples
     raise InputError(f"{corpus.source}: no test set for this corpus: pass testset=PATH (write one with `ragsweep gen`)")
@@ -123,15 +126,21 @@ def answer_at(answerer: Any, samples: list[TestSample], retrieved: list[list[Ret
 
 def run_records(name: str, samples: list[TestSample], retrieved: list[list[Retrieved]], corpus: Corpus,
                 locator: ChunkLocator | None, answers: dict[str, list[str | None]]) -> list[RunSample]:
-    """The job's run records: each question with its ground truth, ranked retrieval and answers per K."""
+    """The job's run records: each question with its ground truth, ranked retrieval and answers per K.
+
+    A chunk of a copy of a document carries what it stands for in the original (``same_as``), and
+    document judgements judge each group of copies once (``harness/evaluate.py``).
+    """
     out = []
     for i, (s, got) in enumerate(zip(samples, retrieved)):
         span_mode = locator is not None
         out.append(RunSample(
-            s.id, name, tuple(got), {k: a[i] for k, a in answers.items()}, s.question, s.reference or None,
+            s.id, name, tuple(stand_ins(got, corpus, locator, by_document=not span_mode)),
+            {k: a[i] for k, a in answers.items()},
+            s.question, s.reference or None,
             tuple((e.doc_id, e.start, e.end) for e in s.evidence) if span_mode else None,
             tuple(corpus.get(e.doc_id).text[e.start:e.end] for e in s.evidence) if span_mode else None,
-            None if span_mode else dict(corpus.qrels[s.id]),  # type: ignore[index]
+            None if span_mode else copy_grades(corpus.qrels[s.id], corpus),  # type: ignore[index]
             locator.n_relevant(s) if locator is not None else None))
     return out
 
@@ -207,6 +216,8 @@ def run_job(cfg: DictConfig, out_dir: Path, choices: Mapping[str, str]) -> dict[
     write_jsonl(out_dir / "scores.jsonl", [r.to_dict() for r in scored])
     summary = {"job": str(out_dir), "corpus": corpus.source, "seed": cfg.seed, "variants": summaries,
                "cost": cost, "config": OmegaConf.to_container(cfg, resolve=True)}
+    if corpus.duplicates is not None:
+        summary["duplicates"] = corpus.duplicates.summary()
     write_json(out_dir / "summary.json", summary)
     return summary
 
