@@ -192,6 +192,33 @@ def cost_note(rows: Sequence[Row]) -> str:
     return note
 
 
+def questions_cell(c: Comparison | None) -> str:
+    """The "questions needed" cell of the markdown and HTML tables (see :attr:`Comparison.questions_status`)."""
+    if c is None:
+        return ""
+    status = c.questions_status
+    if status == "baseline":
+        return "—"
+    if status == "separated":
+        return f"already separated (n={c.n_pairs})"
+    if status == "no_difference":
+        return "— no difference observed"
+    if status == "not_separated":
+        return f"{c.questions_needed} (have {c.n_pairs})"
+    return ""
+
+
+def questions_note(alpha: float) -> str:
+    """How to read the questions-needed column."""
+    return (f"Questions needed: paired questions a test would need to separate the variant from the baseline "
+            f"with power 0.8 if the true difference were the one observed, at alpha={alpha:g} split over the "
+            f"variants compared (Bonferroni, enough for the Holm test above); normal approximation with "
+            f"Guenther's t correction, from the mean and SD of the paired differences. "
+            f"\"N (have n)\": a tie; N > n means generate about N - n more questions (and test once on the "
+            f"larger set), N <= n means the difference is too small for its spread to count as real. "
+            f"A planning figure from an observed difference: treat it as an order of magnitude.")
+
+
 def shown(rows: Sequence[Row], top: int | None) -> list[Row]:
     """The first ``top`` rows, plus the baseline when it is further down (``None``: all)."""
     if top is None or top >= len(rows):

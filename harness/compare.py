@@ -14,6 +14,14 @@ The verdict uses the adjusted p-value only (the CI is shown for size, not used t
 - ``tie``: not significantly different from the baseline,
 - ``n/a``: nothing to compare (no shared ok sample, or the variant has no score for the metric).
 
+Per variant it also says how many paired questions a test would need to separate it from the
+baseline at the observed mean difference and spread of the differences, with power 0.8
+(:func:`metrics.stats.questions_needed`, alpha split over the variants tested, which is enough under
+Holm). It is a planning figure computed from the observed difference, so for a tie it is almost always
+more than the questions there are (Hoenig & Heisey 2001, "The Abuse of Power", The American
+Statistician 55(1):19-24: power from an observed effect restates the p-value); it answers "how many
+would a difference this size need", not "is there a difference".
+
 Everything is seeded: the same scores and seed give the same intervals, p-values and verdicts.
 """
 
@@ -23,13 +31,16 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from typing import Any
 
+import numpy as np
+
 from ragsweep.metrics.errors import InputError
-from ragsweep.metrics.stats import holm, paired_bootstrap_diff, paired_permutation_test
+from ragsweep.metrics.stats import holm, paired_bootstrap_diff, paired_permutation_test, questions_needed
 
 # sample_id -> value (None when the sample's status was not ok)
 SampleScores = Mapping[str, "float | None"]
 
 MARKS = {"baseline": "★", "worse": "▼", "better": "▲", "tie": "≈", "n/a": ""}
+POWER = 0.8  # chance that a test with ``questions_needed`` pairs separates a true difference of this size
 
 
 @dataclass(frozen=True)
@@ -46,10 +57,27 @@ class Comparison:
     p: float | None = None          # raw two-sided randomisation p-value
     p_holm: float | None = None     # Holm-adjusted over all variants of this comparison
     verdict: str = "n/a"            # baseline | worse | better | tie | n/a
+    sd: float | None = None         # standard deviation of the paired differences (ddof=1)
+    questions_needed: int | None = None  # pairs a test needs at ``diff`` and ``sd`` with power POWER
 
     @property
     def mark(self) -> str:
         return MARKS[self.verdict]
+
+    @property
+    def questions_status(self) -> str:
+        """What ``questions_needed`` means for this row.
+
+        ``baseline``; ``separated`` (the test already separates it: more questions are not needed to
+        tell it apart); ``not_separated`` (a tie: ``questions_needed`` is the planning figure to compare
+        with ``n_pairs``); ``no_difference`` (mean difference exactly 0: no number of questions
+        separates it); ``n/a`` (fewer than two pairs: no spread to plan with).
+        """
+        if self.verdict in ("baseline", "worse", "better"):
+            return "separated" if self.verdict != "baseline" else "baseline"
+        if self.verdict != "tie" or self.sd is None:
+            return "n/a"
+        return "no_difference" if self.questions_needed is None else "not_separated"
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -127,14 +155,19 @@ def compare(
             continue
         diff, lo, hi = paired_bootstrap_diff(a, b, n_resamples=n_resamples, seed=seed)
         p = paired_permutation_test(a, b, n_resamples=n_resamples, seed=seed)
-        tested.append(Comparison(variant, baseline, metric, len(a), diff, lo, hi, p))
+        sd = float(np.std(np.subtract(a, b), ddof=1)) if len(a) > 1 else None
+        tested.append(Comparison(variant, baseline, metric, len(a), diff, lo, hi, p, sd=sd))
     adjusted = holm([c.p for c in tested])  # type: ignore[misc]
     for c, p_adj in zip(tested, adjusted):
+        # A difference within rounding of 0 (equal scores summed in another order) is no difference.
+        planned = 0.0 if abs(c.diff) < 1e-12 else c.diff  # type: ignore[arg-type]
+        needed = (questions_needed(planned, c.sd, alpha=alpha, power=POWER, comparisons=len(tested))
+                  if c.sd is not None else None)
         if p_adj <= alpha and c.diff != 0.0:
             worse = (c.diff < 0) == higher_is_better  # type: ignore[operator]
             verdict = "worse" if worse else "better"
         else:
             verdict = "tie"
         out[c.variant] = Comparison(c.variant, baseline, metric, c.n_pairs, c.diff, c.ci_low, c.ci_high,
-                                    c.p, p_adj, verdict)
+                                    c.p, p_adj, verdict, c.sd, needed)
     return out

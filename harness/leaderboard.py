@@ -25,6 +25,8 @@ from ragsweep.harness.board import (
     cost_columns,
     cost_note,
     metric_names,
+    questions_cell,
+    questions_note,
     rank,
     shown,
     varying_params,
@@ -45,7 +47,8 @@ def to_csv(rows: Sequence[Row], metrics: Sequence[str]) -> str:
     head = ["rank", "variant", *params]
     for m in metrics:
         head += [m, f"{m}_ci_low", f"{m}_ci_high", f"{m}_n_ok", f"{m}_n_undefined", f"{m}_n_error"]
-    head += ["baseline", "diff", "diff_ci_low", "diff_ci_high", "n_pairs", "p", "p_holm", "verdict"]
+    head += ["baseline", "diff", "diff_ci_low", "diff_ci_high", "n_pairs", "p", "p_holm", "verdict",
+             "questions_needed", "questions_status"]
     w.writerow(head + [n for n, _ in costs] + ["error", "job"])
     for i, r in enumerate(rows, 1):
         line: list[Any] = [i, r.variant, *(r.params.get(p, "") for p in params)]
@@ -54,8 +57,8 @@ def to_csv(rows: Sequence[Row], metrics: Sequence[str]) -> str:
             line += [s.get("mean"), s.get("ci_low"), s.get("ci_high"), s.get("n_ok", 0),
                      s.get("n_undefined", 0), s.get("n_error", 0)]
         c = r.comparison
-        line += ([c.baseline, c.diff, c.ci_low, c.ci_high, c.n_pairs, c.p, c.p_holm, c.verdict]
-                 if c else [""] * 8)
+        line += ([c.baseline, c.diff, c.ci_low, c.ci_high, c.n_pairs, c.p, c.p_holm, c.verdict,
+                  c.questions_needed, c.questions_status] if c else [""] * 10)
         line += [f(r.cost) for _, f in costs] + [r.error or "", r.job]
         w.writerow(["" if v is None else v for v in line])
     return buf.getvalue()
@@ -87,16 +90,16 @@ def to_markdown(rows: Sequence[Row], metrics: Sequence[str], sort_by: str, top: 
     if base:
         lines += [f"`vs baseline`: {sort_by} difference to the baseline ★ [paired bootstrap 95% CI], "
                   f"Holm-adjusted paired randomisation p; ▼ significantly worse, ▲ better, ≈ tie "
-                  f"(alpha={alpha:g}). Baseline: `{base}`.", ""]
-    lines.append("| # | " + " | ".join(params + list(metrics) + ["vs baseline"] + costs) + " |")
-    lines.append("|" + "---|" * (len(params) + len(metrics) + len(costs) + 2))
+                  f"(alpha={alpha:g}). Baseline: `{base}`.", "", questions_note(alpha), ""]
+    lines.append("| # | " + " | ".join(params + list(metrics) + ["vs baseline", "questions needed"] + costs) + " |")
+    lines.append("|" + "---|" * (len(params) + len(metrics) + len(costs) + 3))
     for r in shown(rows, top):
         i = rows.index(r) + 1
         if r.error:
             lines.append(f"| {i} | failed: {r.error} ({r.job}) |")
             continue
         cells = [str(r.params.get(p, "")) for p in params] + [_cell(r.stats.get(m, {})) for m in metrics]
-        cells += [_vs(r.comparison)] + ["" if (v := f(r.cost)) is None else str(v) for _, f in cost_columns(rows)]
+        cells += [_vs(r.comparison), questions_cell(r.comparison)] + ["" if (v := f(r.cost)) is None else str(v) for _, f in cost_columns(rows)]
         lines.append(f"| {i} | " + " | ".join(cells) + " |")
     if top is not None and len(rows) > top:
         lines += ["", f"{len(rows) - top} more rows in leaderboard.csv (shown: top {top})."]

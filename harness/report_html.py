@@ -16,7 +16,17 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from ragsweep.harness.board import COSTS, Row, cost_columns, cost_note, higher_is_better, shown, varying_params
+from ragsweep.harness.board import (
+    COSTS,
+    Row,
+    cost_columns,
+    cost_note,
+    higher_is_better,
+    questions_cell,
+    questions_note,
+    shown,
+    varying_params,
+)
 from ragsweep.harness.compare import MARKS
 from ragsweep.harness.plots import PALETTE, band_chart, esc, forest, front_scatter, heatmap, line_chart, svg, svg_text
 
@@ -65,7 +75,7 @@ def _label(r: Row, keys: Sequence[str]) -> str:
 def _table(rows: Sequence[Row], metrics: Sequence[str], sort_by: str, top: int | None) -> str:
     params = varying_params(rows)
     costs = cost_columns(rows)
-    head = (["#", "", *params, f"{sort_by} [95% CI]", "vs baseline [CI]", "p (Holm)", "n_ok", "n_undef", "n_error"]
+    head = (["#", "", *params, f"{sort_by} [95% CI]", "vs baseline [CI]", "p (Holm)", "questions needed", "n_ok", "n_undef", "n_error"]
             + [m for m in metrics if m != sort_by] + [n for n, _ in costs])
     out = ['<table class="board"><thead><tr>'
            + "".join(f'<th class="{"l" if h in params else ""}">{esc(h)}</th>' for h in head) + "</tr></thead><tbody>"]
@@ -85,6 +95,8 @@ def _table(rows: Sequence[Row], metrics: Sequence[str], sort_by: str, top: int |
                          f'<td data-v="{c.p_holm}">{c.p_holm:.3g}</td>')
         else:
             cells.append(f'<td class="{verdict}">{"baseline" if verdict == "baseline" else ""}</td><td></td>')
+        needed = c.questions_needed if c is not None and c.questions_status == "not_separated" else ""
+        cells.append(f'<td data-v="{needed}">{esc(questions_cell(c))}</td>')
         cells += [f"<td>{s.get(k, 0)}</td>" for k in ("n_ok", "n_undefined", "n_error")]
         for m in metrics:
             if m != sort_by:
@@ -250,7 +262,7 @@ def render(rows: Sequence[Row], metrics: Sequence[str], sort_by: str, *, title: 
              f"Baseline ★ <code>{esc(base)}</code>; paired bootstrap 95% CI of the difference, paired randomisation "
              f"test, Holm-corrected at alpha={alpha:g} (seed {seed}): ▼ significantly worse, ▲ better, ≈ tie. "
              f"{esc(cost_note(rows))}</p>",
-             _table(rows, metrics, sort_by, top)]
+             _table(rows, metrics, sort_by, top), f'<p class="note">{esc(questions_note(alpha))}</p>']
     if top is not None and len(rows) > top:
         parts.append(f'<p class="note">{len(rows) - top} more rows in leaderboard.csv (shown: top {top}).</p>')
     if ci:

@@ -1,4 +1,5 @@
-"""Aggregation of per-query scores: bootstrap confidence intervals, paired tests, Holm correction.
+"""Aggregation of per-query scores: bootstrap confidence intervals, paired tests, Holm correction,
+and the number of questions a paired test needs (power).
 
 Inputs are per-query scores from the metric functions (one float per query, undefined queries
 already removed by the caller). All randomness comes from ``numpy.random.default_rng(seed)``, so a
@@ -8,6 +9,7 @@ raise ``ValueError`` instead of being skipped, so a failing metric cannot silent
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 import numpy as np
@@ -170,3 +172,50 @@ def holm(pvalues: Sequence[float]) -> list[float]:
     adjusted = np.empty(m)
     adjusted[order] = adjusted_sorted
     return adjusted.tolist()
+
+
+def questions_needed(
+    diff: float, sd: float, *, alpha: float = 0.05, power: float = 0.8, comparisons: int = 1
+) -> int | None:
+    """Paired questions a two-sided test needs to detect a mean difference ``diff`` with ``power``.
+
+    The one-sample (paired) sample size from the normal approximation with Guenther's correction for
+    the t distribution (Guenther 1981, "Sample Size Formulas for Normal Theory T Tests", The American
+    Statistician 35(4):243-244):
+
+        n = ((z_{1-a/2} + z_{power}) * sd / |diff|)^2 + z_{1-a/2}^2 / 2,   a = alpha / comparisons,
+
+    rounded up. It is the paired t-test's size to within one question (d = 0.5 gives 34, as the
+    exact noncentral-t calculation does); the paired randomisation test of
+    :func:`paired_permutation_test` has the t-test's power for large n. ``comparisons`` > 1 spends
+    alpha Bonferroni-style, which is enough under Holm's correction (Holm rejects whatever Bonferroni
+    rejects). The result is at least the smallest n at which the sign-flip test can reach p <= a at
+    all (all 2^n sign vectors: p >= 2 / 2^n), so a difference without spread still needs a few questions.
+
+    Args:
+        diff: The mean paired difference to detect.
+        sd: Standard deviation of the paired differences (>= 0).
+        alpha: Two-sided significance level (family-wise when ``comparisons`` > 1), in (0, 1).
+        power: Chance of a rejection when the true difference is ``diff``, in (0, 1).
+        comparisons: Tests the alpha is shared by (>= 1).
+
+    Returns:
+        The number of paired questions, or ``None`` when ``diff`` is 0 (no difference to detect).
+
+    Raises:
+        ValueError: If an argument is out of range or not finite.
+    """
+    from statistics import NormalDist
+
+    if not (math.isfinite(diff) and math.isfinite(sd) and sd >= 0):
+        raise ValueError(f"need a finite diff and a finite sd >= 0, got {diff}, {sd}")
+    if not (0 < alpha < 1 and 0 < power < 1) or comparisons < 1:
+        raise ValueError(f"need alpha and power in (0, 1) and comparisons >= 1, got {alpha}, {power}, {comparisons}")
+    if diff == 0:
+        return None
+    a = alpha / comparisons
+    z_a, z_b = NormalDist().inv_cdf(1 - a / 2), NormalDist().inv_cdf(power)
+    n = ((z_a + z_b) * sd / abs(diff)) ** 2 + z_a**2 / 2
+    smallest = math.ceil(1 - math.log2(a))  # 2 / 2^n <= a
+    # A tiny tolerance keeps a value that is an integer on paper from rounding up through float noise.
+    return max(math.ceil(n - 1e-9), smallest, 2)

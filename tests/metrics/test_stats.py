@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from ragsweep.metrics.stats import holm, mean_ci, paired_bootstrap_diff, paired_permutation_test
+from ragsweep.metrics.stats import holm, mean_ci, paired_bootstrap_diff, paired_permutation_test, questions_needed
 
 
 @pytest.fixture
@@ -97,3 +97,22 @@ def test_holm_caps_and_edges() -> None:
         holm([0.1, 1.5])
     with pytest.raises(ValueError):
         holm([float("nan")])
+
+
+@pytest.mark.parametrize("diff, sd, comparisons, expected", [
+    (0.5, 1.0, 1, 34),     # d = 0.5: the exact paired t-test figure (noncentral t) is 34
+    (0.2, 1.0, 1, 199),    # d = 0.2: exact 199
+    (-0.1, 0.2, 1, 34),    # only |diff| / sd counts
+    (0.1, 0.2, 3, 45),     # alpha / 3 for three comparisons: z = 2.394
+    (0.1, 0.0, 1, 6),      # no spread: the sign-flip test still needs 2 / 2**n <= 0.05
+])
+def test_questions_needed_hand_cases(diff, sd, comparisons, expected) -> None:
+    assert questions_needed(diff, sd, alpha=0.05, power=0.8, comparisons=comparisons) == expected
+
+
+def test_questions_needed_without_a_difference_and_bad_input() -> None:
+    assert questions_needed(0.0, 0.3) is None
+    for bad in ({"diff": float("nan"), "sd": 1.0}, {"diff": 0.1, "sd": -1.0}, {"diff": 0.1, "sd": 1.0, "alpha": 0},
+                {"diff": 0.1, "sd": 1.0, "comparisons": 0}):
+        with pytest.raises(ValueError):
+            questions_needed(**bad)
