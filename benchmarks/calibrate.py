@@ -185,9 +185,24 @@ async def claims_with_labels(cs: CalibrationSet, judge: Any) -> list[tuple[float
     return out
 
 
-def fit(backends: list[str], sizes: dict[str, int], split: str, seed: int, cache: str | None) -> str:
-    """Fit :data:`metrics.support.CALIBRATION` for each backend on ``split`` (``tune``), each set
-    weighted equally; return the lines to paste, with the fit's effect on the same data."""
+#: The share of supported statements the calibrated probability assumes (``--prior``): 0.69, the
+#: share of QAGS summary sentences its annotators judged supported -- the one labelled set here whose
+#: statements are real systems' unfiltered output, sentence by sentence. HaluEval is 1:1 by
+#: construction and BEGIN's dialogue responses are mostly chit-chat that is not meant to be
+#: attributable (24% are), so neither says how often a RAG answer's statement is supported.
+PRIOR = 0.69
+
+
+def fit(backends: list[str], sizes: dict[str, int], split: str, seed: int, cache: str | None,
+        prior: float = PRIOR) -> str:
+    """Fit :data:`metrics.support.CALIBRATION` for each backend on ``split`` (``tune``); return the
+    lines to paste, with the fit's effect on the same data.
+
+    Platt scaling by weighted log loss: each set weighs the same, and within a set its supported
+    and unsupported statements are weighted to the share ``prior`` and 1 - ``prior``, so the
+    probabilities are read at that base rate rather than at each set's own (HaluEval's pairs are
+    1:1 by construction). The slope is what the data decide; the prior sets where 0.5 falls.
+    """
     from ragsweep.metrics import support
 
     lines = []
@@ -207,12 +222,13 @@ def fit(backends: list[str], sizes: dict[str, int], split: str, seed: int, cache
                 judge.close()
         xs, ys, ws = [], [], []
         for name, pairs in per_set.items():
+            n_yes = sum(label for _, label in pairs)
             for p, label in pairs:
                 xs.append(support.logit(p))
                 ys.append(label)
-                ws.append(1.0 / len(pairs))
+                ws.append(prior / n_yes if label else (1 - prior) / (len(pairs) - n_yes))
         a, b = platt(xs, ys, ws)
-        lines.append(f"{backend}: CALIBRATION[{key!r}] = ({a:.3f}, {b:.3f})   # statements: "
+        lines.append(f"{backend}: CALIBRATION[{key!r}] = ({a:.3f}, {b:.3f})   # prior {prior}; statements: "
                      + ", ".join(f"{k} {len(v)}" for k, v in per_set.items()))
         from ragsweep.metrics.agreement import expected_calibration_error as ece
 
@@ -272,6 +288,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--fit", action="store_true",
                     help="fit the calibration map (metrics.support.CALIBRATION) of each --llm backend on "
                          "--split (use tune) over HaluEval, QAGS and BEGIN, and print it")
+    ap.add_argument("--prior", type=float, default=PRIOR,
+                    help=f"--fit: the share of supported statements the probabilities assume (default {PRIOR})")
     ap.add_argument("--table-from", nargs="+", default=None, metavar="JSONL",
                     help="print the table of results saved with --results (no scoring)")
     args = ap.parse_args(argv)
@@ -288,7 +306,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.split != "tune":
             ap.error("--fit is for the tune half: pass --split tune")
         sizes = {"halueval": args.n, "qags": args.n_qags or args.n, "begin": args.n_begin or args.n}
-        print(fit(args.llm, sizes, args.split, args.seed, args.cache))
+        print(fit(args.llm, sizes, args.split, args.seed, args.cache, args.prior))
         return 0
     options = parse_options(args.option)
     if args.readme:
