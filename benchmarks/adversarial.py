@@ -120,14 +120,20 @@ def build_judge(backend: str, cache: str | None) -> Any:
 async def score_all(backend: str, data: dict[str, Any], cache: str | None, guard: bool) -> dict[tuple[str, str], float]:
     from ragsweep.metrics import scoring
 
-    specs = [catalogue()[m] for m in ("faithfulness", "factual_correctness")]
     items = samples(data)
+    # Only what the table reads: faithfulness on everything but the reference injections, factual
+    # correctness on the wrong answers with and without them (a judge's calls are not wasted).
+    faith = [s for s in items if "|ref:" not in s.id]
+    correct = [s for s in items if "|ref:" in s.id or s.id.endswith("|wrong")]
     judge = build_judge(backend, cache)
     original = scoring.guard_sample
     if not guard:
         scoring.guard_sample = lambda s: (s, [])  # type: ignore[assignment]
     try:
-        rows = await scoring.score_samples(items, specs, judge=judge, concurrency=1, progress=False)
+        rows = await scoring.score_samples(faith, [catalogue()["faithfulness"]], judge=judge, concurrency=1,
+                                           progress=False)
+        rows += await scoring.score_samples(correct, [catalogue()["factual_correctness"]], judge=judge,
+                                            concurrency=1, progress=False)
     finally:
         scoring.guard_sample = original  # type: ignore[assignment]
         if judge is not None and hasattr(judge, "close"):
