@@ -5,6 +5,7 @@ The Python API (each call does what its command does, with the same defaults)::
     import ragsweep
 
     testset = ragsweep.generate("shipped", n=20)                     # ragsweep gen
+    testset = ragsweep.TestSet.read("goldens.json", corpus="docs/")  # a Ragas, DeepEval or LlamaIndex file
     board = ragsweep.sweep("chunker.size=256,512")                   # ragsweep sweep
     scores = ragsweep.score("results.csv", ["faithfulness"], judge=ragsweep.llm.local())
     board = ragsweep.rescore(board.dir, ["faithfulness"], judge=ragsweep.llm.local())

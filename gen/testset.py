@@ -6,6 +6,9 @@ A line::
      "evidence": [{"doc_id": "harbour.md", "start": 120, "end": 188, "text": "..."}],
      "kind": "single_hop", "provenance": {"backend": "human", ...}}
 
+A sample of a conversation also has ``"conversation": [{"role": "user", "content": "..."}, ...]``,
+whose last user turn is its ``question`` (read from Ragas and DeepEval multi-turn files, :mod:`gen.formats`).
+
 ``text`` inside an evidence item is optional; when present it must equal ``doc.text[start:end]``,
 which :func:`check_against` verifies so a test set can never silently drift from its corpus.
 """
@@ -38,6 +41,9 @@ class TestSample:
     provenance: Mapping[str, Any] = field(default_factory=dict)
     #: the evidence texts as quoted in the file (None where not quoted), checked by check_against
     quotes: tuple[str | None, ...] = field(default=(), compare=False, repr=False)
+    #: a conversation's turns, oldest first (``{"role": "user" | "assistant" | ..., "content", ...}``);
+    #: ``question`` is its last user turn. Empty for a single question.
+    conversation: tuple[Mapping[str, Any], ...] = ()
 
     def to_dict(self, corpus: Corpus | None = None) -> dict[str, Any]:
         ev = []
@@ -46,8 +52,21 @@ class TestSample:
             if corpus is not None and s.doc_id in corpus:
                 item["text"] = corpus.get(s.doc_id).text[s.start : s.end]
             ev.append(item)
-        return {"id": self.id, "question": self.question, "reference": self.reference,
-                "evidence": ev, "kind": self.kind, "provenance": dict(self.provenance)}
+        out = {"id": self.id, "question": self.question, "reference": self.reference,
+               "evidence": ev, "kind": self.kind, "provenance": dict(self.provenance)}
+        if self.conversation:
+            out["conversation"] = [dict(t) for t in self.conversation]
+        return out
+
+
+def _conversation(path: Path, lineno: int, value: Any) -> tuple[Mapping[str, Any], ...]:
+    if value is None:
+        return ()
+    if not isinstance(value, list) or not all(isinstance(t, dict) and isinstance(t.get("role"), str)
+                                              and isinstance(t.get("content"), str) for t in value):
+        raise InputError(f"{path}, line {lineno}, column conversation: a list of turns, each with a string "
+                         "role and content")
+    return tuple(value)
 
 
 def _span(path: Path, lineno: int, item: Any) -> tuple[Span, str | None]:
@@ -79,7 +98,8 @@ def read_testset(path: str | Path) -> list[TestSample]:
         pairs = [_span(file, lineno, item) for item in row["evidence"]]
         samples.append(TestSample(sid, str(row["question"]), str(row.get("reference", "")),
                                   tuple(p[0] for p in pairs), str(row.get("kind", "single_hop")),
-                                  row.get("provenance") or {}, tuple(p[1] for p in pairs)))
+                                  row.get("provenance") or {}, tuple(p[1] for p in pairs),
+                                  _conversation(file, lineno, row.get("conversation"))))
     if not samples:
         raise InputError(f"{file}: the test set is empty")
     return samples

@@ -1,4 +1,4 @@
-"""The ``ragsweep`` command: ``ragsweep <sweep|board|gen|score|rescore|run> [overrides]``, each a Hydra app.
+"""The ``ragsweep`` command: ``ragsweep <sweep|board|gen|score|rescore|run|convert> [overrides]``, each a Hydra app.
 
 Before handing over to Hydra, the overrides are composed once against the command's config so
 that an unknown option, a bad value or a missing mandatory key exits with code 2 and one clear
@@ -35,6 +35,9 @@ commands:
           ragsweep rescore outputs/sweeps/<stamp> 'metrics=[faithfulness,ndcg@5]' llm=local
   run     call your own application on every test question and score it like a variant:
           ragsweep run target=python target.function=my_app:answer 'target.params.top_k=2,5'
+  convert read a test set in one format and write it in another (ragsweep, ragas, deepeval,
+          llamaindex, llamaindex_qa), locating reference contexts in a corpus as evidence spans:
+          ragsweep convert input=goldens.json out=testset.jsonl corpus=folder corpus.path=docs/
 
 Every option is a Hydra override; `ragsweep <command> --cfg job` prints the composed config,
 `ragsweep <command> --help` lists the config groups."""
@@ -79,6 +82,7 @@ APPS: dict[str, tuple[str, str, str]] = {
     "score": ("ragsweep.harness.score", "score_app", "score"),
     "rescore": ("ragsweep.harness.rescore", "rescore_app", "rescore"),
     "run": ("ragsweep.harness.run", "run_app", "run"),
+    "convert": ("ragsweep.harness.testsets", "convert_app", "convert"),
 }
 
 

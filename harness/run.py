@@ -175,7 +175,7 @@ def run_job(cfg: DictConfig, out_dir: Path, kind: str, target: Target | None = N
     """Run one application version into ``out_dir`` (resuming what it holds); return the summary."""
     started = time.perf_counter()
     corpus: Corpus = build(cfg.corpus, "corpus")
-    samples = load_samples(cfg.testset, corpus)
+    samples = load_samples(cfg.testset, corpus, cfg.get("testset_format"), cfg.locate)
     target = target if target is not None else build(cfg.target, "target")
     params = dict(getattr(target, "params", {}) or {})
     out_dir.mkdir(parents=True, exist_ok=True)

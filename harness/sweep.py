@@ -34,6 +34,7 @@ from ragsweep.harness.parts import build
 from ragsweep.harness.pipeline import Pipeline
 from ragsweep.harness.records import Cut, Retrieved, RunSample
 from ragsweep.harness.runs import aggregate, applicable, score_variant, write_jsonl
+from ragsweep.harness.testsets import load_for_corpus
 from ragsweep.metrics.catalogue import resolve
 from ragsweep.metrics.errors import InputError
 from ragsweep.metrics.llm.meter import Meter
@@ -43,13 +44,16 @@ log = logging.getLogger(__name__)
 GROUPS = ("corpus", "chunker", "embedder", "retrieval", "index")
 
 
-def load_samples(testset: str | None, corpus: Corpus) -> list[TestSample]:
+def load_samples(testset: str | None, corpus: Corpus, testset_format: str | None = None,
+                 locate: Mapping[str, Any] | None = None) -> list[TestSample]:
     """The test set to run: the file given, else the corpus's own (BEIR qrels, or the shipped set).
 
+    The file may be in any format of :mod:`gen.formats` (``testset_format``, or detected); the
+    reference contexts of an imported one are located in the corpus as evidence spans (``locate``).
     Evidence on a copy of a document is restated on its original (corpus option ``duplicates``).
     """
     if testset:
-        samples = restate(read_testset(testset), corpus, str(testset))
+        samples = restate(load_for_corpus(testset, corpus, testset_format, locate), corpus, str(testset))
         check_against(samples, corpus, str(testset))
         return samples
     if corpus.qrels is not None:
@@ -149,7 +153,7 @@ def run_job(cfg: DictConfig, out_dir: Path, choices: Mapping[str, str]) -> dict[
     """Run one job; return (and write) its summary."""
     started = time.perf_counter()
     corpus: Corpus = build(cfg.corpus, "corpus")
-    samples = load_samples(cfg.testset, corpus)
+    samples = load_samples(cfg.testset, corpus, cfg.get("testset_format"), cfg.get("locate"))
     cuts = cuts_of(cfg.retriever)
     chunker = build(cfg.chunker, "chunker")
     retrieval_specs = resolve(list(cfg.metrics.retrieval))

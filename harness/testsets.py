@@ -1,0 +1,184 @@
+"""Test sets in any format (:mod:`gen.formats`), with evidence spans located in the corpus, and
+``ragsweep convert``.
+
+A sample read from a Ragas, DeepEval or LlamaIndex file brings reference contexts, not spans.
+Each context is found in the corpus as an application's returned context is
+(:class:`harness.locate.Locator`: exact, then normalised, then fuzzy), or directly when its id is a
+span id ``<doc_id>:<start>-<end>`` whose text matches (a file this wrote). The located spans become
+the sample's evidence; a context found nowhere is counted and left out, so a sample none of whose
+contexts was found has no evidence and its retrieval metrics are ``undefined`` (answer metrics
+still score it). ``sweep``, ``run`` and ``convert`` print how many contexts were located, by how.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import Counter
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+import hydra
+from omegaconf import DictConfig
+
+from ragsweep.gen.documents import Corpus, Span
+from ragsweep.gen.formats import Imported, check_format, output_format, read_external, write_external
+from ragsweep.gen.formats.rows import parse_span_id
+from ragsweep.gen.testset import TestSample, check_against
+from ragsweep.harness.locate import Locator
+from ragsweep.metrics.errors import InputError, fail
+
+log = logging.getLogger("ragsweep")
+METHODS = ("id", "exact", "normalised", "fuzzy")
+
+
+@dataclass
+class Located:
+    """How the reference contexts of imported samples were found in the corpus."""
+
+    contexts: int = 0
+    by_method: Counter[str] = field(default_factory=Counter)
+    samples: int = 0
+    with_evidence: int = 0
+    without_contexts: int = 0
+
+    @property
+    def located(self) -> int:
+        return sum(self.by_method[m] for m in METHODS)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"contexts": self.contexts, "located": self.located, "unlocated": self.contexts - self.located,
+                **{m: self.by_method[m] for m in METHODS}, "samples": self.samples,
+                "samples_with_evidence": self.with_evidence, "samples_without_contexts": self.without_contexts}
+
+    def message(self) -> str:
+        how = ", ".join(f"{m} {self.by_method[m]}" for m in METHODS if self.by_method[m])
+        text = f"located {self.located} of {self.contexts} reference contexts in the corpus" + (f" ({how})" if how else "")
+        bare = self.samples - self.with_evidence
+        if bare:
+            text += (f"; {bare} of {self.samples} samples have no evidence span"
+                     + (f" ({self.without_contexts} gave no context)" if self.without_contexts else "")
+                     + ", so their retrieval metrics are undefined")
+        return text
+
+
+def _by_id(cid: Any, text: str, corpus: Corpus) -> Span | None:
+    span = parse_span_id(cid)
+    if span is None or span.doc_id not in corpus:
+        return None
+    return span if corpus.get(span.doc_id).text[span.start:span.end] == text else None
+
+
+def locate_evidence(samples: list[TestSample], corpus: Corpus, locator: Locator) -> tuple[list[TestSample], Located]:
+    """Give imported samples evidence spans by locating their reference contexts in ``corpus``.
+
+    Samples that carry no imported contexts (ours, with spans already) are returned as they are.
+    """
+    out, report = [], Located()
+    for s in samples:
+        texts = s.provenance.get("reference_contexts")
+        if texts is None or s.evidence:
+            if texts is None and not s.evidence and s.provenance.get("format"):
+                report.samples += 1
+                report.without_contexts += 1
+            out.append(s)
+            continue
+        report.samples += 1
+        ids = s.provenance.get("reference_context_ids") or [None] * len(texts)
+        spans: list[Span] = []
+        quotes: list[str | None] = []
+        located = []
+        for text, cid in zip(texts, ids):
+            report.contexts += 1
+            span = _by_id(cid, text, corpus)
+            if span is not None:
+                entry: dict[str, Any] = {"method": "id", "score": 1.0}
+            else:
+                where = locator.locate(text)
+                entry = where.to_dict(locator.threshold)
+                if where.located:
+                    span = Span(where.doc_id, where.start, where.end)
+            report.by_method[entry["method"]] += 1
+            if span is not None:
+                entry = {"doc_id": span.doc_id, "start": span.start, "end": span.end, **entry}
+                if span not in spans:
+                    spans.append(span)
+                    quotes.append(text if entry["method"] in ("id", "exact") else None)
+            located.append(entry)
+        if not texts:
+            report.without_contexts += 1
+        report.with_evidence += bool(spans)
+        out.append(replace(s, evidence=tuple(spans), quotes=tuple(quotes),
+                           provenance={**s.provenance, "located": located}))
+    return out, report
+
+
+@dataclass
+class Loaded:
+    """A test set read from any format: samples (with located evidence when a corpus was given)."""
+
+    samples: list[TestSample]
+    format: str
+    extra: dict[str, Any] = field(default_factory=dict)
+    located: Located | None = None
+
+
+def read_any(path: str | Path, corpus: Corpus | None = None, format: str | None = None,
+             locate: Mapping[str, Any] | None = None) -> Loaded:
+    """Read a test set in any format; with a corpus, locate imported contexts and check every span.
+
+    Args:
+        path: The file.
+        format: One of :data:`gen.formats.FORMATS`; None: detected.
+        corpus: The documents the test set points into; None: no spans located or checked.
+        locate: ``fuzzy`` (bool) and ``fuzzy_threshold`` (0-1), as ``ragsweep run``'s ``locate``.
+    """
+    imported: Imported = read_external(path, format)
+    located = None
+    samples = imported.samples
+    if corpus is not None:
+        opts = dict(locate or {})
+        locator = Locator(corpus, float(opts.get("fuzzy_threshold", 0.9)), bool(opts.get("fuzzy", True)))
+        samples, located = locate_evidence(samples, corpus, locator)
+        if located.samples == 0:
+            located = None
+        check_against(samples, corpus, str(path))
+    return Loaded(samples, imported.format, imported.extra, located)
+
+
+def load_for_corpus(path: str | Path, corpus: Corpus, format: str | None = None,
+                    locate: Mapping[str, Any] | None = None) -> list[TestSample]:
+    """The samples of ``testset=`` in ``sweep`` and ``run`` (any format), the location counts logged."""
+    loaded = read_any(path, corpus, format, locate)
+    if loaded.located is not None:
+        log.info("%s (%s): %s", path, loaded.format, loaded.located.message())
+    return loaded.samples
+
+
+# ---------------------------------------------------------------- ragsweep convert
+
+def convert(cfg: DictConfig) -> Path:
+    """Read ``cfg.input`` and write it to ``cfg.out`` in ``cfg.format``; print what was done."""
+    from ragsweep.harness.parts import build
+
+    fmt = check_format(cfg.format) or output_format(cfg.out)
+    check_format(cfg.input_format)
+    corpus = build(cfg.corpus, "corpus") if cfg.get("corpus") else None
+    loaded = read_any(cfg.input, corpus, cfg.input_format, cfg.get("locate"))
+    path = write_external(loaded.samples, cfg.out, fmt, corpus, loaded.extra if fmt == loaded.format else None)
+    print(f"read {len(loaded.samples)} samples ({loaded.format}) from {cfg.input}")
+    if loaded.located is not None:
+        print(loaded.located.message())
+    elif corpus is None and any(s.provenance.get("reference_contexts") for s in loaded.samples):
+        print("no corpus given: reference contexts kept as text, no evidence spans located (corpus=...)")
+    print(f"wrote {len(loaded.samples)} samples to {path}")
+    return path
+
+
+@hydra.main(version_base="1.3", config_path="pkg://ragsweep.conf", config_name="convert")
+def convert_app(cfg: DictConfig) -> None:
+    try:
+        convert(cfg)
+    except InputError as exc:
+        fail(str(exc))
