@@ -80,6 +80,10 @@ def collect(sweep_dir: str | Path, seed: int = 0) -> list[Row]:
         rows.append(Row(error_file.parent.name, {}, job=str(error_file.parent), error=err.get("error")))
     if not rows:
         raise InputError(f"{root}: no job results (summary.json) below this folder")
+    if any("context" in r.params for r in rows):  # a default context=chunks job leaves it out of its name
+        for r in rows:
+            if r.error is None and "context" not in r.params:
+                r.params["context"] = "chunks"
     return rows
 
 
@@ -166,13 +170,18 @@ COSTS: tuple[tuple[str, Callable[[dict[str, Any]], Any]], ...] = (
     ("app_completion_tokens", lambda c: c.get("app_completion_tokens")),
     ("contexts_returned", lambda c: c.get("contexts_returned")),
     ("contexts_unlocated", lambda c: c.get("contexts_unlocated")),
+    # Mean characters passed on per question: shown when the board compares context options
+    # (context=chunks|window|parent), whose cost is the text they add to a prompt.
+    ("context_chars", lambda c: c.get("context_chars")),
 )
 
 
 def cost_columns(rows: Sequence[Row]) -> list[tuple[str, Callable[[dict[str, Any]], Any]]]:
     """The cost columns some row has a value for (``seconds`` and ``embedded_texts`` always)."""
+    contexts = any("context" in r.params for r in rows)
     return [(n, f) for n, f in COSTS
-            if n in ("seconds", "embedded_texts") or any(f(r.cost) is not None for r in rows)]
+            if n in ("seconds", "embedded_texts")
+            or (any(f(r.cost) is not None for r in rows) and (n != "context_chars" or contexts))]
 
 
 def cost_note(rows: Sequence[Row]) -> str:
@@ -186,6 +195,9 @@ def cost_note(rows: Sequence[Row]) -> str:
                  "answers (retries included), latency is per "
                  "answered call (under the run's concurrency), tokens are those the application reported, "
                  "and contexts_unlocated counts the returned contexts not found in the corpus.")
+    if any(n == "context_chars" for n, _ in cost_columns(rows)):
+        note += (" Context chars: mean characters passed on per question (a window or parent passes on more "
+                 "text per hit; at an equal budget all pass on the same).")
     if any(n == "llm_calls" for n, _ in cost_columns(rows)):
         note += (" LLM calls and tokens are the variant's own; cached calls were answered from the LLM "
                  "cache and count the tokens they took when first made.")
@@ -214,9 +226,9 @@ def questions_note(alpha: float) -> str:
             f"with power 0.8 if the true difference were the one observed, at alpha={alpha:g} split over the "
             f"variants compared (Bonferroni, enough for the Holm test above); normal approximation with "
             f"Guenther's t correction, from the mean and SD of the paired differences. "
-            f"\"N (have n)\": a tie; N > n means generate about N - n more questions (and test once on the "
-            f"larger set), N <= n means the difference is too small for its spread to count as real. "
-            f"A planning figure from an observed difference: treat it as an order of magnitude.")
+            f"\"N (have n)\" on a tie: about N - n more questions would be needed (then test once on the "
+            f"larger set, not after every addition); \"already separated\": the test separates it at the n it "
+            f"has. A planning figure from an observed difference: treat it as an order of magnitude.")
 
 
 def shown(rows: Sequence[Row], top: int | None) -> list[Row]:

@@ -5,6 +5,7 @@ chunks key + embedder identity                 -> chunk vectors (npy)
 vectors key + index params                     -> FAISS index  (faiss)
 query texts + embedder identity                -> query vectors (npy)
 index key + query key + K + search params      -> top-K ids and scores (npz)
+chunks key + context params                    -> the span passed on per chunk (json; context=window|parent)
 
 A repeated sweep recomputes nothing; a changed top-K or search parameter reuses the index; a changed
 chunk size reuses nothing but the query vectors. Models are loaded only when a stage misses.
@@ -25,6 +26,7 @@ import numpy as np
 from ragsweep.gen.chunking import Chunk, Chunker
 from ragsweep.gen.documents import Corpus
 from ragsweep.harness.cache import Cache, make_key
+from ragsweep.harness.context import Chunks, distinct, expand
 from ragsweep.harness.lexical import Retrieval
 from ragsweep.harness.records import Retrieved
 from ragsweep.harness.retriever import IndexSpec, search
@@ -75,14 +77,17 @@ class Pipeline:
 
     ``retrieval`` picks dense search (FAISS), BM25 over the chunk texts, or both fused
     (:mod:`ragsweep.harness.lexical`); each ranking is cached on its own, so a hybrid sweep reuses the
-    dense vectors, index and search of a dense one.
+    dense vectors, index and search of a dense one. ``context`` expands each hit into what is passed
+    on (:mod:`ragsweep.harness.context`) after the search, so every context option shares one search.
     """
 
     def __init__(self, corpus: Corpus, chunker: Chunker, embedder: Embedder, index: IndexSpec,
-                 cache: Cache, progress: bool = False, retrieval: Retrieval | None = None) -> None:
+                 cache: Cache, progress: bool = False, retrieval: Retrieval | None = None,
+                 context: Chunks | None = None) -> None:
         self.corpus, self.chunker, self.embedder, self.spec = corpus, chunker, embedder, index
         self.cache, self.progress = cache, progress
         self.retrieval = retrieval or Retrieval()
+        self.context = context or Chunks()
         self.cost = Cost()
         self.indexes: dict[str, dict[str, Any]] = {}   # per index: build seconds (when built) and bytes
 
@@ -113,6 +118,29 @@ class Pipeline:
             out.append(Chunk(f"{doc_id}#{start}-{end}", doc_id, start, end, text))
         self.cost.timed("chunk", t)
         return out
+
+    @cached_property
+    def passed_spans(self) -> list[tuple[int, int]] | None:
+        """Per chunk position, the span of its document passed on for it; None for ``context=chunks``."""
+        if not self.context.expands:
+            return None
+        t = time.perf_counter()
+        key = make_key("context", self.chunks_key, self.context.params())
+        rows = self.cache.json("context", key,
+                               lambda: [list(s) for s in expand(self.context, self.corpus.documents, self.chunks)])
+        self.cost.timed("context", t)
+        return [(int(s), int(e)) for s, e in rows]
+
+    @cached_property
+    def units(self) -> list[Chunk]:
+        """What can be passed on: the chunks, or the distinct spans the context expands them into.
+
+        Span relevance counts its judged-relevant items among these (``n_relevant``).
+        """
+        if self.passed_spans is None:
+            return self.chunks
+        seen = {(c.doc_id, *span) for c, span in zip(self.chunks, self.passed_spans)}
+        return [Chunk(f"{d}#{s}-{e}", d, s, e, self.corpus.get(d).text[s:e]) for d, s, e in sorted(seen)]
 
     def _embed(self, kind: str, key: str, texts: list[str]) -> np.ndarray:
         # Asymmetric embedders (e5: "query: " / "passage: ") embed queries their own way.
@@ -227,14 +255,28 @@ class Pipeline:
         return mode.fuse(self._dense(queries, depth), self._lexical(queries, depth), k)
 
     def search(self, queries: Sequence[str], k: int) -> list[list[Retrieved]]:
-        """Top-``k`` chunks per query, as :class:`Retrieved` in rank order."""
+        """Top-``k`` chunks per query, as :class:`Retrieved` in rank order.
+
+        With an expanding context each hit is its expanded span (``hit``: the chunk found), and a hit
+        whose span lies inside a better-ranked one is dropped, so a query may get fewer than ``k``.
+        """
         scores, ids = self.rank(queries, k)
         chunks = self.chunks
         results = []
         for srow, irow in zip(scores, ids):
             results.append([Retrieved(chunks[i].id, chunks[i].doc_id, chunks[i].start, chunks[i].end,
                                       float(s), chunks[i].text) for s, i in zip(srow, irow) if i >= 0])
-        return results
+        if self.passed_spans is None:
+            return results
+        return [self._expanded(found, irow) for found, irow in zip(results, ids)]
+
+    def _expanded(self, found: list[Retrieved], ids: np.ndarray) -> list[Retrieved]:
+        spans = [(r.doc_id, *self.passed_spans[i]) for r, i in zip(found, ids[ids >= 0])]  # type: ignore[index]
+        out = []
+        for j in distinct(spans):
+            r, (d, s, e) = found[j], spans[j]
+            out.append(Retrieved(r.chunk_id, d, s, e, r.score, self.corpus.get(d).text[s:e], hit=(r.start, r.end)))
+        return out
 
     def latency(self, queries: Sequence[str], k: int, n: int = 50) -> dict[str, float] | None:
         """Per-query search latency (ms, p50 and p95) over up to ``n`` queries sent one at a time:

@@ -26,6 +26,9 @@ class Retrieved:
     span of the original that this chunk's text stands for (for a sweep, the original's chunk with the
     most of it). Relevance is judged on it, so a copy is as relevant as its original and a group of
     copies is found once (see ``harness/evaluate.py``).
+
+    ``hit`` is set when the span is a context expansion (``context=window|parent``): the ``(start, end)``
+    of the chunk the search found inside it; a budget that cuts the span keeps the hit.
     """
 
     chunk_id: str
@@ -35,6 +38,7 @@ class Retrieved:
     score: float
     text: str | None
     same_as: Span | None = None
+    hit: tuple[int, int] | None = None
 
     @property
     def span(self) -> Span:
@@ -95,12 +99,34 @@ class Cut:
                 out.append(r)
                 left -= size
                 continue
-            chars = left if self.unit == "chars" else _token_chars(_text(r), left)
-            same = None if r.same_as is None else (r.same_as[0], r.same_as[1], min(r.same_as[2], r.same_as[1] + chars))
-            out.append(Retrieved(r.chunk_id, r.doc_id, r.start, r.start + chars, r.score,
-                                 None if r.text is None else r.text[:chars], same))
+            skip, chars = _kept(r, left, self.unit)
+            same = None if r.same_as is None else (r.same_as[0], min(r.same_as[1] + skip, r.same_as[2]),
+                                                   min(r.same_as[2], r.same_as[1] + skip + chars))
+            out.append(Retrieved(r.chunk_id, r.doc_id, r.start + skip, r.start + skip + chars, r.score,
+                                 None if r.text is None else r.text[skip:skip + chars], same, r.hit))
             break
         return tuple(out)
+
+
+def _kept(r: Retrieved, left: int, unit: str) -> tuple[int, int]:
+    """(characters skipped, characters kept) of an item cut to ``left`` chars or tokens.
+
+    A chunk keeps its beginning. An expanded context (``r.hit``) keeps the part from its hit on, moved
+    back when the span ends first, so the budget never cuts away the chunk that was found.
+    """
+    if unit == "chars":
+        skip = 0 if r.hit is None else max(0, min(r.hit[0], r.end - left) - r.start)
+        return skip, left
+    text = _text(r)
+    if r.hit is None:
+        return 0, _token_chars(text, left)
+    offsets = _tokenizer().encode(text, add_special_tokens=False).offsets
+    if not offsets or left <= 0:
+        return 0, 0
+    first = next((i for i, (s, _) in enumerate(offsets) if s >= r.hit[0] - r.start), len(offsets))
+    first = max(0, min(first, len(offsets) - left))
+    skip = offsets[first][0]
+    return skip, offsets[min(first + left, len(offsets)) - 1][1] - skip
 
 
 def _text(r: Retrieved) -> str:
@@ -196,6 +222,10 @@ class RunSample:
                 r.pop("same_as")
             else:
                 r["same_as"] = list(r["same_as"])
+            if r["hit"] is None:  # records without context expansion keep their old form
+                r.pop("hit")
+            else:
+                r["hit"] = list(r["hit"])
         return {"sample_id": self.sample_id, "variant": self.variant, "question": self.question,
                 "reference": self.reference,
                 "evidence": None if self.evidence is None else [list(s) for s in self.evidence],
@@ -219,7 +249,8 @@ class RunSample:
     def from_dict(cls, row: Mapping[str, Any], where: str = "") -> RunSample:
         try:
             retrieved = tuple(Retrieved(r["chunk_id"], r["doc_id"], int(r["start"]), int(r["end"]),
-                                        float(r["score"]), r.get("text"), _span_of(r.get("same_as")))
+                                        float(r["score"]), r.get("text"), _span_of(r.get("same_as")),
+                                        None if r.get("hit") is None else (int(r["hit"][0]), int(r["hit"][1])))
                               for r in row["retrieved"])
             evidence = row.get("evidence")
             texts = row.get("evidence_texts")

@@ -1,6 +1,7 @@
-"""``ragsweep sweep``: one Hydra job = one (corpus, chunker, embedder, index) variant, every top-K.
+"""``ragsweep sweep``: one Hydra job = one (corpus, chunker, embedder, index, context) variant, every top-K.
 
-The job searches once at the largest K and scores each K from that ranking. It writes into its
+The job searches once at the largest K and scores each K from that ranking (with ``context=window``
+or ``parent``, each hit expanded into what is passed on: ``harness/context.py``). It writes into its
 Hydra job folder:
 
 - ``runs.jsonl``: a :class:`RunSample` per test sample: its ground truth, what was retrieved (at the
@@ -86,10 +87,10 @@ def cuts_of(retriever: Any) -> list[Cut]:
     return [Cut("budget", b, unit) for b in sorted(set(values))]
 
 
-def search_depth(cuts: list[Cut], chunks: list[Any], qrels_on_chunks: bool) -> int:
+def search_depth(cuts: list[Cut], chunks: list[Any], qrels_on_chunks: bool, expands: bool = False) -> int:
     """How deep to search so that every cut can be served from one ranking."""
     deepest = max(c.value for c in cuts if c.kind == "top_k") if cuts[0].kind == "top_k" else 0
-    if qrels_on_chunks:  # document judgements on chunks: enough chunks to fill K distinct documents
+    if qrels_on_chunks or expands:  # K distinct documents, or K distinct contexts (children share a parent)
         deepest *= 10
     budgets = [c for c in cuts if c.kind == "budget"]
     if budgets and chunks:
@@ -114,6 +115,10 @@ def variant_params(cfg: DictConfig, choices: Mapping[str, str], cut: Cut) -> dic
         params["retrieval.fusion"] = cfg.retrieval.fusion
         key = "rrf_k" if cfg.retrieval.fusion == "rrf" else "alpha"
         params[f"retrieval.{key}"] = cfg.retrieval[key]
+    context = choices.get("context")
+    if context and context != "chunks" and "context" in cfg:  # the default leaves names as they were
+        params["context"] = context
+        params.update({f"context.{k}": v for k, v in cfg.context.items() if k != "_target_"})
     params.update(cut.params())
     return params
 
@@ -126,6 +131,12 @@ def answer_at(answerer: Any, samples: list[TestSample], retrieved: list[list[Ret
     """The answerer's answer to every question from the chunks ``cut`` passes on."""
     contexts = [[r.text for r in cut.passed(tuple(got))] for got in retrieved]
     return list(answerer.answer_all([s.question for s in samples], contexts))
+
+
+def context_chars(retrieved: list[list[Retrieved]], cut: Cut) -> float:
+    """Mean characters of context a variant passes on per question (its cost in an LLM's prompt)."""
+    sizes = [sum(r.end - r.start for r in cut.passed(tuple(got))) for got in retrieved]
+    return round(sum(sizes) / len(sizes), 1) if sizes else 0.0
 
 
 def run_records(name: str, samples: list[TestSample], retrieved: list[list[Retrieved]], corpus: Corpus,
@@ -159,13 +170,15 @@ def run_job(cfg: DictConfig, out_dir: Path, choices: Mapping[str, str]) -> dict[
     retrieval_specs = resolve(list(cfg.metrics.retrieval))
     pipe = Pipeline(corpus, chunker, build(cfg.embedder, "embedder"), build(cfg.index, "index"),
                     Cache(cfg.cache.dir, cfg.cache.enabled), progress=cfg.progress,
-                    retrieval=build(cfg.retrieval, "retrieval"))
+                    retrieval=build(cfg.retrieval, "retrieval"),
+                    context=build(cfg.context, "context") if "context" in cfg else None)
     span_mode = corpus.qrels is None
-    k_search = search_depth(cuts, pipe.chunks, not span_mode and not isinstance(chunker, WholeDocument))
+    k_search = search_depth(cuts, pipe.chunks, not span_mode and not isinstance(chunker, WholeDocument),
+                            pipe.context.expands)
     questions = [s.question for s in samples]
     retrieved = pipe.search(questions, k_search)
     latency = pipe.latency(questions, k_search, int(cfg.retriever.get("latency_queries", 50)))
-    locator = ChunkLocator(pipe.chunks) if span_mode else None
+    locator = ChunkLocator(pipe.units) if span_mode else None
 
     # One meter for the answerer and the judge: each variant's LLM calls and tokens are the difference
     # of two snapshots (the variants run one after another).
@@ -208,6 +221,7 @@ def run_job(cfg: DictConfig, out_dir: Path, choices: Mapping[str, str]) -> dict[
             if c in answer_cost:
                 spent = spent + answer_cost[c]
             variant["cost"] = spent.to_dict()
+        variant.setdefault("cost", {})["context_chars"] = context_chars(retrieved, c)
         summaries.append(variant)
     cost = {"seconds": {**pipe.cost.seconds, "total": time.perf_counter() - started},
             "embedded_texts": pipe.cost.embedded_texts, "n_chunks": len(pipe.chunks),
