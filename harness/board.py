@@ -73,7 +73,8 @@ def collect(sweep_dir: str | Path, seed: int = 0) -> list[Row]:
             stats = {m: summarise(((x["status"], x["value"]) for x in r), seed) for m, r in by_metric.items()}
             samples = {m: {x["sample_id"]: (x["value"] if x["status"] == "ok" else None) for x in r}
                        for m, r in by_metric.items()}
-            cost = {**summary.get("cost", {}), **v.get("cost", {})}
+            cost = {**summary.get("cost", {}), **v.get("cost", {}),
+                    **({"context_chars": v["context_chars"]} if "context_chars" in v else {})}
             rows.append(Row(v["variant"], v["params"], stats, cost, str(summary_file.parent), samples=samples))
     for error_file in sorted(root.rglob("error.json")):
         err = json.loads(error_file.read_text(encoding="utf-8"))

@@ -221,7 +221,7 @@ def run_job(cfg: DictConfig, out_dir: Path, choices: Mapping[str, str]) -> dict[
             if c in answer_cost:
                 spent = spent + answer_cost[c]
             variant["cost"] = spent.to_dict()
-        variant.setdefault("cost", {})["context_chars"] = context_chars(retrieved, c)
+        variant["context_chars"] = context_chars(retrieved, c)
         summaries.append(variant)
     cost = {"seconds": {**pipe.cost.seconds, "total": time.perf_counter() - started},
             "embedded_texts": pipe.cost.embedded_texts, "n_chunks": len(pipe.chunks),
