@@ -330,6 +330,9 @@ def synthetic_set(corpus: Any, name: str, writer: str, n: int, seed: int, folder
     from ragsweep.gen.testset import check_against, read_testset
 
     settings, tag = gen_settings(overrides)
+    # Retrieval is scored against evidence, which unanswerable questions do not have: none are written
+    # (so the sets, and the README's figures, are those of before the kind existed) unless --gen asks.
+    settings["kinds"] = {"unanswerable": 0, **(settings.get("kinds") or {})}
     path = folder / f"{name}-{writer}-n{n}-seed{seed}{'-' + tag if tag else ''}.jsonl"
     if path.is_file():
         samples = read_testset(path)
@@ -341,6 +344,7 @@ def synthetic_set(corpus: Any, name: str, writer: str, n: int, seed: int, folder
         samples = list(ragsweep.generate(corpus, n, llm=llm, seed=seed, out=path, **settings).samples)
     report = path.with_name(path.stem + ".report.json")
     seconds = json.loads(report.read_text(encoding="utf-8")).get("seconds") if report.is_file() else None
+    samples = [s for s in samples if s.evidence]  # an unanswerable question has no relevant document
     judged = [{span.doc_id: 1.0 for span in s.evidence} for s in samples]
     return ([s.question for s in samples], judged), seconds, path
 

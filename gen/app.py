@@ -50,7 +50,16 @@ def gen_config(cfg: DictConfig, concurrency: int) -> GenConfig:
                      concurrency=concurrency,
                      gates=GateConfig(float(g.min_support), float(g.max_copy), float(g.dup_cosine),
                                       int(g.min_question_words),
-                                      None if max_overlap is None else float(max_overlap)))
+                                      None if max_overlap is None else float(max_overlap),
+                                      absent_cover=_share(g, "absent_cover", 0.75),
+                                      absent_cosine=_share(g, "absent_cosine", 0.8)))
+
+
+def _share(gates: DictConfig, key: str, default: float) -> float:
+    value = gates.get(key, default)
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value <= 1:
+        raise InputError(f"gates.{key} must be a number in (0, 1], got {value!r}")
+    return float(value)
 
 
 def duplicates_report(corpus: Corpus) -> dict[str, Any]:
@@ -101,6 +110,8 @@ def run(cfg: DictConfig, run_dir: Path) -> dict[str, Path]:
     print(rep.message())
     print("by kind: " + ", ".join(f"{k}={v}" for k, v in sorted(rep.accepted_by_kind.items())))
     print("rejected: " + (", ".join(f"{k}={v}" for k, v in rep.rejected.items() if v) or "none"))
+    if line := rep.unanswerable_line():
+        print(line)
     print(rep.overlap_line())
     print(f"report:   {paths['report']}")
     if "parquet" in paths:

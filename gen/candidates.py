@@ -9,6 +9,9 @@ The code, not the model, chooses the evidence: every candidate is a few sentence
   failing that, two distant sentences (at least 3 apart) of one document that share one.
 - ``comparative``: two sentences of two documents with comparable quantities (two years,
   two numbers with the same unit word).
+- ``unanswerable``: one sentence with an answer phrase, same context, as single_hop (and drawn in
+  its own seeded order). It is not evidence but a topic: the writer asks what the corpus does not
+  say about it, and the sample keeps no span.
 
 Documents are visited in a seeded random order, round-robin, so the first candidates cover
 as many documents as possible: on a large corpus the test set is a seeded random sample.
@@ -127,7 +130,7 @@ def candidates(units: dict[str, list[Unit]], kind: str, seed: int) -> Iterator[C
     rng = random.Random(f"{seed}:{kind}")
     order = sorted(units)
     rng.shuffle(order)
-    if kind in ("single_hop", "conditional"):
+    if kind in ("single_hop", "conditional", "unanswerable"):
         return _single(units, order, rng, kind)
     if kind in ("multi_hop", "comparative"):
         return _pairs(units, order, rng, kind)

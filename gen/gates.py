@@ -18,7 +18,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from ragsweep.gen.documents import Corpus
-from ragsweep.gen.testset import TestSample
+from ragsweep.gen.testset import UNANSWERABLE_KIND, TestSample
 from ragsweep.metrics.offline import content_words
 
 REASONS: dict[str, str] = {
@@ -30,6 +30,8 @@ REASONS: dict[str, str] = {
     "duplicate_text": "the question equals an accepted one after normalisation",
     "duplicate_embedding": "the question is a near-duplicate of an accepted one (embedding cosine)",
     "high_overlap": "the question shares more of its content words with its evidence documents than gates.max_overlap",
+    "answer_in_corpus": "unanswerable: a document naming all the question's names and numbers holds most of its words "
+                        "(gates.absent_cover) or a sentence close to it (gates.absent_cosine), so it may answer it",
 }
 
 #: Mean question-evidence overlap (:func:`lexical_overlap`) of people's questions, measured with
@@ -144,6 +146,8 @@ class GateConfig:
     dup_cosine: float = 0.92       # near-duplicate: embedding cosine at or above this
     min_question_words: int = 5
     max_overlap: float | None = None  # high_overlap: evidence_overlap share above this (None: no cap)
+    absent_cover: float = 0.75     # answer_in_corpus: question words in a document naming all its anchors
+    absent_cosine: float = 0.8     # answer_in_corpus: MiniLM cosine of a sentence of such a document
 
 
 def verbatim(sample: TestSample, corpus: Corpus) -> str | None:
@@ -160,13 +164,22 @@ def evidence_text(sample: TestSample, corpus: Corpus) -> str:
     return " ".join(corpus.get(s.doc_id).text[s.start:s.end] for s in sample.evidence)
 
 
+def self_contained(question: str, cfg: GateConfig) -> bool:
+    q = question.strip()
+    return not (_DEICTIC.search(q) or _PRONOUN_START.match(q) or len(q.split()) < cfg.min_question_words)
+
+
 def check_sample(sample: TestSample, corpus: Corpus, cfg: GateConfig) -> str | None:
-    """The per-sample gates, in order: verbatim, self-contained, answerability, trivial, overlap cap."""
+    """The per-sample gates, in order: verbatim, self-contained, answerability, trivial, overlap cap.
+    An ``unanswerable`` sample (no evidence) gets the self-contained gate here; its absence gate is
+    :class:`gen.absence.AbsenceCheck`."""
     if reason := verbatim(sample, corpus):
         return reason
     q = sample.question.strip()
-    if _DEICTIC.search(q) or _PRONOUN_START.match(q) or len(q.split()) < cfg.min_question_words:
+    if not self_contained(q, cfg):
         return "not_self_contained"
+    if sample.kind == UNANSWERABLE_KIND and not sample.evidence:
+        return None
     ev = evidence_text(sample, corpus)
     if not sample.reference.strip() or support_ratio(sample.reference, ev) < cfg.min_support:
         return "unsupported"
@@ -218,6 +231,8 @@ class Report:
     examples: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     exhausted: list[str] = field(default_factory=list)  # kinds whose candidates ran out
     overlaps: list[float] = field(default_factory=list)  # evidence_overlap share of each accepted question
+    tried_by_kind: dict[str, int] = field(default_factory=dict)  # candidates written and gated, per kind
+    rejected_by_kind: dict[str, dict[str, int]] = field(default_factory=dict)  # kind -> reason -> count
     max_examples: int = 5
 
     @property
@@ -259,8 +274,26 @@ class Report:
         return (f"overlap:  {o['mean']:.2f} of a question's content words are in its evidence documents "
                 f"(median {o['median']:.2f}; people's questions: {people})")
 
-    def reject(self, reason: str, example: dict[str, Any]) -> None:
+    def unanswerable_line(self) -> str | None:
+        """One plain line on the unanswerable kind (None when none was written): how many written
+        questions the gates turned down, and how many because a document may answer them."""
+        tried = self.tried_by_kind.get(UNANSWERABLE_KIND, 0)
+        if not tried:
+            return None
+        by = self.rejected_by_kind.get(UNANSWERABLE_KIND, {})
+        failed = by.get("write_failed", 0)
+        written = tried - failed
+        found = by.get("answer_in_corpus", 0)
+        share = f" ({found / written:.0%})" if written else ""
+        return (f"unanswerable: {self.accepted_by_kind.get(UNANSWERABLE_KIND, 0)} accepted; of {written} written, "
+                f"{found}{share} rejected because a document may answer them (answer_in_corpus), "
+                f"{sum(by.values()) - failed - found} for other reasons; {failed} candidates gave no question")
+
+    def reject(self, reason: str, example: dict[str, Any], kind: str | None = None) -> None:
         self.rejected[reason] = self.rejected.get(reason, 0) + 1
+        if kind is not None:
+            by = self.rejected_by_kind.setdefault(kind, {})
+            by[reason] = by.get(reason, 0) + 1
         kept = self.examples.setdefault(reason, [])
         if len(kept) < self.max_examples:
             kept.append(example)
@@ -278,6 +311,7 @@ class Report:
     def to_dict(self, extra: dict[str, Any] | None = None) -> dict[str, Any]:
         return {"requested": self.requested, "accepted": self.accepted, "accepted_by_kind": self.accepted_by_kind,
                 "rejected_total": self.n_rejected, "rejected": self.rejected,
+                "tried_by_kind": self.tried_by_kind, "rejected_by_kind": self.rejected_by_kind,
                 "reasons": REASONS, "exhausted_kinds": self.exhausted, "complete": self.accepted >= self.requested,
                 "message": self.message(), "overlap": self.overlap(), **(extra or {}),
                 "rejected_examples": self.examples}

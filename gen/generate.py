@@ -14,19 +14,21 @@ import logging
 import random
 import time
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
 
+from ragsweep.gen.absence import AbsenceCheck
 from ragsweep.gen.candidates import Candidate, candidates
 from ragsweep.gen.documents import Corpus, Span
 from ragsweep.gen.gates import DuplicateFilter, GateConfig, Report, check_sample, kind_quotas, lexical_overlap
-from ragsweep.gen.testset import KINDS, TestSample
+from ragsweep.gen.testset import KINDS, UNANSWERABLE_KIND, TestSample
 from ragsweep.gen.units import corpus_units, topic_of
 from ragsweep.gen.writer import Draft, WriteFailed, Writer
 from ragsweep.metrics.errors import InputError
 from ragsweep.metrics.llm.base import Usage
+from ragsweep.metrics.refusal import UNANSWERABLE
 
 log = logging.getLogger(__name__)
 
@@ -125,6 +127,9 @@ async def agenerate(corpus: Corpus, writer: Writer, cfg: GenConfig, *,
     prepare = getattr(writer, "prepare", None)  # optional: a writer that learns from the corpus's sentences
     if prepare is not None:
         prepare(units, tuple(cfg.styles))
+    # The absence gate of unanswerable questions reads the whole corpus (not only the sampled documents).
+    absence = (AbsenceCheck(corpus, embed, cover=cfg.gates.absent_cover, max_cosine=cfg.gates.absent_cosine)
+               if any(k == UNANSWERABLE_KIND for k, _ in mix) else None)
     report = Report(requested=n)
     schedule = _Schedule(kind_quotas(n, mix), {k: candidates(units, k, cfg.seed) for k, _ in mix}, report)
     dups = DuplicateFilter(embed, cfg.gates.dup_cosine)
@@ -153,13 +158,14 @@ async def agenerate(corpus: Corpus, writer: Writer, cfg: GenConfig, *,
             if len(samples) >= n:
                 break
             attempts += 1
+            report.tried_by_kind[cand.kind] = report.tried_by_kind.get(cand.kind, 0) + 1
             if attempts >= max_attempts:
                 stopped = True
             if isinstance(draft, WriteFailed):
-                report.reject("write_failed", {"candidate": cand.key, "error": str(draft)[:300]})
+                report.reject("write_failed", {"candidate": cand.key, "error": str(draft)[:300]}, cand.kind)
             else:
                 usage = usage + draft.usage
-                _gate(draft, cand, corpus, cfg, writer, dups, report, samples)
+                _gate(draft, cand, corpus, cfg, writer, dups, report, samples, absence)
             bar.n = len(samples)
             bar.set_postfix(accepted=report.accepted, rejected=report.n_rejected, refresh=False)
             bar.refresh()
@@ -174,27 +180,36 @@ async def agenerate(corpus: Corpus, writer: Writer, cfg: GenConfig, *,
 
 
 def _gate(draft: Draft, cand: Candidate, corpus: Corpus, cfg: GenConfig, writer: Writer,
-          dups: DuplicateFilter, report: Report, samples: list[TestSample]) -> None:
+          dups: DuplicateFilter, report: Report, samples: list[TestSample],
+          absence: AbsenceCheck | None = None) -> None:
+    unanswerable = cand.kind == UNANSWERABLE_KIND
+    if unanswerable:  # whatever the writer said: no evidence, and the one reference
+        draft = replace(draft, reference=UNANSWERABLE, evidence=())
     evidence = tuple(Span(u.doc_id, u.start, u.end) for u in draft.evidence)
     # The share of the question's content words found in its evidence documents (gates.evidence_overlap).
     docs = dict.fromkeys(u.doc_id for u in draft.evidence)
-    overlap = lexical_overlap(draft.question, [corpus.get(d).text for d in docs if d in corpus])
+    overlap = lexical_overlap(draft.question, [corpus.get(d).text for d in docs if d in corpus]) if docs else None
     sample = TestSample(
         id=f"gen-{len(samples) + 1:04d}", question=draft.question, reference=draft.reference,
         evidence=evidence, kind=cand.kind,
         provenance={"backend": writer.backend, "model": writer.model_id, "prompt": writer.prompt_version,
                     "seed": cfg.seed, "candidate": cand.key,
                     **{k: v for k, v in zip(("persona", "style"), _variations(cand, cfg)) if v},
-                    **({"overlap": round(overlap.share, 3)} if overlap is not None else {})},
+                    **({"overlap": round(overlap.share, 3)} if overlap is not None else {}), **draft.provenance},
         quotes=tuple(u.text for u in draft.evidence))
     example = {"candidate": cand.key, "question": draft.question, "reference": draft.reference,
                "overlap": sample.provenance.get("overlap")}
     reason = check_sample(sample, corpus, cfg.gates)
+    if reason is None and unanswerable and absence is not None:
+        verdict = absence.check(draft.question)
+        example["absence"] = {**verdict.to_dict(), "check": verdict.check}
+        reason = verdict.reason
+        sample = replace(sample, provenance={**sample.provenance, "absence": verdict.to_dict()})
     vec = None
     if reason is None:
         reason, vec = dups.check(draft.question)
     if reason is not None:
-        report.reject(reason, example)
+        report.reject(reason, example, cand.kind)
         return
     dups.add(draft.question, vec)
     report.accept(cand.kind, None if overlap is None else overlap.share)

@@ -86,4 +86,53 @@ WRITE_QUESTION: Prompt[WriteInput, WriteOutput] = Prompt(
     layout="json",
 )
 
-PROMPTS = {p.name: p for p in (WRITE_QUESTION,)}
+# --- unanswerable questions ------------------------------------------------------------------------
+# A prompt of its own, so that WRITE_QUESTION (and every cached call made with it) stays as it was.
+
+
+class UnanswerableInput(BaseModel):
+    """What the writer sees for an unanswerable question: sentences that set the topic."""
+
+    sentences: list[str] = Field(description="numbered sentences of one document: the topic, not the answer")
+    topics: list[str] = Field(description="title or subject of each sentence's source document")
+    persona: str | None = None
+    style: str | None = None
+
+
+class UnanswerableOutput(BaseModel):
+    """A question the sentences do not answer, and what it asks that they leave out."""
+
+    question: str
+    missing: str = Field(description="the fact the question asks for, which the sentences never state")
+
+
+WRITE_UNANSWERABLE: Prompt[UnanswerableInput, UnanswerableOutput] = Prompt(
+    name="gen.write_unanswerable",
+    instruction=(
+        "You write one question for a test of whether a search assistant admits what its documents do "
+        "not say. You see numbered sentences from one document. Ask a natural, specific question about "
+        "the same subject that a reader might expect the document to answer but that the sentences do "
+        "NOT answer: a figure, date, person, place or reason they never state (another year, another "
+        "quantity, a detail next to the ones given). Do not ask about anything the sentences state, even "
+        "in other words, and do not ask for opinions or predictions. The question must stand on its own: "
+        "name the subject, never say 'the passage', 'the text' or 'the document'. 'missing' names the "
+        "fact the question asks for. Follow the persona and style when given."
+    ),
+    input=UnanswerableInput,
+    output=UnanswerableOutput,
+    examples=(
+        (UnanswerableInput(sentences=[("The Forth Bridge, opened in 1890, carries the railway across the Firth "
+                                       "of Forth."), "It was designed by John Fowler and Benjamin Baker."],
+                           topics=["Forth Bridge", "Forth Bridge"]),
+         UnanswerableOutput(question="How many workers were employed building the Forth Bridge?",
+                            missing="the size of the workforce")),
+        (UnanswerableInput(sentences=[("Aspirin is not advised for children under 16 because of the risk of "
+                                       "Reye's syndrome.")], topics=["Aspirin"]),
+         UnanswerableOutput(question="In which year was aspirin first advised against for children under 16?",
+                            missing="the year of the advice")),
+    ),
+    max_tokens=120,  # the reply is ~30-50 tokens
+    layout="json",
+)
+
+PROMPTS = {p.name: p for p in (WRITE_QUESTION, WRITE_UNANSWERABLE)}

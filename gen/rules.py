@@ -6,7 +6,23 @@ entity), keeps the clause around it, and turns the phrase into a wh-phrase::
     "It received its town charter in 1687, when it was ..."   (document: "Port Calder")
     -> "Port Calder received its town charter in what year?"   reference: "1687"
 
-Instant and repeatable, for CI and quick sweeps; it writes ``single_hop`` questions only.
+Instant and repeatable, for CI and quick sweeps; it writes ``single_hop`` and ``unanswerable``
+questions.
+
+An ``unanswerable`` question (:func:`unanswerable_question`) keeps such a question's frame and swaps
+one of its anchors, outside the wh-phrase, for one the sentence does not hold: a year (or a date's
+year) moved back by 1 to 9 years, else a number scaled (x2, x3, x0.5, x1.5), else a multi-word name
+for another document's name with the same head word ("Saltgate Bridge" -> "Ashby Swing Bridge")::
+
+    "The array generated 58 gigawatt-hours of electricity in 2022, ..."
+    -> "The array generated 116 gigawatt-hours of electricity in what year?"
+    reference: "not in the knowledge base" (no year had 116), no evidence
+    "During the 2019 flood the public warning had come only 40 minutes before high water."
+    -> "During the 2012 flood the public warning had come only how many minutes before high water?"
+
+The result is a question a user of the corpus could ask, on its topics and in its words, whose answer
+the sentence it came from does not give. Whether another document gives it is not the writer's
+call: the absence gate (:mod:`gen.absence`) checks the whole corpus and rejects the candidate if so.
 
 Two styles (``styles=[...]`` in ``conf/gen.yaml``; one is drawn per question and recorded):
 
@@ -35,9 +51,10 @@ from ragsweep.gen.candidates import Candidate
 from ragsweep.gen.units import Phrase, Unit, answer_phrases
 from ragsweep.gen.writer import Draft, WriteFailed
 from ragsweep.metrics.errors import InputError
-from ragsweep.metrics.offline import content_words
+from ragsweep.metrics.offline import STOP, content_words
+from ragsweep.metrics.refusal import UNANSWERABLE
 
-RULES_VERSION = "rules-1"  # bump when the question templates change
+RULES_VERSION = "rules-1"  # bump when the question templates change (unanswerable swaps included)
 _KIND_ORDER = {"date": 0, "year": 1, "number": 2, "entity": 3}
 _PRONOUN = re.compile(r"^(?:It|They|He|She|The company|The city|The company's|Its)\b")
 _CLAUSE_BREAK = re.compile(r"(?:, | ; |; | - | — |: )")
@@ -150,6 +167,94 @@ def _marked_question(sentence: str, phrase: Phrase, topic: str) -> str | None:
     return text
 
 
+_SWAP_ORDER = {"date": 0, "year": 0, "number": 1, "entity": 2}
+_FACTORS = (2.0, 3.0, 0.5, 1.5)
+_NAME_POOL = 200  # the most widespread names of the corpus that a swap draws from
+_NUMERIC = re.compile(r"\d[\d,]*(?:\.\d+)?")
+# An anchor is swapped only in the wh-phrase's own clause, at most _MAX_GAP words from it: swapping a
+# detail of another clause ("... born 1952. Billy Bob Thornton (born what date)") leaves the asked
+# fact in the corpus.
+_SIDE_CLAUSE = re.compile(r"[,;:()\[\]\"—–]|\.(?:\s|[A-Z])| - ")
+_MAX_GAP = 10
+_PREPOSITIONS = frozenset("under above near across along through behind beyond inside outside toward towards upon "
+                          "within without against among around beside".split())
+_GLUED = re.compile(r"[a-z0-9\"')][.!?][A-Za-z\"]")
+
+
+def _years(year: str, h: int) -> list[str]:
+    """Years to put in place of ``year``: 1 to 9 years earlier, starting at ``1 + h % 9`` (later before 1500)."""
+    y = int(year)
+    return [str(y - d if y - d >= 1500 else y + d) for d in (1 + (h + i) % 9 for i in range(9))]
+
+
+def _scaled(number: str, h: int) -> list[str]:
+    """``number`` (digits, maybe with thousands commas or decimals) times each factor, in its format."""
+    plain = number.replace(",", "")
+    decimals = len(plain.split(".")[1]) if "." in plain else 0
+    out = []
+    for i in range(len(_FACTORS)):
+        value = round(float(plain) * _FACTORS[(h + i) % len(_FACTORS)], decimals)
+        text = f"{value:,.{decimals}f}" if "," in number else f"{value:.{decimals}f}"
+        if float(text.replace(",", "")) not in (0.0, float(plain)):
+            out.append(text)
+    return out
+
+
+def _replacements(p: Phrase, h: int, names: Sequence[str]) -> list[str]:
+    if p.kind in ("year", "date"):
+        m = re.search(r"\d{4}", p.text)
+        assert m is not None
+        return [p.text[: m.start()] + y + p.text[m.end():] for y in _years(m.group(0), h)]
+    if p.kind == "number":
+        m = _NUMERIC.search(p.text)
+        return [p.text[: m.start()] + n + p.text[m.end():] for n in _scaled(m.group(0), h)] if m else []
+    # A name of the same kind, as far as words tell: multi-word, ending in the same head word
+    # ("Saltgate Bridge" -> "Ashby Swing Bridge"), sharing no other word.
+    words = p.text.split()
+    if len(words) < 2:
+        return []
+    pool = [n for n in names if len(n.split()) > 1 and n.split()[-1] == words[-1] and not set(n.split()[:-1]) & set(words)]
+    return pool[h % len(pool):] + pool[: h % len(pool)] if pool else []
+
+
+def swap_anchor(marked: str, h: int, names: Sequence[str], avoid: str = "") -> tuple[str, str, str] | None:
+    """``marked`` with one anchor outside its wh-phrase replaced: (new marked text, old, new), or None.
+
+    In this order: a year (or a date's year) goes back 1 to 9 years; else a number is scaled by a
+    factor of :data:`_FACTORS`, keeping its unit (only when a year or date is asked: "handled 9,400
+    tonnes in what year"); else a multi-word name becomes one of ``names`` with the same head word.
+    Only anchors that key the asked fact are swapped: in the wh-phrase's clause, at most
+    :data:`_MAX_GAP` words from it, not after an "and" that follows it, not "a 1931 film". Among anchors of one order, and among replacements, ``h`` picks. A replacement
+    already in the question or in ``avoid`` (the sentence) is skipped. ``names`` should not occur in
+    the sentence's document.
+    """
+    before, wh, after = marked.split(_WH_MARK)
+    options = []
+    for part, text in ((0, before), (2, after)):
+        for p in answer_phrases(text):
+            between = text[p.end:] if part == 0 else text[: p.start]
+            if p.kind == "year" and p.text.endswith("s"):  # "the 1990s": a decade, no clean swap
+                continue
+            if _SIDE_CLAUSE.search(between) or len(between.split()) > _MAX_GAP:
+                continue  # a side detail: the question would still be answerable without it
+            if p.kind != "entity" and re.search(r"\b(?:a|an)\s+$", text[: p.start], re.I):
+                continue  # "a 1931 film": the year names which film; swapped, it only misnames it
+            if part == 2 and re.search(r"\b(?:and|or|but)\b", between):
+                continue  # "in what year and 63 centimetres above ...": a second fact, not the asked one's
+            if p.kind == "number" and not re.search(r"\b(?:year|date)\b", wh):
+                continue  # "how many passengers and 60 cars": a number beside the asked one, not its key
+            options.append((_SWAP_ORDER[p.kind], (p.start + h) % 97, part, p))
+    seen = (marked + " " + avoid).lower()
+    for _, _, part, p in sorted(options, key=lambda o: o[:2]):
+        new = next((r for r in _replacements(p, h, names) if r.lower() not in seen), None)
+        if new is None:
+            continue
+        parts = [before, wh, after]
+        parts[part] = parts[part][: p.start] + new + parts[part][p.end:]
+        return parts[0] + _WH_MARK + parts[1] + _WH_MARK + parts[2], p.text, new
+    return None
+
+
 class RuleWriter:
     """A :class:`gen.writer.Writer` that needs no model (``llm=none``).
 
@@ -158,7 +263,7 @@ class RuleWriter:
     weighs the same and the first ones are kept.
     """
 
-    kinds = ("single_hop",)
+    kinds = ("single_hop", "unanswerable")
     model_id = "rules"
     backend = "rules"
     prompt_version = RULES_VERSION
@@ -166,6 +271,7 @@ class RuleWriter:
     def __init__(self) -> None:
         self.doc_freq: Counter[str] = Counter()
         self.n_docs = 0
+        self.names: list[tuple[str, set[str]]] = []
 
     def prepare(self, units: Mapping[str, Sequence[Unit]], styles: Sequence[str]) -> None:
         """Check the configured styles; count each content word's documents over ``units``."""
@@ -173,6 +279,15 @@ class RuleWriter:
             parse_style(style)
         self.doc_freq = Counter(w for doc in units.values() for w in {k for u in doc for k in content_words(u.text)})
         self.n_docs = len(units)
+        # Names to swap in (unanswerable): each with the documents that hold it, most widespread first,
+        # so a swapped-in name is one the corpus is about; ties in name order.
+        holders: dict[str, set[str]] = {}
+        for doc_id, doc in units.items():
+            for u in doc:
+                for name in u.entities:
+                    if name.split()[0].lower() not in STOP | _PREPOSITIONS:  # "Under the Authority": no name
+                        holders.setdefault(name, set()).add(doc_id)
+        self.names = sorted(holders.items(), key=lambda kv: (-len(kv[1]), kv[0]))
 
     def weight(self, key: str) -> float:
         """Inverse document frequency of a content-word key (rarer words weigh more)."""
@@ -190,11 +305,24 @@ class RuleWriter:
         h = int(hashlib.sha256(cand.key.encode()).hexdigest()[:8], 16)
         order = phrases[h % len(phrases):] + phrases[: h % len(phrases)]
         order.sort(key=lambda p: _KIND_ORDER[p.kind] > 1)  # dates and years first, then the rest
+        names = [n for n, docs in self.names[:_NAME_POOL] if unit.doc_id not in docs]
         for phrase in order:
             marked = _marked_question(unit.text, phrase, topics[cand.required[0]])
             if marked is None:
                 continue
+            if cand.kind == "unanswerable":
+                # The same question with an anchor swapped (swap_anchor), no evidence; never from two
+                # sentences run together ("... actor.William ..."), whose frame is no question.
+                if _GLUED.search(marked.replace(_WH_MARK, "")):
+                    break
+                swapped = swap_anchor(marked, h, names, unit.text)
+                if swapped is None:
+                    continue
+                marked, old, new = swapped
             q = _finish(marked) if keep is None else keyword_question(marked, keep, self.weight)
-            if phrase.text.lower() not in q.lower():
+            if cand.kind == "unanswerable" and new.lower() in q.lower():
+                return Draft(q, UNANSWERABLE, (), provenance={"swap": {"from": old, "to": new}})
+            if cand.kind != "unanswerable" and phrase.text.lower() not in q.lower():
                 return Draft(q, phrase.text, (unit,))
-        raise WriteFailed("no answer phrase gave a clean question")
+        raise WriteFailed("no answer phrase gave a clean question" if cand.kind != "unanswerable" else
+                          "no clean question with a year, number or name to swap outside its wh-phrase")

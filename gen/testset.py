@@ -6,6 +6,9 @@ A line::
      "evidence": [{"doc_id": "harbour.md", "start": 120, "end": 188, "text": "..."}],
      "kind": "single_hop", "provenance": {"backend": "human", ...}}
 
+An ``unanswerable`` sample has ``"evidence": []`` and the reference ``"not in the knowledge base"``
+(its answer is in no document; retrieval metrics are undefined on it, ``refusal`` scores the answer).
+
 A sample of a conversation also has ``"conversation": [{"role": "user", "content": "..."}, ...]``,
 whose last user turn is its ``question`` (read from Ragas and DeepEval multi-turn files, :mod:`gen.formats`).
 
@@ -24,7 +27,9 @@ from typing import Any
 from ragsweep.gen.documents import Corpus, Span, iter_jsonl
 from ragsweep.metrics.errors import InputError
 
-KINDS = ("single_hop", "multi_hop", "comparative", "conditional")
+KINDS = ("single_hop", "multi_hop", "comparative", "conditional", "unanswerable")
+#: The kind whose answer is not in the corpus: reference :data:`metrics.refusal.UNANSWERABLE`, no evidence.
+UNANSWERABLE_KIND = "unanswerable"
 
 
 @dataclass(frozen=True)
@@ -93,8 +98,9 @@ def read_testset(path: str | Path) -> list[TestSample]:
         if sid in seen:
             raise InputError(f"{file}, line {lineno}, column id: {sid!r} appears twice")
         seen.add(sid)
-        if not isinstance(row["evidence"], list) or not row["evidence"]:
-            raise InputError(f"{file}, line {lineno}, column evidence: needs at least one span")
+        if not isinstance(row["evidence"], list) or not (row["evidence"] or row.get("kind") == UNANSWERABLE_KIND):
+            raise InputError(f"{file}, line {lineno}, column evidence: needs at least one span "
+                             f"(only kind {UNANSWERABLE_KIND!r} has none)")
         pairs = [_span(file, lineno, item) for item in row["evidence"]]
         samples.append(TestSample(sid, str(row["question"]), str(row.get("reference", "")),
                                   tuple(p[0] for p in pairs), str(row.get("kind", "single_hop")),

@@ -4,7 +4,9 @@ A writer never chooses evidence offsets: it receives sentence units and says whi
 its answer needs, so the spans written to the test set are the units' own spans.
 
 :class:`LLMWriter` makes one call per candidate (question, answer and the sentence numbers
-used, in one JSON object, schema-constrained where the backend supports it). A broken reply
+used, in one JSON object, schema-constrained where the backend supports it). An ``unanswerable``
+candidate gets a prompt of its own (:data:`gen.prompts.WRITE_UNANSWERABLE`: a question on the
+sentences' subject that they do not answer); its reference is fixed and it keeps no evidence. A broken reply
 gets one repair from :mod:`metrics.llm.base`; if that fails too the candidate is rejected as
 ``write_failed`` and replaced, never a crash.
 """
@@ -12,14 +14,22 @@ gets one repair from :mod:`metrics.llm.base`; if that fails too the candidate is
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Any, Protocol
 
 from ragsweep.gen.candidates import Candidate
-from ragsweep.gen.prompts import WRITE_QUESTION, WriteInput, WriteOutput
+from ragsweep.gen.prompts import (
+    WRITE_QUESTION,
+    WRITE_UNANSWERABLE,
+    UnanswerableInput,
+    UnanswerableOutput,
+    WriteInput,
+    WriteOutput,
+)
 from ragsweep.gen.units import Unit
 from ragsweep.metrics.errors import JudgeError
 from ragsweep.metrics.llm.base import LLM, Usage
 from ragsweep.metrics.prompts.core import Prompt, complete
+from ragsweep.metrics.refusal import UNANSWERABLE
 
 TWO_SENTENCE_KINDS = ("multi_hop", "comparative")
 
@@ -37,6 +47,7 @@ class Draft:
     evidence: tuple[Unit, ...]
     usage: Usage = field(default_factory=Usage)
     cached: bool = False
+    provenance: dict[str, Any] = field(default_factory=dict)  # added to the sample's (e.g. an unanswerable swap)
 
 
 class Writer(Protocol):
@@ -68,11 +79,12 @@ class LLMWriter:
             prompt's own (160 for :data:`~gen.prompts.WRITE_QUESTION`).
     """
 
-    kinds = ("single_hop", "multi_hop", "comparative", "conditional")
+    kinds = ("single_hop", "multi_hop", "comparative", "conditional", "unanswerable")
 
     def __init__(self, llm: LLM, prompt: Prompt[WriteInput, WriteOutput] = WRITE_QUESTION,
                  max_tokens: int | None = None) -> None:
         self.llm, self.prompt = llm, prompt
+        self.unanswerable_prompt = WRITE_UNANSWERABLE
         self.max_tokens = prompt.max_tokens if max_tokens is None else max_tokens
         self.model_id = llm.model_id
         self.backend = str(llm.identity().get("backend", type(llm).__name__))
@@ -82,6 +94,8 @@ class LLMWriter:
 
     async def write(self, cand: Candidate, topics: list[str], persona: str | None = None,
                     style: str | None = None) -> Draft:
+        if cand.kind == "unanswerable":
+            return await self._unanswerable(cand, topics, persona, style)
         data = WriteInput(kind=cand.kind, sentences=[u.text for u in cand.shown], topics=topics,  # type: ignore[arg-type]
                           persona=persona, style=style)
         self.calls += 1
@@ -95,3 +109,23 @@ class LLMWriter:
         if not question or not answer:
             raise WriteFailed("empty question or answer")
         return Draft(question, answer, pick_evidence(cand, out.used), done.usage, done.cached)
+
+    async def _unanswerable(self, cand: Candidate, topics: list[str], persona: str | None,
+                            style: str | None) -> Draft:
+        """A question on the candidate's topic that its sentences leave open (:data:`WRITE_UNANSWERABLE`);
+        no evidence, and the reference :data:`metrics.refusal.UNANSWERABLE` whatever the model says."""
+        data = UnanswerableInput(sentences=[u.text for u in cand.shown], topics=topics, persona=persona, style=style)
+        self.calls += 1
+        try:
+            done = await complete(self.llm, self.unanswerable_prompt, data,
+                                  max_tokens=min(self.max_tokens, self.unanswerable_prompt.max_tokens))
+        except JudgeError as exc:
+            raise WriteFailed(str(exc)) from exc
+        self.usage = self.usage + done.usage
+        out: UnanswerableOutput = done.parsed
+        question = out.question.strip()
+        if not question:
+            raise WriteFailed("empty question")
+        prompt = f"{self.unanswerable_prompt.name}@{self.unanswerable_prompt.version}"
+        return Draft(question, UNANSWERABLE, (), done.usage, done.cached,
+                     provenance={"prompt": prompt, "missing": out.missing.strip()[:200]})

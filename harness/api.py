@@ -233,11 +233,13 @@ async def ascore(data: Any, metrics: Sequence[str] | None = None, *, judge: Any 
     """The async twin of :func:`score` (for code that already runs an event loop)."""
     from ragsweep.harness.parts import build
     from ragsweep.harness.score import choose_metrics
+    from ragsweep.metrics.refusal import is_unanswerable
     from ragsweep.metrics.scoring import check_thresholds, metric_kwargs, score_samples
 
     samples, fields, table = _samples(data, split)
     where = Path(str(data)) if isinstance(data, (str, Path)) else Path(type(data).__name__)
-    specs = choose_metrics(where, None if metrics is None else list(metrics), fields, judge is not None)
+    specs = choose_metrics(where, None if metrics is None else list(metrics), fields, judge is not None,
+                           any(is_unanswerable(s.reference) for s in samples))
     limits = check_thresholds(dict(thresholds or {}), specs)
     for spec in specs:
         metric_kwargs(spec, options or {})

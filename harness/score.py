@@ -39,6 +39,7 @@ from ragsweep.harness.outputs import check_writable, config_yaml, named_by_clock
 from ragsweep.harness.parts import build
 from ragsweep.metrics.catalogue import FIELDS, MetricSpec, RagSample, catalogue, resolve
 from ragsweep.metrics.errors import EXIT_NOT_SCORED, InputError, fail, scrub, scrub_all
+from ragsweep.metrics.refusal import is_unanswerable
 from ragsweep.metrics.scoring import (
     EMPTY_ANSWERS,
     check_thresholds,
@@ -253,13 +254,16 @@ def read_samples(path: str | Path, split: str | None = None) -> tuple[list[RagSa
 DEFAULT_JUDGED = ("faithfulness", "answer_relevancy", "context_precision", "context_recall")
 
 
-def choose_metrics(path: Path, names: list[str] | None, fields: dict[str, str], has_judge: bool) -> list[MetricSpec]:
-    """The requested metrics (each checked against the columns), or every metric the file supports."""
+def choose_metrics(path: Path, names: list[str] | None, fields: dict[str, str], has_judge: bool,
+                   unanswerable: bool = False) -> list[MetricSpec]:
+    """The requested metrics (each checked against the columns), or every metric the file supports
+    (``refusal`` only when ``unanswerable``: some sample's reference is "not in the knowledge base")."""
     if names is None:
         # Judged metrics by default: the four that answer "is it grounded, on topic, well retrieved"
         # (about 4 judge calls a sample); the others are one `metrics=[...]` away.
         specs = [s for s in catalogue().values() if set(s.inputs) <= set(fields)
-                 and (not s.needs_judge or (has_judge and s.name in DEFAULT_JUDGED))]
+                 and (not s.needs_judge or (has_judge and s.name in DEFAULT_JUDGED))
+                 and (unanswerable or not s.scores_unanswerable)]
         if not specs:
             raise InputError(f"{path}: no metric can be scored from columns {', '.join(fields) or 'none'} "
                              f"(known fields: {', '.join(FIELDS)})")
@@ -379,7 +383,8 @@ def run(cfg: DictConfig) -> int:
     samples, fields, table = read_samples(path, cfg.split)
     # The llm config group builds the judge (its `none` option builds None); unset, no judge.
     judge = build(cfg.llm, "llm") if cfg.llm is not None else None
-    specs = choose_metrics(path, _names(cfg.metrics), fields, judge is not None)
+    specs = choose_metrics(path, _names(cfg.metrics), fields, judge is not None,
+                           any(is_unanswerable(s.reference) for s in samples))
     thresholds = check_thresholds(OmegaConf.to_container(cfg.thresholds), specs)
     options = OmegaConf.to_container(cfg.metric_options)
     for spec in specs:  # check options before a dry run reports success

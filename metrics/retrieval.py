@@ -20,6 +20,11 @@ from ragsweep.metrics.spec import MetricSpec, Span
 from ragsweep.metrics.values import MetricValue
 
 
+#: Why a sample with an empty evidence list (an ``unanswerable`` question of ``ragsweep gen``) has no
+#: retrieval score: nothing in the corpus is relevant, so recall, rank and span metrics do not apply.
+NO_RELEVANT = "no relevant documents: the question has no evidence (unanswerable: its answer is not in the corpus)"
+
+
 RankMetric = Callable[[Sequence[float], int, Sequence[float]], float]
 """Uniform signature of ``RANK_METRICS`` entries: ``(gains, k, ideal_gains) -> score``."""
 
@@ -331,7 +336,8 @@ def judged_gains(retrieved: Sequence[Span], top_k: int | None, evidence: Sequenc
     With ``qrels`` (document judgements, BEIR): items are collapsed to their documents first and
     ``top_k`` counts documents. With ``evidence``: an item is relevant when it overlaps a gold span,
     and the judged-relevant set has ``n_relevant`` members (the items of this chunking that overlap
-    the evidence). Returns an ``undefined`` MetricValue when relevance cannot be judged.
+    the evidence). Returns an ``undefined`` MetricValue when relevance cannot be judged, or when the
+    evidence is empty (:data:`NO_RELEVANT`; never a 0 averaged in).
     """
     if qrels is not None:
         passed = _documents(retrieved)[:top_k]
@@ -342,6 +348,8 @@ def judged_gains(retrieved: Sequence[Span], top_k: int | None, evidence: Sequenc
         return gains, ideal, passed
     if evidence is None:
         return MetricValue.undefined("no evidence spans and no qrels to judge relevance by")
+    if not evidence:
+        return MetricValue.undefined(NO_RELEVANT)
     if n_relevant is None:
         return MetricValue.undefined("no judged-relevant count (n_relevant) for span relevance")
     if n_relevant == 0:
@@ -374,7 +382,7 @@ def _rank_spec(name: str, description: str) -> MetricSpec:
 def _span_spec(name: str, index: int, description: str) -> MetricSpec:
     def metric(retrieved: Sequence[Span], evidence: Sequence[Span], *, top_k: int | None = None) -> MetricValue:
         if not evidence:
-            return MetricValue.undefined("no evidence spans")
+            return MetricValue.undefined(NO_RELEVANT)
         passed = list(retrieved[:top_k])
         return MetricValue.ok(span_char_metrics(passed, evidence)[index], n_passed=len(passed))
 

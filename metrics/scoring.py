@@ -12,6 +12,10 @@ metric that reads the answer either earns no credit (``"fail"``: 0, or the worst
 for a lower-is-better metric, without calling the metric) or is left out of the mean (``"exclude"``:
 ``undefined``); both mark the result ``empty_answer`` so summaries count them. Without the option
 (the sweep) each metric treats a blank answer its own way and a missing one is ``undefined``.
+
+Unanswerable questions (reference ``"not in the knowledge base"``, :mod:`metrics.refusal`): a metric
+that compares with the reference or its contexts is ``undefined`` on them, with that reason, unless
+its spec says ``scores_unanswerable`` (``refusal``).
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ from typing import Any
 
 from ragsweep.metrics.catalogue import MetricSpec, RagSample
 from ragsweep.metrics.guard import guard_sample
+from ragsweep.metrics.refusal import UNANSWERABLE_REASON, is_unanswerable
 from ragsweep.metrics.errors import EXIT_NOT_SCORED, EXIT_OK, EXIT_THRESHOLD, InputError, JudgeError, scrub
 from ragsweep.metrics.values import MetricValue, ScoredSample, summarise
 
@@ -96,6 +101,9 @@ async def _run_metric(sample: RagSample, spec: MetricSpec, kwargs: dict[str, Any
     missing = [f for f in spec.inputs if sample.get(f) is None and not (empty and f == "answer")]
     if missing:
         return MetricValue.undefined(f"no {' and no '.join(missing)}", missing=missing)
+    if not spec.scores_unanswerable and {"reference", "reference_contexts"} & {*spec.inputs, *spec.optional} \
+            and is_unanswerable(sample.reference):
+        return MetricValue.undefined(UNANSWERABLE_REASON, unanswerable=True)
     if empty:
         return _empty_answer(spec, str(empty_answers))
     fn = spec.fn

@@ -87,6 +87,9 @@ class MetricSpec:
         options: Default keyword options (overridable from config ``metric_options.<name>``).
         param: The option a name's ``@value`` sets (``"k"`` for ``ndcg@10``); None: no parameter.
         family: Which family the metric belongs to (``retrieval``, ``lexical``, ...), for listings.
+        scores_unanswerable: The metric scores samples whose reference is the unanswerable marker
+            (``metrics/refusal.py``) itself; any other metric reading ``reference`` is ``undefined``
+            on them, since there is no answer to compare with.
     """
 
     name: str
@@ -103,6 +106,7 @@ class MetricSpec:
     options: Mapping[str, Any] = field(default_factory=dict)
     param: str | None = None
     family: str = ""
+    scores_unanswerable: bool = False
 
     def __post_init__(self) -> None:
         unknown = (set(self.inputs) | set(self.optional)) - set(FIELDS)

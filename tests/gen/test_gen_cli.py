@@ -30,7 +30,9 @@ def test_llm_none_writes_a_usable_testset(rules_testset):
     assert "overlap:  0." in done.stdout or "overlap:  1.00" in done.stdout  # the end-of-run overlap line
     report = json.loads(out.with_name("ts.report.json").read_text())
     assert report["accepted"] == 15 and report["complete"] is True
-    assert report["overlap"]["n"] == 15 and report["overlap"]["warning"]  # whole-clause questions copy their evidence
+    # The default mix: llm=none writes single_hop and unanswerable (0.4 : 0.1), which has no evidence.
+    assert report["accepted_by_kind"] == {"single_hop": 12, "unanswerable": 3}
+    assert report["overlap"]["n"] == 12 and report["overlap"]["warning"]  # whole-clause questions copy their evidence
     assert "lexical retrieval" in done.stderr
     assert report["backend"] == "rules" and "rejected" in report
     samples = read_testset(out)
@@ -55,6 +57,12 @@ def test_generated_testset_drives_a_sweep(rules_testset, ragsweep):
         rows = list(csv.DictReader(fh))
     assert sorted(int(r["top_k"]) for r in rows) == [1, 5]
     assert "| # |" in (sweeps[-1] / "leaderboard.md").read_text()
+    # Unanswerable questions have no relevant document: their retrieval scores are undefined, never 0.
+    unanswerable = {s.id for s in read_testset(out) if s.kind == "unanswerable"}
+    scores = [json.loads(line) for f in sweeps[-1].rglob("scores.jsonl") for line in f.read_text().splitlines()]
+    mine = [r for r in scores if r["sample_id"] in unanswerable and r["metric"].startswith(("ndcg", "recall", "span"))]
+    assert unanswerable and mine
+    assert all(r["status"] == "undefined" and "no relevant documents" in r["explanation"]["reason"] for r in mine)
 
 
 def test_parquet_option(tmp_path, ragsweep):
