@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import logging
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +17,8 @@ from ragsweep.gen.documents import Corpus
 from ragsweep.gen.gates import GateConfig
 from ragsweep.gen.generate import GenConfig, Result, check_n, generate
 from ragsweep.gen.parts import build
-from ragsweep.gen.testset import KINDS, write_testset
+from ragsweep.gen.testset import KINDS, read_testset, write_testset
+from ragsweep.gen.topup import append_samples, fresh_ids, read_base
 from ragsweep.metrics.errors import InputError, fail
 
 log = logging.getLogger("ragsweep")
@@ -67,10 +69,19 @@ def duplicates_report(corpus: Corpus) -> dict[str, Any]:
     return {"duplicates": corpus.duplicates.summary()} if corpus.duplicates is not None else {}
 
 
-def write_outputs(result: Result, corpus: Corpus, out: Path, extra: dict[str, Any], parquet: bool) -> dict[str, Path]:
-    """The test set (JSONL), the report beside it, and optionally Parquet."""
-    paths = {"testset": write_testset(result.samples, out, corpus)}
-    report = out.with_name(out.stem + ".report.json")
+def write_outputs(result: Result, corpus: Corpus, out: Path, extra: dict[str, Any], parquet: bool,
+                  base: Path | None = None) -> dict[str, Path]:
+    """The test set (JSONL), the report beside it, and optionally Parquet.
+
+    With ``base`` (a top-up) the test set is ``base``'s lines and then the new samples, and the report
+    (of this run's samples) is ``<out>.topup.report.json``.
+    """
+    if base is None:
+        paths = {"testset": write_testset(result.samples, out, corpus)}
+        report = out.with_name(out.stem + ".report.json")
+    else:
+        paths = {"testset": append_samples(base, result.samples, out, corpus)}
+        report = out.with_name(out.stem + ".topup.report.json")
     body = result.report.to_dict({"seconds": round(result.seconds, 2), "attempts": result.attempts,
                                   "llm_tokens": {"prompt": result.usage.prompt_tokens,
                                                  "completion": result.usage.completion_tokens}, **extra})
@@ -79,7 +90,7 @@ def write_outputs(result: Result, corpus: Corpus, out: Path, extra: dict[str, An
     if parquet:
         import datasets
 
-        rows = [s.to_dict(corpus) for s in result.samples]
+        rows = [s.to_dict(corpus) for s in (read_testset(out) if base is not None else result.samples)]
         paths["parquet"] = out.with_suffix(".parquet")
         datasets.Dataset.from_list(rows).to_parquet(str(paths["parquet"]))
     return paths
@@ -93,6 +104,12 @@ def run(cfg: DictConfig, run_dir: Path) -> dict[str, Path]:
     llm = build(cfg.llm, "llm")
     writer = make_writer(llm, int(cfg.max_tokens))
     gcfg = gen_config(cfg, concurrency_of(llm) if llm is not None else 1)
+    base = Path(cfg.append_to) if cfg.get("append_to") else None
+    known = read_base(base, corpus) if base is not None else []
+    if known:
+        gcfg = replace(gcfg, known_questions=tuple(s.question for s in known),
+                       known_candidates=frozenset(str(s.provenance.get("candidate")) for s in known
+                                                  if s.provenance.get("candidate")))
     embed = None
     if cfg.gates.embed:
         from ragsweep.metrics.embedding import OnnxMiniLM
@@ -100,12 +117,14 @@ def run(cfg: DictConfig, run_dir: Path) -> dict[str, Path]:
         embed = OnnxMiniLM().embed
     # Questions are written from originals only, so no evidence is pinned to one of several copies.
     result = generate(corpus.originals(), writer, gcfg, embed=embed, progress=bool(cfg.progress))
-    out = Path(cfg.out) if cfg.out else run_dir / "testset.jsonl"
+    out = Path(cfg.out) if cfg.out else base or run_dir / "testset.jsonl"
+    if base is not None:
+        result = replace(result, samples=fresh_ids(result.samples, known))
     extra = {"corpus": corpus.source, "seed": gcfg.seed, "backend": writer.backend, "model": writer.model_id,
              "prompt": writer.prompt_version, "kinds_configured": dict(gcfg.kinds),
              "cache": {"hits": getattr(llm, "hits", None), "misses": getattr(llm, "misses", None)},
              **duplicates_report(corpus)}
-    paths = write_outputs(result, corpus, out, extra, bool(cfg.parquet))
+    paths = write_outputs(result, corpus, out, extra, bool(cfg.parquet), base)
     rep = result.report
     print(rep.message())
     print("by kind: " + ", ".join(f"{k}={v}" for k, v in sorted(rep.accepted_by_kind.items())))
@@ -116,6 +135,8 @@ def run(cfg: DictConfig, run_dir: Path) -> dict[str, Path]:
     print(f"report:   {paths['report']}")
     if "parquet" in paths:
         print(f"parquet:  {paths['parquet']}")
+    if base is not None:
+        print(f"topped up: {len(result.samples)} new after the {len(known)} of {base}")
     print(f"test set: {paths['testset']}")
     return paths
 

@@ -47,6 +47,9 @@ class GenConfig:
     max_attempts: int | None = None
     concurrency: int = 1
     gates: GateConfig = field(default_factory=GateConfig)
+    # A top-up (``append_to``): the set's questions join the duplicate gate, its candidates are not redrawn.
+    known_questions: Sequence[str] = ()
+    known_candidates: frozenset[str] = frozenset()
 
 
 @dataclass
@@ -131,8 +134,13 @@ async def agenerate(corpus: Corpus, writer: Writer, cfg: GenConfig, *,
     absence = (AbsenceCheck(corpus, embed, cover=cfg.gates.absent_cover, max_cosine=cfg.gates.absent_cosine)
                if any(k == UNANSWERABLE_KIND for k, _ in mix) else None)
     report = Report(requested=n)
-    schedule = _Schedule(kind_quotas(n, mix), {k: candidates(units, k, cfg.seed) for k, _ in mix}, report)
+    # A top-up does not draw again the candidates its set's questions were written from.
+    streams = {k: (c for c in candidates(units, k, cfg.seed) if c.key not in cfg.known_candidates) for k, _ in mix}
+    schedule = _Schedule(kind_quotas(n, mix), streams, report)
     dups = DuplicateFilter(embed, cfg.gates.dup_cosine)
+    known = list(cfg.known_questions)
+    for question, vec in zip(known, embed(known) if embed is not None and known else [None] * len(known)):
+        dups.add(question, vec)
     max_attempts = cfg.max_attempts or 20 * n + 50
     samples: list[TestSample] = []
     usage, attempts, stopped = Usage(), 0, False

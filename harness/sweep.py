@@ -118,7 +118,8 @@ def variant_params(cfg: DictConfig, choices: Mapping[str, str], cut: Cut) -> dic
     context = choices.get("context")
     if context and context != "chunks" and "context" in cfg:  # the default leaves names as they were
         params["context"] = context
-        params.update({f"context.{k}": v for k, v in cfg.context.items() if k != "_target_"})
+        shown = build(cfg.context, "context").params()  # the settings that apply (no size for by=paragraph)
+        params.update({f"context.{k}": v for k, v in shown.items() if k not in ("name", "splitter")})
     params.update(cut.params())
     return params
 
