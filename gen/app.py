@@ -14,6 +14,7 @@ from hydra.core.hydra_config import HydraConfig
 from omegaconf import DictConfig, OmegaConf
 
 from ragsweep.gen.documents import Corpus
+from ragsweep.gen.followup import follow_up_line
 from ragsweep.gen.gates import GateConfig
 from ragsweep.gen.generate import GenConfig, Result, check_n, generate
 from ragsweep.gen.parts import build
@@ -91,6 +92,8 @@ def write_outputs(result: Result, corpus: Corpus, out: Path, extra: dict[str, An
         import datasets
 
         rows = [s.to_dict(corpus) for s in (read_testset(out) if base is not None else result.samples)]
+        columns = dict.fromkeys(k for r in rows for k in r)  # from_list reads the first row's keys only
+        rows = [{k: r.get(k) for k in columns} for r in rows]
         paths["parquet"] = out.with_suffix(".parquet")
         datasets.Dataset.from_list(rows).to_parquet(str(paths["parquet"]))
     return paths
@@ -130,6 +133,8 @@ def run(cfg: DictConfig, run_dir: Path) -> dict[str, Path]:
     print("by kind: " + ", ".join(f"{k}={v}" for k, v in sorted(rep.accepted_by_kind.items())))
     print("rejected: " + (", ".join(f"{k}={v}" for k, v in rep.rejected.items() if v) or "none"))
     if line := rep.unanswerable_line():
+        print(line)
+    if line := follow_up_line(rep):
         print(line)
     print(rep.overlap_line())
     print(f"report:   {paths['report']}")

@@ -12,6 +12,10 @@ The code, not the model, chooses the evidence: every candidate is a few sentence
 - ``unanswerable``: one sentence with an answer phrase, same context, as single_hop (and drawn in
   its own seeded order). It is not evidence but a topic: the writer asks what the corpus does not
   say about it, and the sample keeps no span.
+- ``follow_up``: two sentences of one document, at most :data:`FOLLOW_UP_GAP` sentences apart, each
+  with an answer phrase, that share a named entity or whose second opens with a pronoun (both about
+  the document's subject, as a rule): the first turn is asked of the first, the follow-up of the
+  second (:mod:`gen.followup`).
 
 Documents are visited in a seeded random order, round-robin, so the first candidates cover
 as many documents as possible: on a large corpus the test set is a seeded random sample.
@@ -20,12 +24,17 @@ as many documents as possible: on a large corpus the test set is a seeded random
 from __future__ import annotations
 
 import random
-from collections.abc import Iterator
+import re
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from typing import TypeVar
 
 from ragsweep.gen.units import CONDITION, Unit, answer_phrases
 
 _MAX_PAIR_DOCS = 400  # documents scanned for shared entities (the index is quadratic in the worst case)
+T = TypeVar("T")
+FOLLOW_UP_GAP = 4     # a follow-up's sentence is at most this many sentences after the first turn's
+_OPENS_WITH_PRONOUN = re.compile(r"^(?:It|Its|She|Her|He|His|They|Their)\b")
 
 
 @dataclass(frozen=True)
@@ -58,7 +67,7 @@ def _with_context(units: list[Unit], i: int) -> tuple[tuple[Unit, ...], tuple[in
     return (units[i],), (0,)
 
 
-def _round_robin(per_doc: dict[str, list[int]], order: list[str]) -> Iterator[tuple[str, int]]:
+def _round_robin(per_doc: Mapping[str, Sequence[T]], order: list[str]) -> Iterator[tuple[str, T]]:
     depth = 0
     while True:
         emitted = False
@@ -120,6 +129,20 @@ def _pairs(units: dict[str, list[Unit]], order: list[str], rng: random.Random, k
         yield Candidate(kind, (a, b), (0, 1))
 
 
+def _follow_ups(units: dict[str, list[Unit]], order: list[str], rng: random.Random) -> Iterator[Candidate]:
+    per_doc: dict[str, list[tuple[int, int]]] = {}
+    for doc_id in order:
+        doc = units[doc_id]
+        asked = [i for i, u in enumerate(doc) if answer_phrases(u.text)]
+        pairs = [(i, j) for i in asked for j in asked
+                 if 0 < doc[j].index - doc[i].index <= FOLLOW_UP_GAP
+                 and (doc[i].entities & doc[j].entities or _OPENS_WITH_PRONOUN.match(doc[j].text))]
+        rng.shuffle(pairs)
+        per_doc[doc_id] = pairs
+    for doc_id, (i, j) in _round_robin(per_doc, order):
+        yield Candidate("follow_up", (units[doc_id][i], units[doc_id][j]), (0, 1))
+
+
 def _bump(counts: dict[str, int], key: str) -> int:
     counts[key] = counts.get(key, 0) + 1
     return counts[key]
@@ -134,4 +157,6 @@ def candidates(units: dict[str, list[Unit]], kind: str, seed: int) -> Iterator[C
         return _single(units, order, rng, kind)
     if kind in ("multi_hop", "comparative"):
         return _pairs(units, order, rng, kind)
+    if kind == "follow_up":
+        return _follow_ups(units, order, rng)
     raise ValueError(f"unknown question kind {kind!r}")

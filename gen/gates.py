@@ -27,6 +27,8 @@ REASONS: dict[str, str] = {
     "unsupported": "the reference answer is not supported by its evidence (lexical support below threshold)",
     "not_self_contained": "the question points at an unseen text ('according to the passage', 'this study')",
     "trivial": "the question copies its evidence, or gives its own answer away",
+    "follow_up_self_contained": "follow_up: the second turn names its subject, or has no pronoun or ellipsis that "
+                                "refers to the first turn, so it needs no history (gen.followup)",
     "duplicate_text": "the question equals an accepted one after normalisation",
     "duplicate_embedding": "the question is a near-duplicate of an accepted one (embedding cosine)",
     "high_overlap": "the question shares more of its content words with its evidence documents than gates.max_overlap",

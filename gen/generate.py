@@ -22,8 +22,9 @@ import numpy as np
 from ragsweep.gen.absence import AbsenceCheck
 from ragsweep.gen.candidates import Candidate, candidates
 from ragsweep.gen.documents import Corpus, Span
+from ragsweep.gen.followup import check_follow_up
 from ragsweep.gen.gates import DuplicateFilter, GateConfig, Report, check_sample, kind_quotas, lexical_overlap
-from ragsweep.gen.testset import KINDS, UNANSWERABLE_KIND, TestSample
+from ragsweep.gen.testset import FOLLOW_UP_KIND, KINDS, UNANSWERABLE_KIND, TestSample
 from ragsweep.gen.units import corpus_units, topic_of
 from ragsweep.gen.writer import Draft, WriteFailed, Writer
 from ragsweep.metrics.errors import InputError
@@ -207,7 +208,10 @@ def _gate(draft: Draft, cand: Candidate, corpus: Corpus, cfg: GenConfig, writer:
         quotes=tuple(u.text for u in draft.evidence))
     example = {"candidate": cand.key, "question": draft.question, "reference": draft.reference,
                "overlap": sample.provenance.get("overlap")}
-    reason = check_sample(sample, corpus, cfg.gates)
+    if cand.kind == FOLLOW_UP_KIND:  # the pair's gates; the sample gets its conversation (gen.followup)
+        sample, reason = check_follow_up(sample, corpus, cfg.gates)
+    else:
+        reason = check_sample(sample, corpus, cfg.gates)
     if reason is None and unanswerable and absence is not None:
         verdict = absence.check(draft.question)
         example["absence"] = {**verdict.to_dict(), "check": verdict.check}

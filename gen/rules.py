@@ -6,8 +6,9 @@ entity), keeps the clause around it, and turns the phrase into a wh-phrase::
     "It received its town charter in 1687, when it was ..."   (document: "Port Calder")
     -> "Port Calder received its town charter in what year?"   reference: "1687"
 
-Instant and repeatable, for CI and quick sweeps; it writes ``single_hop`` and ``unanswerable``
-questions.
+Instant and repeatable, for CI and quick sweeps; it writes ``single_hop``, ``unanswerable`` and
+``follow_up`` questions (two such questions on one document's subject, the second with a pronoun in
+place of the subject: :func:`rule_follow_up`, gates in :mod:`gen.followup`).
 
 An ``unanswerable`` question (:func:`unanswerable_question`) keeps such a question's frame and swaps
 one of its anchors, outside the wh-phrase, for one the sentence does not hold: a year (or a date's
@@ -48,6 +49,8 @@ from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 
 from ragsweep.gen.candidates import Candidate
+from ragsweep.gen.followup import PRONOUN_OF_OPENER, follow_up_info, pronoun_of, pronounise
+from ragsweep.gen.gates import normalise
 from ragsweep.gen.units import Phrase, Unit, answer_phrases
 from ragsweep.gen.writer import Draft, WriteFailed
 from ragsweep.metrics.errors import InputError
@@ -263,7 +266,7 @@ class RuleWriter:
     weighs the same and the first ones are kept.
     """
 
-    kinds = ("single_hop", "unanswerable")
+    kinds = ("single_hop", "unanswerable", "follow_up")
     model_id = "rules"
     backend = "rules"
     prompt_version = RULES_VERSION
@@ -272,6 +275,7 @@ class RuleWriter:
         self.doc_freq: Counter[str] = Counter()
         self.n_docs = 0
         self.names: list[tuple[str, set[str]]] = []
+        self.pronouns: dict[str, str] = {}  # document -> the pronoun of its subject (follow-ups)
 
     def prepare(self, units: Mapping[str, Sequence[Unit]], styles: Sequence[str]) -> None:
         """Check the configured styles; count each content word's documents over ``units``."""
@@ -288,6 +292,7 @@ class RuleWriter:
                     if name.split()[0].lower() not in STOP | _PREPOSITIONS:  # "Under the Authority": no name
                         holders.setdefault(name, set()).add(doc_id)
         self.names = sorted(holders.items(), key=lambda kv: (-len(kv[1]), kv[0]))
+        self.pronouns = {doc_id: pronoun_of(doc) for doc_id, doc in units.items()}
 
     def weight(self, key: str) -> float:
         """Inverse document frequency of a content-word key (rarer words weigh more)."""
@@ -296,6 +301,9 @@ class RuleWriter:
     async def write(self, cand: Candidate, topics: list[str], persona: str | None = None,
                     style: str | None = None) -> Draft:
         del persona  # no voice without a model
+        if cand.kind == "follow_up":  # a conversation reads as questions: the style is not applied
+            doc_id = cand.shown[0].doc_id
+            return rule_follow_up(cand, topics[0], self.pronouns.get(doc_id) or pronoun_of(cand.shown))
         keep = parse_style(style)
         unit = cand.shown[cand.required[0]]
         phrases = sorted(answer_phrases(unit.text), key=lambda p: (_KIND_ORDER[p.kind], p.start))
@@ -326,3 +334,68 @@ class RuleWriter:
                 return Draft(q, phrase.text, (unit,))
         raise WriteFailed("no answer phrase gave a clean question" if cand.kind != "unanswerable" else
                           "no clean question with a year, number or name to swap outside its wh-phrase")
+
+
+# --- follow-ups (gen.followup) -----------------------------------------------------------------
+
+_SUBJECT = "\x02"  # stands for the document's subject while a follow-up's questions are made
+
+
+def _questions(unit: Unit, topic: str, pronoun: str) -> list[tuple[str, str]]:
+    """Every clean (question, answer) the rule writer makes of ``unit``, dates
+    and years first. Where the writer put the subject in place of an opening "Its" ("Its ferries
+    carried ..."), the subject gets its "'s"; where the opening pronoun is not the subject's
+    (``pronoun``), the question is left out."""
+    out = []
+    for phrase in sorted(answer_phrases(unit.text), key=lambda p: (_KIND_ORDER[p.kind] > 1, p.start)):
+        marked = _marked_question(unit.text, phrase, _SUBJECT)
+        if marked is None:
+            continue
+        q = _finish(marked)
+        if q.startswith(_SUBJECT):
+            rest = marked[len(_SUBJECT):].split(_WH_MARK)[0][:20]
+            m = re.search(r"\b(its|it|they|he|she|the company's|the company|the city)" + re.escape(rest),
+                          unit.text, re.I)
+            opener = m.group(1).lower() if m else ""
+            if PRONOUN_OF_OPENER.get(opener, pronoun) != pronoun:
+                continue  # "She will carry 380 passengers" in a document about a company: another subject
+            possessive = opener in ("its", "the company's")
+            q = (topic + ("'" if topic.endswith("s") else "'s") if possessive else topic) + q[len(_SUBJECT):]
+        if phrase.text.lower() not in q.lower():
+            out.append((q, phrase.text))
+    return out
+
+
+def subjects(topic: str) -> list[str]:
+    """Names a question may call the document's subject by: its title, then a person's surname."""
+    words = topic.split()
+    out = [topic]
+    if len(words) == 2 and all(w[:1].isupper() for w in words):
+        out.append(words[-1])  # "Ines Marrow" -> "Marrow"
+    return out
+
+
+def rule_follow_up(cand: Candidate, topic: str, pronoun: str) -> Draft:
+    """A first question of ``cand.shown[0]`` and a follow-up of ``cand.shown[1]`` that both name the
+    document's subject, the follow-up with a pronoun in its place (:mod:`gen.followup`): ``it`` / ``its``,
+    or ``she`` / ``her``, ``he`` / ``his`` / ``him`` as the document speaks of its subject (``pronoun``)."""
+    u1, u2 = cand.shown[0], cand.shown[1]
+    firsts, seconds = _questions(u1, topic, pronoun), _questions(u2, topic, pronoun)
+    h = int(hashlib.sha256(cand.key.encode()).hexdigest()[:8], 16)  # the same pair, the same questions
+    if seconds:
+        seconds = seconds[h % len(seconds):] + seconds[: h % len(seconds)]
+    called = subjects(topic)
+    mentions = re.compile(r"(?<!\w)(?:" + "|".join(re.escape(n) for n in called) + r")(?!\w)")
+    for q2, a2 in seconds:
+        if any(n.lower() in a2.lower() for n in called):
+            continue  # the answer is the subject itself
+        follow = pronounise(q2, called, pronoun)
+        if follow is None:
+            continue
+        for q1, a1 in firsts:
+            if not mentions.search(q1) or any(n.lower() in a1.lower() for n in called):
+                continue  # the first turn must name the subject the pronoun stands for
+            if normalise(a1) == normalise(a2) or a2.lower() in (q1 + " " + a1).lower():
+                continue
+            return Draft(follow, a2, (u2,), provenance={"follow_up": follow_up_info(q1, a1, (u1,), topic, q2)})
+    raise WriteFailed("no pair of questions on the document's subject")

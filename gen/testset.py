@@ -10,7 +10,9 @@ An ``unanswerable`` sample has ``"evidence": []`` and the reference ``"not in th
 (its answer is in no document; retrieval metrics are undefined on it, ``refusal`` scores the answer).
 
 A sample of a conversation also has ``"conversation": [{"role": "user", "content": "..."}, ...]``,
-whose last user turn is its ``question`` (read from Ragas and DeepEval multi-turn files, :mod:`gen.formats`).
+whose last user turn is its ``question`` (read from Ragas and DeepEval multi-turn files, :mod:`gen.formats`;
+written by ``ragsweep gen`` for ``follow_up`` samples, :mod:`gen.followup`). Its ``reference`` and
+``evidence`` are those of the last user turn; the turns before it are the history.
 
 ``text`` inside an evidence item is optional; when present it must equal ``doc.text[start:end]``,
 which :func:`check_against` verifies so a test set can never silently drift from its corpus.
@@ -27,9 +29,11 @@ from typing import Any
 from ragsweep.gen.documents import Corpus, Span, iter_jsonl
 from ragsweep.metrics.errors import InputError
 
-KINDS = ("single_hop", "multi_hop", "comparative", "conditional", "unanswerable")
+KINDS = ("single_hop", "multi_hop", "comparative", "conditional", "unanswerable", "follow_up")
 #: The kind whose answer is not in the corpus: reference :data:`metrics.refusal.UNANSWERABLE`, no evidence.
 UNANSWERABLE_KIND = "unanswerable"
+#: The kind that is the second user turn of a conversation (:mod:`gen.followup`).
+FOLLOW_UP_KIND = "follow_up"
 
 
 @dataclass(frozen=True)

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from ragsweep.gen.candidates import Candidate
+from ragsweep.gen.followup import WRITE_FOLLOW_UP, FollowUpInput, FollowUpOutput, follow_up_info
 from ragsweep.gen.prompts import (
     WRITE_QUESTION,
     WRITE_UNANSWERABLE,
@@ -79,7 +80,7 @@ class LLMWriter:
             prompt's own (160 for :data:`~gen.prompts.WRITE_QUESTION`).
     """
 
-    kinds = ("single_hop", "multi_hop", "comparative", "conditional", "unanswerable")
+    kinds = ("single_hop", "multi_hop", "comparative", "conditional", "unanswerable", "follow_up")
 
     def __init__(self, llm: LLM, prompt: Prompt[WriteInput, WriteOutput] = WRITE_QUESTION,
                  max_tokens: int | None = None) -> None:
@@ -96,6 +97,8 @@ class LLMWriter:
                     style: str | None = None) -> Draft:
         if cand.kind == "unanswerable":
             return await self._unanswerable(cand, topics, persona, style)
+        if cand.kind == "follow_up":
+            return await self._follow_up(cand, topics, persona, style)
         data = WriteInput(kind=cand.kind, sentences=[u.text for u in cand.shown], topics=topics,  # type: ignore[arg-type]
                           persona=persona, style=style)
         self.calls += 1
@@ -129,3 +132,23 @@ class LLMWriter:
         prompt = f"{self.unanswerable_prompt.name}@{self.unanswerable_prompt.version}"
         return Draft(question, UNANSWERABLE, (), done.usage, done.cached,
                      provenance={"prompt": prompt, "missing": out.missing.strip()[:200]})
+
+    async def _follow_up(self, cand: Candidate, topics: list[str], persona: str | None, style: str | None) -> Draft:
+        """A first question of sentence [1] and a follow-up of sentence [2] that needs it, in one call
+        (:data:`gen.followup.WRITE_FOLLOW_UP`); the first turn goes into the provenance (``follow_up``)."""
+        data = FollowUpInput(sentences=[u.text for u in cand.shown], topics=topics, persona=persona, style=style)
+        self.calls += 1
+        try:
+            done = await complete(self.llm, WRITE_FOLLOW_UP, data,
+                                  max_tokens=max(self.max_tokens, WRITE_FOLLOW_UP.max_tokens))
+        except JudgeError as exc:
+            raise WriteFailed(str(exc)) from exc
+        self.usage = self.usage + done.usage
+        out: FollowUpOutput = done.parsed
+        texts = [t.strip() for t in (out.first_question, out.first_answer, out.follow_up, out.answer, out.subject,
+                                     out.standalone)]
+        if not all(texts):
+            raise WriteFailed("an empty question, answer, subject or standalone question")
+        info = follow_up_info(texts[0], texts[1], cand.shown[:1], texts[4], texts[5])
+        return Draft(texts[2], texts[3], cand.shown[1:2], done.usage, done.cached,
+                     provenance={"prompt": f"{WRITE_FOLLOW_UP.name}@{WRITE_FOLLOW_UP.version}", "follow_up": info})

@@ -6,8 +6,9 @@ Every finished call -- answered, or failed for good after its retries -- is one 
 stopped (killed, Ctrl-C, a crash) keeps every line it wrote; run again into the same folder, it
 reads them and calls only the questions without an ``ok`` line (failed ones are tried again unless
 ``resume.retry_errors=false``). A line cut short by a kill is dropped when the file is reopened.
-A later line for a question replaces an earlier one. The question text is kept on each line: a
-line whose question no longer matches the test set is not reused.
+A later line for a question replaces an earlier one. The question text (and a conversation's earlier
+turns, ``history``) is kept on each line: a line whose question no longer matches the test set is not
+reused.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ import json
 import logging
 import random
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -26,6 +27,7 @@ from ragsweep.harness.targets import Reply, Target, TargetError, jsonable
 from ragsweep.metrics.errors import InputError, scrub, scrub_all
 
 log = logging.getLogger(__name__)
+History = Sequence[Mapping[str, Any]]
 
 
 @dataclass(frozen=True)
@@ -93,21 +95,26 @@ class CallLog:
 
 
 def pending(questions: Iterable[tuple[str, str]], done: Mapping[str, Mapping[str, Any]],
-            retry_errors: bool = True) -> list[tuple[str, str]]:
-    """The (sample_id, question) pairs still to call: no line, an error line, or a changed question."""
+            retry_errors: bool = True, histories: Mapping[str, History] | None = None) -> list[tuple[str, str]]:
+    """The (sample_id, question) pairs still to call: no line, an error line, or a changed question
+    (or changed earlier turns, for a conversation in ``histories``)."""
     out = []
     for sid, question in questions:
         row = done.get(sid)
-        if row is None or row.get("question") != question or (retry_errors and row.get("status") != "ok"):
+        history = [dict(t) for t in (histories or {}).get(sid, ())]
+        if (row is None or row.get("question") != question or (row.get("history") or []) != history
+                or (retry_errors and row.get("status") != "ok")):
             out.append((sid, question))
     return out
 
 
 def _row(sid: str, question: str, reply: Reply | None, error: str | None, raw: Any, started: float,
-         attempts: int) -> dict[str, Any]:
+         attempts: int, history: History = ()) -> dict[str, Any]:
     row: dict[str, Any] = {"sample_id": sid, "question": question, "status": "ok" if error is None else "error",
                            "latency_ms": round((time.perf_counter() - started) * 1000, 3), "attempts": attempts,
                            "at": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
+    if history:
+        row["history"] = [dict(t) for t in history]
     if reply is not None:
         row.update(answer=reply.answer, contexts=reply.contexts, scores=reply.scores, usage=reply.usage,
                    raw=scrub_all(jsonable(reply.raw)))
@@ -116,15 +123,18 @@ def _row(sid: str, question: str, reply: Reply | None, error: str | None, raw: A
     return row
 
 
-async def call_one(target: Target, sid: str, question: str, policy: CallPolicy) -> dict[str, Any]:
-    """One question, with retries; the row to record. Latency is that of the attempt that answered."""
+async def call_one(target: Target, sid: str, question: str, policy: CallPolicy,
+                   history: History = ()) -> dict[str, Any]:
+    """One question (with a conversation's earlier turns), with retries; the row to record. Latency is
+    that of the attempt that answered."""
     attempt = 0
+    extra = {"history": history} if history else {}  # a target written before conversations takes none
     while True:
         attempt += 1
         started = time.perf_counter()
         try:
-            reply = await asyncio.wait_for(target.call(question, sid), policy.timeout_s)
-            return _row(sid, question, reply, None, None, started, attempt)
+            reply = await asyncio.wait_for(target.call(question, sid, **extra), policy.timeout_s)
+            return _row(sid, question, reply, None, None, started, attempt, history)
         except InputError:
             raise
         except (asyncio.TimeoutError, TimeoutError):
@@ -134,15 +144,16 @@ async def call_one(target: Target, sid: str, question: str, policy: CallPolicy) 
         except Exception as exc:  # noqa: BLE001 - the application's own failure, kept as an error row
             error, raw, retryable = f"{type(exc).__name__}: {exc}", None, True
         if not retryable or attempt > policy.retries:
-            return _row(sid, question, None, error, raw, started, attempt)
+            return _row(sid, question, None, error, raw, started, attempt, history)
         wait = min(policy.backoff_max_s, policy.backoff_s * 2 ** (attempt - 1))
         log.info("%s: attempt %d failed (%s); retrying in %.2f s", sid, attempt, scrub(error), wait)
         await asyncio.sleep(wait * (1 + random.random() / 4))
 
 
 async def call_all(target: Target, todo: list[tuple[str, str]], policy: CallPolicy, calls: CallLog,
-                   progress: bool = False) -> int:
-    """Call every pending question, recording each as it finishes; return how many failed."""
+                   progress: bool = False, histories: Mapping[str, History] | None = None) -> int:
+    """Call every pending question (with its earlier turns from ``histories``), recording each as it
+    finishes; return how many failed."""
     from tqdm import tqdm
 
     limit = asyncio.Semaphore(policy.concurrency)
@@ -152,7 +163,7 @@ async def call_all(target: Target, todo: list[tuple[str, str]], policy: CallPoli
     async def one(sid: str, question: str) -> None:
         nonlocal failed
         async with limit:
-            row = await call_one(target, sid, question, policy)
+            row = await call_one(target, sid, question, policy, (histories or {}).get(sid, ()))
         calls.append(row)  # one event loop thread: lines never interleave
         failed += row["status"] != "ok"
         bar.update(1)

@@ -13,11 +13,14 @@ or ``'ragsweep[llamaindex]'`` only for the one you use.
 from __future__ import annotations
 
 import inspect
-from collections.abc import Mapping
+import logging
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ragsweep.harness.targets import Reply, Target, TargetError, context_score, context_text, import_object, jsonable
 from ragsweep.metrics.errors import InputError
+
+log = logging.getLogger(__name__)
 
 
 def is_runnable(obj: Any) -> bool:
@@ -42,6 +45,14 @@ def _resolve(spec: Any, params: Mapping[str, Any], check: Any, what: str) -> tup
         if check(built):
             return built, True
     raise InputError(f"{what}={spec!r} is neither the pipeline nor a function returning one")
+
+
+def last_turn_only(target: Target, history: Sequence[Mapping[str, Any]]) -> None:
+    """Warn once that a conversation sample reaches this pipeline as its last turn alone."""
+    if history and not getattr(target, "_warned_history", False):
+        target._warned_history = True  # type: ignore[attr-defined]
+        log.warning("target=%s gets the last turn of each conversation only (no history); wrap the pipeline in "
+                    "a target=python function with a history= parameter to pass it", target.kind)
 
 
 def _label(spec: Any) -> str:
@@ -80,7 +91,8 @@ class LangChainTarget(Target):
     def label(self) -> str:
         return _label(self.spec)
 
-    async def call(self, question: str, sample_id: str) -> Reply:
+    async def call(self, question: str, sample_id: str, history: Sequence[Mapping[str, Any]] = ()) -> Reply:
+        last_turn_only(self, history)
         given = question if self.input_key is None else {self.input_key: question}
         config = None if self._built or not self.params else {"configurable": self.params}
         out = await self.runnable.ainvoke(given, config=config)
@@ -119,7 +131,8 @@ class LlamaIndexTarget(Target):
     def label(self) -> str:
         return _label(self.spec)
 
-    async def call(self, question: str, sample_id: str) -> Reply:
+    async def call(self, question: str, sample_id: str, history: Sequence[Mapping[str, Any]] = ()) -> Reply:
+        last_turn_only(self, history)
         response = await self.engine.aquery(question)
         answer = getattr(response, "response", None)
         if answer is None and isinstance(response, str):

@@ -6,6 +6,9 @@ only). With ``retrieve: true`` the run's corpus is chunked, embedded and searche
 :class:`~ragsweep.harness.pipeline.Pipeline` a sweep uses (cached alike), and the model answers
 from the top-``k`` chunks, numbered; those chunks are the contexts the run locates and scores.
 
+In a conversation the earlier turns are sent as the chat's earlier messages, and the retriever
+searches with every turn joined (a follow-up may not name what it asks about).
+
 The endpoint is called with plain HTTP (``POST {base_url}/chat/completions``), so no SDK is needed;
 the key is read from the environment variable named by ``api_key_env`` (a local server needs none).
 """
@@ -14,12 +17,12 @@ from __future__ import annotations
 
 import asyncio
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from omegaconf import OmegaConf
 
-from ragsweep.harness.targets import RETRYABLE_STATUS, Reply, Target, TargetError
+from ragsweep.harness.targets import RETRYABLE_STATUS, Reply, Target, TargetError, messages_of
 from ragsweep.metrics.errors import InputError, looks_like_key, register_secret
 
 SYSTEM = ("Answer the question using only the numbered contexts. Be brief: one or two sentences. "
@@ -102,16 +105,18 @@ class OpenAITarget(Target):
             found = await asyncio.to_thread(self._pipeline.search, [question], self.top_k)
         return [r.text for r in found[0]]
 
-    async def call(self, question: str, sample_id: str) -> Reply:
+    async def call(self, question: str, sample_id: str, history: Sequence[Mapping[str, Any]] = ()) -> Reply:
         import httpx
 
-        contexts = await self._contexts(question)
+        # The retriever searches with the conversation's turns joined (a follow-up may not name its subject).
+        contexts = await self._contexts("\n".join([*(str(t.get("content", "")) for t in history), question]))
         if self.retrieve:
             numbered = "\n\n".join(f"[{i + 1}] {c}" for i, c in enumerate(contexts)) or "(no context)"
             user = f"Contexts:\n{numbered}\n\nQuestion: {question}\nAnswer:"
         else:
             user = question
-        body = {"model": self.model, "messages": [{"role": "system", "content": self.system},
+        earlier = messages_of(question, history)[:-1]  # the conversation so far, as chat turns
+        body = {"model": self.model, "messages": [{"role": "system", "content": self.system}, *earlier,
                                                   {"role": "user", "content": user}],
                 **{k: v for k, v in self.params.items() if k != "top_k"}}
         try:

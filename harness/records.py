@@ -180,6 +180,9 @@ class RunSample:
         raw: The application's raw response (JSON-able), kept as evidence.
         located: Per retrieved item, how its context string was found in the corpus
             (``{"method": exact | normalised | fuzzy | unlocated, "score": .., ...}``); None for a sweep.
+        history: In a conversation, the turns before ``question`` (its last user turn); None otherwise.
+        query: What a sweep searched with when it is not the question (``conversation.query``:
+            the history joined, or a condensed question); None: the question.
     """
 
     sample_id: str
@@ -198,6 +201,8 @@ class RunSample:
     usage: Mapping[str, int] | None = None
     raw: Any = None
     located: tuple[Mapping[str, Any], ...] | None = None
+    history: tuple[Mapping[str, Any], ...] | None = None
+    query: str | None = None
 
     def rag_sample(self, cut: Cut) -> RagSample:
         """What a metric sees of this run when the pipeline passes on what ``cut`` keeps."""
@@ -211,7 +216,7 @@ class RunSample:
             contexts=tuple(texts) if all(t is not None for t in texts) else None,  # type: ignore[arg-type]
             reference=self.reference or None, reference_contexts=self.evidence_texts or None,
             retrieved=tuple(r.judged_span for r in ranking), top_k=top_k, evidence=self.evidence,
-            qrels=self.qrels, n_relevant=self.n_relevant)
+            qrels=self.qrels, n_relevant=self.n_relevant, history=self.history or None)
 
     def to_dict(self, keep_text: bool = True) -> dict[str, Any]:
         rows = [asdict(r) for r in self.retrieved]
@@ -231,7 +236,17 @@ class RunSample:
                 "evidence": None if self.evidence is None else [list(s) for s in self.evidence],
                 "evidence_texts": None if self.evidence_texts is None else list(self.evidence_texts),
                 "qrels": None if self.qrels is None else dict(self.qrels), "n_relevant": self.n_relevant,
-                "answers": dict(self.answers), "retrieved": rows, **self._application_fields()}
+                "answers": dict(self.answers), "retrieved": rows, **self._conversation_fields(),
+                **self._application_fields()}
+
+    def _conversation_fields(self) -> dict[str, Any]:
+        """History and rewritten query, when there are (records of single questions keep their old form)."""
+        out: dict[str, Any] = {}
+        if self.history:
+            out["history"] = [dict(t) for t in self.history]
+        if self.query is not None:
+            out["query"] = self.query
+        return out
 
     def _application_fields(self) -> dict[str, Any]:
         """The fields of an application run (``ragsweep run``); absent from a sweep's records."""
@@ -261,7 +276,8 @@ class RunSample:
                        None if texts is None else tuple(texts), row.get("qrels"), row.get("n_relevant"),
                        str(row.get("status") or "ok"), row.get("error"), row.get("latency_ms"), row.get("usage"),
                        row.get("raw"),
-                       None if row.get("located") is None else tuple(dict(m) for m in row["located"]))
+                       None if row.get("located") is None else tuple(dict(m) for m in row["located"]),
+                       tuple(dict(t) for t in row["history"]) if row.get("history") else None, row.get("query"))
         except (KeyError, TypeError, ValueError) as exc:
             raise InputError(f"{where}: not a run record ({type(exc).__name__}: {exc})") from exc
 

@@ -10,7 +10,11 @@ sweep job writes, so ``ragsweep board`` and ``ragsweep rescore`` work on it:
   ranked retrieval, the answer, latency, token usage, the raw response; a failed call is a row
   with ``status: error`` (every metric of it ``error``), never dropped,
 - ``scores.jsonl`` and ``summary.json`` (one variant per job, with the application's cost: calls,
-  errors, latency p50/p95, tokens, and how its contexts were located).
+  errors, latency p50/p95, tokens, and how its contexts were located; with conversations in the
+  test set, the share of turns answered well by turn index: :mod:`ragsweep.harness.conversation`).
+
+A conversation sample is sent as its last user turn with the turns before it
+(:mod:`ragsweep.harness.targets`, "Conversations").
 
 **Relevance for a black-box application.** A located context is relevant when it overlaps a gold
 span -- the sweep's rule. Hit, MRR and the span metrics need nothing more. Recall, nDCG and MAP also
@@ -42,6 +46,7 @@ from ragsweep.gen.testset import TestSample
 from ragsweep.harness.cache import write_json
 from ragsweep.harness.leaderboard import LeaderboardCallback
 from ragsweep.harness.calls import CallLog, CallPolicy, call_all, pending
+from ragsweep.harness.conversation import conversation_summary, history_of
 from ragsweep.harness.evaluate import copy_grades, stand_ins
 from ragsweep.harness.locate import Locator
 from ragsweep.harness.parts import build
@@ -105,7 +110,7 @@ def located_run(sample: TestSample, corpus: Corpus, row: Mapping[str, Any], loca
         tuple(corpus.get(e.doc_id).text[e.start:e.end] for e in sample.evidence) if span_mode else None,
         None if span_mode else copy_grades(corpus.qrels[sample.id], corpus),  # type: ignore[index]
         None, "ok" if ok else "error", None if ok else str(row.get("error")), row.get("latency_ms"),
-        row.get("usage"), row.get("raw"), tuple(located))
+        row.get("usage"), row.get("raw"), tuple(located), history=history_of(sample) or None)
 
 
 def pooled_relevant(runs: Sequence[RunSample]) -> list[int]:
@@ -182,12 +187,13 @@ def run_job(cfg: DictConfig, out_dir: Path, kind: str, target: Target | None = N
     check_folder(out_dir, target)
     calls = CallLog(out_dir / "calls.jsonl")
     done = calls.read()
-    todo = pending(((s.id, s.question) for s in samples), done, bool(cfg.resume.retry_errors))
+    histories = {s.id: history_of(s) for s in samples if history_of(s)}  # conversations: the earlier turns
+    todo = pending(((s.id, s.question) for s in samples), done, bool(cfg.resume.retry_errors), histories)
     log.info("%s: %d questions, %d to call (%d recorded)", target.label(), len(samples), len(todo), len(done))
     policy = CallPolicy(**OmegaConf.to_container(cfg.call))  # type: ignore[arg-type]
     t = time.perf_counter()
     if todo:
-        failed = asyncio.run(call_all(target, todo, policy, calls, progress=bool(cfg.progress)))
+        failed = asyncio.run(call_all(target, todo, policy, calls, progress=bool(cfg.progress), histories=histories))
         if failed:
             log.warning("%d of %d calls failed (kept as error rows; run again to retry them)", failed, len(todo))
     seconds = {"calls": time.perf_counter() - t}
@@ -218,6 +224,8 @@ def run_job(cfg: DictConfig, out_dir: Path, kind: str, target: Target | None = N
     seconds["total"] = time.perf_counter() - started
     variant = {"variant": name, "run": name, "top_k": cut.value, "params": vparams, "n_samples": len(samples),
                "metrics": aggregate(scored, int(cfg.seed)), "cost": application_cost(runs, rows)}
+    if histories:  # per turn index and per conversation: the share answered well
+        variant["conversation"] = conversation_summary(scored, samples, cfg.get("conversation"))
     summary = {"job": str(out_dir), "kind": "application", "corpus": corpus.source, "seed": cfg.seed,
                "target": target.identity(), "variants": [variant], "contexts": location_report(runs, locator.threshold),
                "cost": {"seconds": seconds}, "config": public_config(cfg)}

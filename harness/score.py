@@ -16,6 +16,13 @@ holds a list literal (``["a; b", "c"]`` as JSON, or ``['a', 'b']`` as pandas wri
 read as that list, which is the way to keep a ``;`` inside a passage. With several ground
 truths the first is the reference the metrics see; the input cell is copied to ``result.csv``
 unchanged, so none is lost.
+
+Conversations: the question cell (``question``, ``user_input``, ``messages`` or ``conversation``) may
+hold a list of messages -- Ragas' multi-turn shape ``[{"type": "human" | "ai", "content": ...}, ...]``
+or a plain ``[{"role": "user" | "assistant", "content": ...}, ...]`` (a JSON list, in a CSV cell as
+text). Its last user message is the question and the messages before it the history
+(:mod:`metrics.conversation`: judged metrics see it, the others read the last turn); an assistant
+message after it is the answer when no answer column is given (Ragas keeps the response so).
 """
 
 from __future__ import annotations
@@ -38,6 +45,7 @@ from ragsweep.harness.cache import atomic_write
 from ragsweep.harness.outputs import check_writable, config_yaml, named_by_clock, save
 from ragsweep.harness.parts import build
 from ragsweep.metrics.catalogue import FIELDS, MetricSpec, RagSample, catalogue, resolve
+from ragsweep.metrics.conversation import role, split
 from ragsweep.metrics.errors import EXIT_NOT_SCORED, InputError, fail, scrub, scrub_all
 from ragsweep.metrics.refusal import is_unanswerable
 from ragsweep.metrics.scoring import (
@@ -51,7 +59,7 @@ from ragsweep.metrics.scoring import (
 
 #: Accepted column names for each sample field, in the order they are looked for.
 ALIASES: dict[str, tuple[str, ...]] = {
-    "question": ("question", "user_input"),
+    "question": ("question", "user_input", "messages", "conversation"),
     "answer": ("answer", "response"),
     "contexts": ("contexts", "retrieved_contexts"),
     "reference": ("reference", "ground_truth", "ground_truths"),
@@ -164,6 +172,43 @@ def _typed_text(value: Any, where: str) -> str | None:
     raise InputError(f"{where}: expected a string, got {type(value).__name__} {str(value)[:60]!r}")
 
 
+def _turns(cell: Any, where: str) -> list[dict[str, Any]] | None:
+    """The messages of a question cell that holds a conversation; None when it holds plain text."""
+    value = cell
+    if isinstance(value, str):
+        if not value.lstrip().startswith("[{"):
+            return None
+        try:
+            value = json.loads(value)
+        except json.JSONDecodeError:
+            try:
+                value = ast.literal_eval(value.strip())
+            except (ValueError, SyntaxError):
+                raise InputError(f"{where}: a list of messages that does not parse") from None
+    if not isinstance(value, (list, tuple)):
+        return None
+    turns = []
+    for i, msg in enumerate(value):
+        if not isinstance(msg, dict) or not isinstance(msg.get("content"), str) or \
+                not isinstance(msg.get("role", msg.get("type")), str):
+            raise InputError(f"{where}, message {i}: expected {{\"role\" (or \"type\"), \"content\"}} strings")
+        turns.append({**{k: v for k, v in msg.items() if k not in ("type", "role")}, "role": role(msg)})
+    return turns
+
+
+def conversation_cell(cell: Any, where: str) -> tuple[str | None, tuple[dict[str, Any], ...] | None, str | None]:
+    """``(question, history, answer)`` of a question cell: plain text -> ``(text, None, None)``; a list of
+    messages -> its last user turn, the turns before it, and the assistant's reply after it (if any)."""
+    turns = _turns(cell, where)
+    if turns is None:
+        return _typed_text(cell, where), None, None
+    history, question, after = split(turns)
+    if question is None:
+        raise InputError(f"{where}: the conversation has no user (human) message")
+    reply = next((str(t["content"]) for t in reversed(after) if t["role"] == "assistant"), None)
+    return question, tuple(history) or None, reply
+
+
 def field_columns(path: Path, columns: Iterable[str]) -> dict[str, str]:
     """Which input column feeds each sample field; two columns for one field is an InputError."""
     present = set(columns)
@@ -215,12 +260,19 @@ def samples_from_table(table: Table, where: str, *, text_cells: bool = False) ->
     if not rows:
         raise InputError(f"{where}: no rows")
     fields = field_columns(Path(where), columns)
-    samples, seen = [], set()
+    samples, seen, replies = [], set(), 0
     for n, (row, label) in enumerate(zip(rows, labels), start=1):
         values: dict[str, Any] = {}
         for field, col in fields.items():
             place, cell = f"{where} {label}, column {col}", row.get(col)
-            if col in LIST_COLUMNS:
+            if field == "question":
+                question, history, reply = conversation_cell(cell, place)
+                values["question"] = question if not text_cells or (question or "").strip() else None
+                if history:
+                    values["history"] = history
+                if reply is not None and "answer" not in fields:
+                    values["answer"], replies = reply, replies + 1
+            elif col in LIST_COLUMNS:
                 items = _list_cell(cell, place) if text_cells else _typed_list(cell, place)
                 values[field] = (items[0] if items else None) if field == "reference" else items
             elif text_cells:
@@ -233,6 +285,8 @@ def samples_from_table(table: Table, where: str, *, text_cells: bool = False) ->
             raise InputError(f"{where} {label}, column id: duplicate id {sid!r}")
         seen.add(sid)
         samples.append(RagSample(id=sid, **values))
+    if replies:  # the answers are the conversations' last assistant messages
+        fields["answer"] = fields["question"]
     return samples, fields
 
 

@@ -30,6 +30,7 @@ from ragsweep.gen.chunking import WholeDocument
 from ragsweep.gen.documents import Corpus, shipped_corpus_path, shipped_testset_path
 from ragsweep.gen.testset import TestSample, check_against, read_testset, samples_from_qrels
 from ragsweep.harness.cache import Cache, write_json
+from ragsweep.harness.conversation import conversation_summary, has_conversations, history_of, queries, query_mode
 from ragsweep.harness.evaluate import ChunkLocator, copy_grades, restate, stand_ins
 from ragsweep.harness.parts import build
 from ragsweep.harness.pipeline import Pipeline
@@ -102,8 +103,9 @@ def search_depth(cuts: list[Cut], chunks: list[Any], qrels_on_chunks: bool, expa
     return max(1, min(deepest, len(chunks))) if chunks else max(1, deepest)
 
 
-def variant_params(cfg: DictConfig, choices: Mapping[str, str], cut: Cut) -> dict[str, Any]:
-    """The parameters that name a variant: group choices, the chunk size/overlap, fusion settings, and K."""
+def variant_params(cfg: DictConfig, choices: Mapping[str, str], cut: Cut, conversations: bool = False) -> dict[str, Any]:
+    """The parameters that name a variant: group choices, the chunk size/overlap, fusion settings, the
+    query of a conversation (when the test set has conversations), and K."""
     params: dict[str, Any] = {g: choices.get(g) for g in GROUPS if choices.get(g)}
     mode = cfg.retrieval.get("mode", "dense") if "retrieval" in cfg else "dense"
     if mode == "bm25":
@@ -120,6 +122,8 @@ def variant_params(cfg: DictConfig, choices: Mapping[str, str], cut: Cut) -> dic
         params["context"] = context
         shown = build(cfg.context, "context").params()  # the settings that apply (no size for by=paragraph)
         params.update({f"context.{k}": v for k, v in shown.items() if k not in ("name", "splitter")})
+    if conversations:
+        params["conversation.query"] = query_mode(cfg.get("conversation"))
     params.update(cut.params())
     return params
 
@@ -128,10 +132,11 @@ def variant_name(params: Mapping[str, Any]) -> str:
     return ",".join(f"{k}={v}" for k, v in params.items() if k != "corpus")
 
 
-def answer_at(answerer: Any, samples: list[TestSample], retrieved: list[list[Retrieved]], cut: Cut) -> list[str | None]:
-    """The answerer's answer to every question from the chunks ``cut`` passes on."""
+def answer_at(answerer: Any, questions: list[str], retrieved: list[list[Retrieved]], cut: Cut) -> list[str | None]:
+    """The answerer's answer to every question (as searched: ``conversation.query``) from the chunks
+    ``cut`` passes on."""
     contexts = [[r.text for r in cut.passed(tuple(got))] for got in retrieved]
-    return list(answerer.answer_all([s.question for s in samples], contexts))
+    return list(answerer.answer_all(questions, contexts))
 
 
 def context_chars(retrieved: list[list[Retrieved]], cut: Cut) -> float:
@@ -141,7 +146,8 @@ def context_chars(retrieved: list[list[Retrieved]], cut: Cut) -> float:
 
 
 def run_records(name: str, samples: list[TestSample], retrieved: list[list[Retrieved]], corpus: Corpus,
-                locator: ChunkLocator | None, answers: dict[str, list[str | None]]) -> list[RunSample]:
+                locator: ChunkLocator | None, answers: dict[str, list[str | None]],
+                queries: list[str] | None = None) -> list[RunSample]:
     """The job's run records: each question with its ground truth, ranked retrieval and answers per K.
 
     A chunk of a copy of a document carries what it stands for in the original (``same_as``), and
@@ -157,7 +163,9 @@ def run_records(name: str, samples: list[TestSample], retrieved: list[list[Retri
             tuple((e.doc_id, e.start, e.end) for e in s.evidence) if span_mode else None,
             tuple(corpus.get(e.doc_id).text[e.start:e.end] for e in s.evidence) if span_mode else None,
             None if span_mode else copy_grades(corpus.qrels[s.id], corpus),  # type: ignore[index]
-            locator.n_relevant(s) if locator is not None else None))
+            locator.n_relevant(s) if locator is not None else None,
+            history=history_of(s) or None,
+            query=queries[i] if queries is not None and queries[i] != s.question else None))
     return out
 
 
@@ -176,33 +184,34 @@ def run_job(cfg: DictConfig, out_dir: Path, choices: Mapping[str, str]) -> dict[
     span_mode = corpus.qrels is None
     k_search = search_depth(cuts, pipe.chunks, not span_mode and not isinstance(chunker, WholeDocument),
                             pipe.context.expands)
-    questions = [s.question for s in samples]
+    # One meter for the query rewriter, the answerer and the judge: each variant's LLM calls and tokens
+    # are the difference of two snapshots (the variants run one after another).
+    built = build(cfg.llm, "llm")
+    llm = Meter(built) if built is not None else None
+    conversations = has_conversations(samples)
+    questions = queries(samples, query_mode(cfg.get("conversation")), llm,
+                        int(getattr(built, "max_concurrency", 1) or 1))
     retrieved = pipe.search(questions, k_search)
     latency = pipe.latency(questions, k_search, int(cfg.retriever.get("latency_queries", 50)))
     locator = ChunkLocator(pipe.units) if span_mode else None
-
-    # One meter for the answerer and the judge: each variant's LLM calls and tokens are the difference
-    # of two snapshots (the variants run one after another).
-    built = build(cfg.llm, "llm")
-    llm = Meter(built) if built is not None else None
     answerer = build(cfg.answerer, "answerer", llm=llm, embedder=pipe.cached_embedder)
     gen_specs = resolve(list(cfg.metrics.generation)) if answerer is not None and span_mode else []
 
-    names = {c: variant_name(variant_params(cfg, choices, c)) for c in cuts}
+    names = {c: variant_name(variant_params(cfg, choices, c, conversations)) for c in cuts}
     answers: dict[str, list[str | None]] = {}
     answer_cost: dict[Cut, Any] = {}
     if gen_specs:
         t = time.perf_counter()
         for c in cuts:
             before = llm.snapshot() if llm is not None else None
-            answers[c.label] = answer_at(answerer, samples, retrieved, c)
+            answers[c.label] = answer_at(answerer, questions, retrieved, c)
             if llm is not None and before is not None:
                 answer_cost[c] = llm.snapshot() - before
         pipe.cost.timed("answer", t)
     cut_keys = set(cuts[0].params())
-    job_name = variant_name({key: v for key, v in variant_params(cfg, choices, cuts[0]).items()
+    job_name = variant_name({key: v for key, v in variant_params(cfg, choices, cuts[0], conversations).items()
                              if key not in cut_keys})
-    runs = run_records(job_name, samples, retrieved, corpus, locator, answers)
+    runs = run_records(job_name, samples, retrieved, corpus, locator, answers, questions)
     write_jsonl(out_dir / "runs.jsonl", [r.to_dict(cfg.output.keep_text) for r in runs])
 
     # Every metric, retrieval and generation, through one scoring path over the run records.
@@ -215,8 +224,11 @@ def run_job(cfg: DictConfig, out_dir: Path, choices: Mapping[str, str]) -> dict[
                              options=cfg.metrics.options)
         pipe.cost.timed("metrics", t)
         scored.extend(rows)
-        variant = {"variant": names[c], "run": job_name, **c.params(), "params": variant_params(cfg, choices, c),
+        variant = {"variant": names[c], "run": job_name, **c.params(),
+                   "params": variant_params(cfg, choices, c, conversations),
                    "n_samples": len(samples), "metrics": aggregate(rows, cfg.seed)}
+        if conversations:
+            variant["conversation"] = conversation_summary(rows, samples, cfg.get("conversation"))
         if llm is not None and before is not None:
             spent = llm.snapshot() - before
             if c in answer_cost:

@@ -16,6 +16,20 @@ run's fingerprint, as they never change an answer).
 
 ``params`` is how one application becomes several variants: every key is passed through to the
 application (a body field, a keyword argument) and names the variant on the leaderboard.
+
+**Conversations.** A test sample that is a conversation is sent as its last user turn with the turns
+before it (``history``: ``[{"role": "user" | "assistant", "content": ...}, ...]``, oldest first):
+
+- ``python``: as ``history=`` when the function has a parameter of that name, and as
+  ``messages=`` (the history and the question as the last user message) when it has that one;
+  a function with neither gets the last turn alone (a warning says so once).
+- ``http``: the body template may place ``"{history}"`` or ``"{messages}"`` (whole-string
+  placeholders keep the list); when it places neither, the body gets ``history_field``
+  (``messages`` by default: the whole conversation as a list of messages) for conversation samples
+  only, so single questions are sent exactly as before.
+- ``openai``: the history becomes the chat's earlier messages.
+- ``langchain`` and ``llamaindex`` get the last turn alone (wrap the chain in a ``python`` target to
+  pass the history your way).
 """
 
 from __future__ import annotations
@@ -23,6 +37,8 @@ from __future__ import annotations
 import asyncio
 import importlib
 import inspect
+import json
+import logging
 import os
 import re
 import sys
@@ -33,6 +49,7 @@ from typing import Any
 from ragsweep.metrics.errors import InputError, looks_like_key, register_secret
 
 RETRYABLE_STATUS = frozenset({408, 425, 429, 500, 502, 503, 504})
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -78,11 +95,18 @@ class Target:
     async def start(self) -> None:
         """Open connections, build the pipeline (once per run, in the run's event loop)."""
 
-    async def call(self, question: str, sample_id: str) -> Reply:
+    async def call(self, question: str, sample_id: str, history: Sequence[Mapping[str, Any]] = ()) -> Reply:
+        """Ask ``question``; ``history`` holds the conversation's earlier turns (empty for a single question)."""
         raise NotImplementedError
 
     async def close(self) -> None:
         """Release what :meth:`start` opened."""
+
+
+def messages_of(question: str, history: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """The conversation as chat messages: the history (``role``/``content``), then the question as a user turn."""
+    return [*({"role": str(t.get("role")), "content": str(t.get("content", ""))} for t in history),
+            {"role": "user", "content": question}]
 
 
 # ---------------------------------------------------------------- reading responses
@@ -242,7 +266,8 @@ class HttpTarget(Target):
     def __init__(self, url: str, method: str = "POST", body: Mapping[str, Any] | None = None,
                  params: Mapping[str, Any] | None = None, headers: Mapping[str, str] | None = None,
                  env_headers: Mapping[str, str] | None = None, answer_path: str = "answer",
-                 contexts_path: str | None = "contexts", usage_path: str | None = None, **_: Any) -> None:
+                 contexts_path: str | None = "contexts", usage_path: str | None = None,
+                 history_field: str | None = "messages", **_: Any) -> None:
         if not url:
             raise InputError("target=http needs the endpoint: target.url=http://host:port/path")
         if not str(url).startswith(("http://", "https://")):
@@ -261,15 +286,20 @@ class HttpTarget(Target):
                 raise InputError(f"target.env_headers.{header} must name an environment variable "
                                  "(e.g. 'Bearer $APP_TOKEN'), not hold the secret itself")
         self.answer_path, self.contexts_path, self.usage_path = answer_path, contexts_path, usage_path
+        self.history_field = history_field or None
+        self.places_history = bool(re.search(r"\{(?:history|messages)\}", json.dumps(self.body)))
         for path in (answer_path, contexts_path, usage_path):
             if path:
                 parse_path(path)  # a bad path is bad input before any call
         self._client: Any = None
 
     def identity(self) -> dict[str, Any]:
-        return {"kind": self.kind, "url": self.url, "method": self.method, "body": self.body, "params": self.params,
-                "headers": sorted(self.headers), "env_headers": dict(self.env_headers),
-                "answer_path": self.answer_path, "contexts_path": self.contexts_path}
+        out = {"kind": self.kind, "url": self.url, "method": self.method, "body": self.body, "params": self.params,
+               "headers": sorted(self.headers), "env_headers": dict(self.env_headers),
+               "answer_path": self.answer_path, "contexts_path": self.contexts_path}
+        if self.history_field != "messages":  # the default leaves the fingerprints of earlier runs as they were
+            out["history_field"] = self.history_field
+        return out
 
     def label(self) -> str:
         return self.url
@@ -285,16 +315,20 @@ class HttpTarget(Target):
             await self._client.aclose()
             self._client = None
 
-    def request_body(self, question: str, sample_id: str) -> Any:
-        body = fill(self.body, {"question": question, "sample_id": sample_id, **self.params})
+    def request_body(self, question: str, sample_id: str, history: Sequence[Mapping[str, Any]] = ()) -> Any:
+        messages = messages_of(question, history)
+        body = fill(self.body, {"question": question, "sample_id": sample_id, **self.params,
+                                "history": messages[:-1], "messages": messages})
         if isinstance(body, dict):
             body = {**self.params, **body}  # params are body fields unless the template places them
+            if history and not self.places_history and self.history_field:
+                body.setdefault(self.history_field, messages)
         return body
 
-    async def call(self, question: str, sample_id: str) -> Reply:
+    async def call(self, question: str, sample_id: str, history: Sequence[Mapping[str, Any]] = ()) -> Reply:
         import httpx
 
-        body = self.request_body(question, sample_id)
+        body = self.request_body(question, sample_id, history)
         try:
             if self.method == "GET":
                 response = await self._client.get(self.url, params=body)
@@ -383,6 +417,7 @@ class PythonTarget(Target):
         self.fn = import_object(self.spec, "target.function")
         if not callable(self.fn):
             raise InputError(f"target.function={self.spec} is not callable")
+        self._warned = False
 
     def identity(self) -> dict[str, Any]:
         return {"kind": self.kind, "function": self.spec, "params": self.params}
@@ -390,8 +425,29 @@ class PythonTarget(Target):
     def label(self) -> str:
         return self.spec
 
-    async def call(self, question: str, sample_id: str) -> Reply:
-        return reply_from(await call_maybe_async(self.fn, question, **self.params))
+    async def call(self, question: str, sample_id: str, history: Sequence[Mapping[str, Any]] = ()) -> Reply:
+        extra: dict[str, Any] = {}
+        if history:
+            takes = conversation_parameters(self.fn)
+            if "history" in takes:
+                extra["history"] = messages_of(question, history)[:-1]
+            if "messages" in takes:
+                extra["messages"] = messages_of(question, history)
+            if not takes and not getattr(self, "_warned", False):
+                self._warned = True
+                log.warning("%s has no history= (or messages=) parameter: conversation samples get their last "
+                            "turn only", self.spec)
+        return reply_from(await call_maybe_async(self.fn, question, **self.params, **extra))
+
+
+def conversation_parameters(fn: Callable[..., Any]) -> set[str]:
+    """Which of ``history`` and ``messages`` the function takes by name."""
+    try:
+        params = inspect.signature(fn).parameters
+    except (TypeError, ValueError):  # a builtin or a C callable: no signature to read
+        return set()
+    return {name for name in ("history", "messages") if name in params
+            and params[name].kind in (inspect.Parameter.KEYWORD_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)}
 
 
 class CallableTarget(PythonTarget):
@@ -399,6 +455,7 @@ class CallableTarget(PythonTarget):
 
     def __init__(self, fn: Callable[..., Any], params: Mapping[str, Any] | None = None) -> None:
         self.fn, self.params = fn, dict(params or {})
+        self._warned = False
         self.spec = f"{getattr(fn, '__module__', '?')}:{getattr(fn, '__qualname__', type(fn).__name__)}"
 
 

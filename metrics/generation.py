@@ -338,6 +338,7 @@ SPECS: tuple[MetricSpec, ...] = (
                offline=NEEDS_JUDGE, description="share of contexts the answer contradicts"),
     MetricSpec("answer_relevancy", answer_relevancy, ("question", "answer"), needs_judge=True,
                needs_embedder=True, offline=NEEDS_JUDGE, options={"n": 3}, value_range=(-1.0, 1.0),
+               reads_history=False,  # compares embeddings with the question: a transcript would dilute it
                description="mean cosine of the question and questions generated from the answer"),
     MetricSpec("answer_relevancy_llm", answer_relevancy_llm, ("question", "answer"), needs_judge=True,
                offline=NEEDS_JUDGE, description="share of the answer's statements relevant to the question"),

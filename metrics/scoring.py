@@ -13,6 +13,9 @@ for a lower-is-better metric, without calling the metric) or is left out of the 
 ``undefined``); both mark the result ``empty_answer`` so summaries count them. Without the option
 (the sweep) each metric treats a blank answer its own way and a missing one is ``undefined``.
 
+Conversations (``RagSample.history``): every metric reads the last user turn as the question; a
+judged metric whose prompt reads it gets the earlier turns with it (:mod:`metrics.conversation`).
+
 Unanswerable questions (reference ``"not in the knowledge base"``, :mod:`metrics.refusal`): a metric
 that compares with the reference or its contexts is ``undefined`` on them, with that reason, unless
 its spec says ``scores_unanswerable`` (``refusal``).
@@ -25,9 +28,11 @@ import inspect
 import logging
 import math
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 from ragsweep.metrics.catalogue import MetricSpec, RagSample
+from ragsweep.metrics.conversation import with_history
 from ragsweep.metrics.guard import guard_sample
 from ragsweep.metrics.refusal import UNANSWERABLE_REASON, is_unanswerable
 from ragsweep.metrics.errors import EXIT_NOT_SCORED, EXIT_OK, EXIT_THRESHOLD, InputError, JudgeError, scrub
@@ -89,6 +94,8 @@ async def _score_one(sample: RagSample, spec: MetricSpec, kwargs: dict[str, Any]
     findings: list[dict[str, Any]] = []
     if spec.needs_judge:
         sample, findings = guarded if guarded is not None else guard_sample(sample)
+        if sample.history and judge is not None and spec.reads_history:  # a conversation: the judge sees it
+            sample = replace(sample, question=with_history(sample.question, sample.history))
     out = await _run_metric(sample, spec, kwargs, judge, embedder, limit, empty_answers)
     if findings:
         out = MetricValue(out.value, out.status, {**out.explanation, "injections": findings})

@@ -42,6 +42,8 @@ class RagSample:
         qrels: Document-level judgements ``{doc_id: grade}`` (BEIR); used instead of ``evidence``.
         n_relevant: Size of the judged-relevant set in span mode: the items of this chunking that
             overlap the evidence (recall, MAP and nDCG divide by it).
+        history: In a conversation, the turns before ``question`` (its last user turn), oldest first
+            (``{"role", "content"}``, :mod:`metrics.conversation`); None for a single question.
     """
 
     id: str
@@ -55,6 +57,7 @@ class RagSample:
     evidence: tuple[Span, ...] | None = None
     qrels: Mapping[str, int] | None = None
     n_relevant: int | None = None
+    history: tuple[Mapping[str, Any], ...] | None = None
 
     def get(self, name: str) -> Any:
         return getattr(self, name)
@@ -90,6 +93,8 @@ class MetricSpec:
         scores_unanswerable: The metric scores samples whose reference is the unanswerable marker
             (``metrics/refusal.py``) itself; any other metric reading ``reference`` is ``undefined``
             on them, since there is no answer to compare with.
+        reads_history: In a conversation, a judged metric that reads the question gets the earlier
+            turns with it (:func:`metrics.conversation.with_history`); False: the last user turn alone.
     """
 
     name: str
@@ -107,6 +112,7 @@ class MetricSpec:
     param: str | None = None
     family: str = ""
     scores_unanswerable: bool = False
+    reads_history: bool = True
 
     def __post_init__(self) -> None:
         unknown = (set(self.inputs) | set(self.optional)) - set(FIELDS)

@@ -30,8 +30,8 @@ def test_llm_none_writes_a_usable_testset(rules_testset):
     assert "overlap:  0." in done.stdout or "overlap:  1.00" in done.stdout  # the end-of-run overlap line
     report = json.loads(out.with_name("ts.report.json").read_text())
     assert report["accepted"] == 15 and report["complete"] is True
-    # The default mix: llm=none writes single_hop and unanswerable (0.4 : 0.1), which has no evidence.
-    assert report["accepted_by_kind"] == {"single_hop": 12, "unanswerable": 3}
+    # The default mix: llm=none writes single_hop, unanswerable (no evidence) and follow_up (0.4 : 0.1 : 0.1).
+    assert report["accepted_by_kind"] == {"single_hop": 10, "unanswerable": 3, "follow_up": 2}
     assert report["overlap"]["n"] == 12 and report["overlap"]["warning"]  # whole-clause questions copy their evidence
     assert "lexical retrieval" in done.stderr
     assert report["backend"] == "rules" and "rejected" in report

@@ -43,7 +43,7 @@ def test_prompts_contain_the_evidence_and_every_kind_is_written():
     llm = ScriptedLLM(good_reply)
     result = generate(corpus, LLMWriter(llm), GenConfig(n=10, kinds=MIX, seed=1))
     assert len(result.samples) == 10
-    assert {s.kind for s in result.samples} == {k for k, _ in MIX} == set(KINDS) - {"unanswerable"}
+    assert {s.kind for s in result.samples} == {k for k, _ in MIX} == set(KINDS) - {"unanswerable", "follow_up"}
     check_against(result.samples, corpus)
     for s in result.samples:
         call_texts = [c.messages[-1]["content"] for c in llm.calls]

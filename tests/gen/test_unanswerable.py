@@ -29,7 +29,7 @@ from ragsweep.metrics.refusal import UNANSWERABLE, declines, is_unanswerable, re
 from ragsweep.metrics.retrieval import NO_RELEVANT
 from ragsweep.metrics.scoring import score_samples
 
-N = 30  # default mix with llm=none: single_hop 0.4 and unanswerable 0.1 -> 24 and 6
+N = 30  # the default mix with llm=none, follow-ups off: single_hop 0.4 and unanswerable 0.1 -> 24 and 6
 
 
 @pytest.fixture(scope="module")
@@ -41,7 +41,8 @@ def corpus():
 def generated(tmp_path_factory, ragsweep):
     cwd = tmp_path_factory.mktemp("unanswerable")
     out = cwd / "ts.jsonl"
-    done = ragsweep("gen", "llm=none", f"n={N}", f"out={out}", "progress=false", cwd=cwd, cache=cwd / "cache")
+    done = ragsweep("gen", "llm=none", f"n={N}", "kinds.follow_up=0", f"out={out}", "progress=false", cwd=cwd,
+                    cache=cwd / "cache")
     assert done.returncode == 0, done.stderr[-3000:]
     samples = read_testset(out)
     return cwd, samples, [s for s in samples if s.kind == "unanswerable"], done
