@@ -26,6 +26,7 @@ from ragsweep.gen.documents import Corpus, Span
 from ragsweep.gen.formats import Imported, check_format, output_format, read_external, write_external
 from ragsweep.gen.formats.rows import parse_span_id
 from ragsweep.gen.testset import TestSample, check_against
+from ragsweep.harness.evaluate import restate
 from ragsweep.harness.locate import Locator
 from ragsweep.metrics.errors import InputError, fail
 
@@ -143,6 +144,9 @@ def read_any(path: str | Path, corpus: Corpus | None = None, format: str | None 
         samples, located = locate_evidence(samples, corpus, locator)
         if located.samples == 0:
             located = None
+        # evidence on a copy of a document moves to its original first (duplicates=equal|drop):
+        # with drop the copy is not in the corpus at all
+        samples = restate(samples, corpus, str(path))
         check_against(samples, corpus, str(path))
     return Loaded(samples, imported.format, imported.extra, located)
 
