@@ -5,6 +5,11 @@
 
     python benchmarks/gen.py                               # none (n=20) and local (n=10)
     python benchmarks/gen.py --backends none local_small --n-local 5
+    python benchmarks/gen.py --backends local --gen gates.roundtrip=false llm.parallel=2   # any gen override
+
+   Each backend runs as ``ragsweep gen`` does (round trip and kind check on unless overridden); the
+   table also gives the prompt tokens llama.cpp evaluated per accepted pair (tok/acc counts the prompt
+   prefix its cache replays too), LLM calls per accepted pair and the round trips' agreement.
 
 2. Specificity: the share of a test set's questions whose source document the all-MiniLM-L6-v2
    Flat retriever (whole documents, no chunking) finds in its top 10:
@@ -25,7 +30,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 
-def throughput(backend: str, n: int, seed: int) -> dict[str, float | int | str]:
+def throughput(backend: str, n: int, seed: int, overrides: list[str] = ()) -> dict[str, float | int | str]:
     """Run one backend on the shipped corpus with a fresh cache; return its figures."""
     from hydra import compose, initialize_config_module
     from omegaconf import open_dict
@@ -43,7 +48,7 @@ def throughput(backend: str, n: int, seed: int) -> dict[str, float | int | str]:
             (Path(tmp) / "models").symlink_to(models)
         os.environ["RAGSWEEP_CACHE_DIR"] = tmp
         with initialize_config_module(config_module="ragsweep.conf", version_base="1.3"):
-            cfg = compose(config_name="gen", overrides=[f"llm={backend}", f"n={n}", f"seed={seed}"])
+            cfg = compose(config_name="gen", overrides=[f"llm={backend}", f"n={n}", f"seed={seed}", *overrides])
         with open_dict(cfg):
             cfg.cache.dir = tmp
             cfg.llm.cache_dir = tmp if "cache_dir" in cfg.llm else None
@@ -52,17 +57,35 @@ def throughput(backend: str, n: int, seed: int) -> dict[str, float | int | str]:
         embed = OnnxMiniLM().embed
         embed(["warm up"])
         started = time.perf_counter()
-        result = generate(read_shipped(), writer, gen_config(cfg, concurrency_of(llm) if llm else 1), embed=embed)
+        calls_before, evaluated_before = _calls(llm), _evaluated(llm)
+        result = generate(read_shipped(), writer, gen_config(cfg, concurrency_of(llm) if llm else 1), embed=embed,
+                          judge=llm)
         minutes = (time.perf_counter() - started) / 60
+        calls, evaluated = _calls(llm) - calls_before, _evaluated(llm) - evaluated_before
         if models.is_dir():
             os.environ["RAGSWEEP_CACHE_DIR"] = str(models.parent)
     accepted = len(result.samples)
     tokens = result.usage.prompt_tokens + result.usage.completion_tokens
+    rt = result.report.roundtrip
     return {"backend": backend, "model": writer.model_id, "accepted": accepted,
             "rejected": result.report.n_rejected, "minutes": round(minutes, 3),
+            "calls_per_accepted": round(calls / accepted, 2) if accepted else float("nan"),
+            "evaluated_per_accepted": round(evaluated / accepted, 1) if accepted else float("nan"),
+            "roundtrip": f"{rt.get('agreed', 0)}/{rt['checked']}" if rt.get("checked") else "-",
+            "rejected_by_reason": {k: v for k, v in result.report.rejected.items() if v},
             "accepted_per_minute": round(accepted / minutes, 2) if minutes else float("inf"),
             "tokens_per_accepted": round(tokens / accepted, 1) if accepted else float("nan"),
             "completion_tokens_per_accepted": round(result.usage.completion_tokens / accepted, 1) if accepted else float("nan")}
+
+
+def _calls(llm: object) -> int:
+    """Model calls made so far (the cache's misses: every call reaches the model on a fresh cache)."""
+    return int(getattr(llm, "misses", 0) or 0)
+
+
+def _evaluated(llm: object) -> int:
+    """Prompt tokens llama.cpp evaluated so far (0 for other backends): the rest came from its prompt cache."""
+    return int(getattr(getattr(llm, "inner", llm), "prompt_evaluated", 0) or 0)
 
 
 def specificity(testset: str, beir: str, split: str, k: int = 10) -> None:
@@ -100,6 +123,8 @@ def main() -> None:
     parser.add_argument("--n", type=int, default=20, help="samples for llm=none")
     parser.add_argument("--n-local", type=int, default=10, help="samples for LLM backends (slow on CPU)")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--gen", nargs="*", default=[], metavar="KEY=VALUE",
+                        help="ragsweep gen overrides for every backend, e.g. gates.roundtrip=false llm.parallel=2")
     parser.add_argument("--beir", default=str(ROOT.parent / "shared" / "data" / "scifact"))
     parser.add_argument("--split", default="dev")
     args = parser.parse_args()
@@ -108,12 +133,18 @@ def main() -> None:
             parser.error("specificity needs a test-set path")
         specificity(args.testset, args.beir, args.split)
         return
+    if args.gen:
+        print("overrides: " + " ".join(args.gen))
     print(f"{'backend':12s} {'model':36s} {'accepted':>8s} {'rejected':>8s} {'minutes':>8s} "
-          f"{'acc/min':>8s} {'tok/acc':>8s} {'out-tok/acc':>11s}")
+          f"{'acc/min':>8s} {'tok/acc':>8s} {'eval-tok/acc':>12s} {'out-tok/acc':>11s} {'calls/acc':>9s} "
+          f"{'round trip':>10s}")
     for backend in args.backends:
-        r = throughput(backend, args.n if backend == "none" else args.n_local, args.seed)
+        r = throughput(backend, args.n if backend == "none" else args.n_local, args.seed, args.gen)
         print(f"{r['backend']:12s} {r['model']:36s} {r['accepted']:8d} {r['rejected']:8d} {r['minutes']:8.2f} "
-              f"{r['accepted_per_minute']:8.1f} {r['tokens_per_accepted']:8.1f} {r['completion_tokens_per_accepted']:11.1f}",
+              f"{r['accepted_per_minute']:8.1f} {r['tokens_per_accepted']:8.1f} {r['evaluated_per_accepted']:12.1f} "
+              f"{r['completion_tokens_per_accepted']:11.1f} "
+              f"{r['calls_per_accepted']:9.2f} {r['roundtrip']:>10s}", flush=True)
+        print(f"{'':12s} rejected: " + (", ".join(f"{k}={v}" for k, v in r["rejected_by_reason"].items()) or "none"),
               flush=True)
 
 

@@ -50,12 +50,27 @@ def gen_config(cfg: DictConfig, concurrency: int) -> GenConfig:
     return GenConfig(n=check_n(cfg.n), kinds=tuple(kinds.items()), seed=int(cfg.seed),
                      personas=tuple(cfg.personas or ()), styles=tuple(cfg.styles or ()), max_docs=cfg.max_docs,
                      min_sentence_chars=int(cfg.min_sentence_chars), max_attempts=cfg.max_attempts,
-                     concurrency=concurrency,
+                     concurrency=concurrency, max_tries_per_sample=_tries(cfg.get("max_tries_per_sample")),
                      gates=GateConfig(float(g.min_support), float(g.max_copy), float(g.dup_cosine),
                                       int(g.min_question_words),
                                       None if max_overlap is None else float(max_overlap),
                                       absent_cover=_share(g, "absent_cover", 0.75),
-                                      absent_cosine=_share(g, "absent_cosine", 0.8)))
+                                      absent_cosine=_share(g, "absent_cosine", 0.8),
+                                      kind_check=_flag(g, "kind_check", True), roundtrip=_flag(g, "roundtrip", True),
+                                      roundtrip_min_f1=_share(g, "roundtrip_min_f1", 0.5)))
+
+
+def _tries(value: Any) -> int | None:
+    if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
+        raise InputError(f"max_tries_per_sample must be a positive integer or null, got {value!r}")
+    return value
+
+
+def _flag(gates: DictConfig, key: str, default: bool) -> bool:
+    value = gates.get(key, default)
+    if not isinstance(value, bool):
+        raise InputError(f"gates.{key} must be true or false, got {value!r}")
+    return value
 
 
 def _share(gates: DictConfig, key: str, default: float) -> float:
@@ -107,6 +122,8 @@ def run(cfg: DictConfig, run_dir: Path) -> dict[str, Path]:
     llm = build(cfg.llm, "llm")
     writer = make_writer(llm, int(cfg.max_tokens))
     gcfg = gen_config(cfg, concurrency_of(llm) if llm is not None else 1)
+    if llm is None:  # the rule writer costs nothing per candidate: no kind gives up early
+        gcfg = replace(gcfg, max_tries_per_sample=None)
     base = Path(cfg.append_to) if cfg.get("append_to") else None
     known = read_base(base, corpus) if base is not None else []
     if known:
@@ -119,7 +136,9 @@ def run(cfg: DictConfig, run_dir: Path) -> dict[str, Path]:
 
         embed = OnnxMiniLM().embed
     # Questions are written from originals only, so no evidence is pinned to one of several copies.
-    result = generate(corpus.originals(), writer, gcfg, embed=embed, progress=bool(cfg.progress))
+    # The round trip's judge is the writer's model (none for the rule writer, whose references are cut from
+    # its evidence).
+    result = generate(corpus.originals(), writer, gcfg, embed=embed, judge=llm, progress=bool(cfg.progress))
     out = Path(cfg.out) if cfg.out else base or run_dir / "testset.jsonl"
     if base is not None:
         result = replace(result, samples=fresh_ids(result.samples, known))
@@ -136,6 +155,7 @@ def run(cfg: DictConfig, run_dir: Path) -> dict[str, Path]:
         print(line)
     if line := follow_up_line(rep):
         print(line)
+    print(rep.checks_line())
     print(rep.overlap_line())
     print(f"report:   {paths['report']}")
     if "parquet" in paths:

@@ -5,8 +5,10 @@ The code, not the model, chooses the evidence: every candidate is a few sentence
 
 - ``single_hop``: one sentence with an answer phrase, shown with the sentence before it.
 - ``conditional``: one sentence stating a condition (if, when, unless, ...), same context.
-- ``multi_hop``: two sentences from two documents that share a named entity or number;
-  failing that, two distant sentences (at least 3 apart) of one document that share one.
+- ``multi_hop``: bridges first: a sentence that mentions a named entity (not as its subject), then
+  a sentence about that entity, which opens with it ("... born in Warsaw" -> "Warsaw is the capital
+  of Poland"), or opens with a pronoun in a document whose title it is; from two documents, or
+  at least 3 sentences apart in one. Then, as before, any two such sentences that share a named entity.
 - ``comparative``: two sentences of two documents with comparable quantities (two years,
   two numbers with the same unit word).
 - ``unanswerable``: one sentence with an answer phrase, same context, as single_hop (and drawn in
@@ -45,11 +47,13 @@ class Candidate:
         kind: One of :data:`gen.testset.KINDS`.
         shown: Sentences shown to the model, numbered from 1 in this order.
         required: Indexes into ``shown`` that must be in the evidence (both, for two-sentence kinds).
+        bridge: For a multi_hop bridge, the entity the first sentence mentions and the second is about.
     """
 
     kind: str
     shown: tuple[Unit, ...]
     required: tuple[int, ...]
+    bridge: str | None = None
 
     @property
     def key(self) -> str:
@@ -93,8 +97,75 @@ def _single(units: dict[str, list[Unit]], order: list[str], rng: random.Random, 
         yield Candidate(kind, shown, required)
 
 
-def _pairs(units: dict[str, list[Unit]], order: list[str], rng: random.Random, kind: str) -> Iterator[Candidate]:
+_PRONOUN_OPENER = re.compile(r"^(?:It|Its|She|Her|He|His|They|Their)\b")  # a bridge to the document's subject
+
+
+# After a sentence's subject: its verb (perhaps after an adverb), or an apposition ("Warsaw, the capital, ...").
+_PREDICATE = re.compile(r"\s*(?:[(,]|(?:(?:\w+ly|later|also|then|now|still) )?(?:is|was|are|were|has|had|became|"
+                        r"remains|\w+ed|\w+s)\b)")
+
+
+def _subject(unit: Unit) -> str | None:
+    """The named entity a sentence opens with as its subject ("Warsaw is ...", "The Oberoi Group, ...");
+    not one that qualifies another noun ("The Ferrybank terminal was ...")."""
+    for p in answer_phrases(unit.text):
+        if p.kind == "entity":
+            opens = unit.text[:p.start].strip() in ("", "The", "the")
+            return p.text if opens and _PREDICATE.match(unit.text, p.end) else None
+    return None
+
+
+def _bridges(units: dict[str, list[Unit]], docs: list[str],
+             topics: Mapping[str, str]) -> list[tuple[Unit, Unit, str]]:
+    """(a, b, entity): ``a`` mentions an entity that is not its subject, ``b`` is about that entity (opens with it,
+    or opens with a pronoun in the document titled with it) and holds an answer phrase besides it.
+    A 1.5B writer turns such a pair into a bridge question; given two sentences that merely share a
+    name it writes a one-sentence question (the kind check rejects most of those)."""
+    about: dict[str, list[Unit]] = {}
+    for doc_id in docs:
+        for u in units[doc_id]:
+            subject = _subject(u)
+            if subject is None and _PRONOUN_OPENER.match(u.text) and topics.get(doc_id):
+                subject = topics[doc_id]
+            if subject is not None and any(p.text != subject for p in answer_phrases(u.text)):
+                about.setdefault(subject, []).append(u)
+    holders: dict[str, set[str]] = {}
+    for doc_id in docs:
+        for u in units[doc_id]:
+            for e in u.entities:
+                holders.setdefault(e, set()).add(doc_id)
+    common = max(8, len(docs) // 4)
+    out = []
+    for doc_id in docs:
+        for a in units[doc_id]:
+            subject = _subject(a)
+            for e in sorted(a.entities):
+                if e == subject or len(holders.get(e, ())) > common:
+                    continue  # a's own subject, or too common a name to bridge on
+                for b in about.get(e, ()):
+                    if b.doc_id != a.doc_id or abs(b.index - a.index) >= 3:
+                        out.append((a, b, e))
+    return out
+
+
+P = TypeVar("P", bound=tuple)
+
+
+def _coverage_order(pairs: list[P], rng: random.Random) -> list[P]:
+    """Shuffled; two-document pairs first; within them, each document at most once per pass."""
+    rng.shuffle(pairs)
+    pairs.sort(key=lambda p: p[0].doc_id == p[1].doc_id)
+    used: dict[str, int] = {}
+    return sorted(pairs, key=lambda p: (p[0].doc_id == p[1].doc_id, _bump(used, p[0].doc_id) + _bump(used, p[1].doc_id)))
+
+
+def _pairs(units: dict[str, list[Unit]], order: list[str], rng: random.Random, kind: str,
+           topics: Mapping[str, str] | None = None) -> Iterator[Candidate]:
     docs = order[:_MAX_PAIR_DOCS]
+    bridges = _bridges(units, docs, topics or {}) if kind == "multi_hop" else []
+    for a, b, entity in _coverage_order(bridges, rng):
+        yield Candidate(kind, (a, b), (0, 1), entity)
+    bridged = {frozenset((f"{a.doc_id}@{a.start}", f"{b.doc_id}@{b.start}")) for a, b, _ in bridges}
     index: dict[str, list[Unit]] = {}
     for doc_id in docs:
         for u in units[doc_id]:
@@ -116,16 +187,10 @@ def _pairs(units: dict[str, list[Unit]], order: list[str], rng: random.Random, k
                 if kind == "comparative" and not cross:
                     continue
                 k = (f"{a.doc_id}@{a.start}", f"{b.doc_id}@{b.start}")
-                if k not in seen:
+                if k not in seen and frozenset(k) not in bridged:
                     seen.add(k)
                     pairs.append((a, b))
-    rng.shuffle(pairs)
-    # Two-document pairs first; within them, each document at most once per pass (coverage).
-    pairs.sort(key=lambda p: p[0].doc_id == p[1].doc_id)
-    used: dict[str, int] = {}
-    ordered = sorted(pairs, key=lambda p: (p[0].doc_id == p[1].doc_id,
-                                           _bump(used, p[0].doc_id) + _bump(used, p[1].doc_id)))
-    for a, b in ordered:
+    for a, b in _coverage_order(pairs, rng):
         yield Candidate(kind, (a, b), (0, 1))
 
 
@@ -148,15 +213,18 @@ def _bump(counts: dict[str, int], key: str) -> int:
     return counts[key]
 
 
-def candidates(units: dict[str, list[Unit]], kind: str, seed: int) -> Iterator[Candidate]:
-    """All candidates of one kind over the documents that have units, in a seeded order."""
+def candidates(units: dict[str, list[Unit]], kind: str, seed: int,
+               topics: Mapping[str, str] | None = None) -> Iterator[Candidate]:
+    """All candidates of one kind over the documents that have units, in a seeded order.
+    ``topics`` (document -> title or subject) lets a multi_hop bridge reach a sentence that calls its
+    document's subject "it" or "she"."""
     rng = random.Random(f"{seed}:{kind}")
     order = sorted(units)
     rng.shuffle(order)
     if kind in ("single_hop", "conditional", "unanswerable"):
         return _single(units, order, rng, kind)
     if kind in ("multi_hop", "comparative"):
-        return _pairs(units, order, rng, kind)
+        return _pairs(units, order, rng, kind, topics)
     if kind == "follow_up":
         return _follow_ups(units, order, rng)
     raise ValueError(f"unknown question kind {kind!r}")

@@ -18,6 +18,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from ragsweep.gen.documents import Corpus
+from ragsweep.gen.kinds import kind_problem
 from ragsweep.gen.testset import UNANSWERABLE_KIND, TestSample
 from ragsweep.metrics.offline import content_words
 
@@ -34,6 +35,11 @@ REASONS: dict[str, str] = {
     "high_overlap": "the question shares more of its content words with its evidence documents than gates.max_overlap",
     "answer_in_corpus": "unanswerable: a document naming all the question's names and numbers holds most of its words "
                         "(gates.absent_cover) or a sentence close to it (gates.absent_cosine), so it may answer it",
+    "wrong_kind": "the question is not of its kind: a multi_hop or comparative one that uses one sentence, a "
+                  "conditional one without a condition (gates.kind_check; gen.kinds)",
+    "roundtrip_disagrees": "answered from its evidence alone, the question gets another answer than its reference "
+                           "(gates.roundtrip; gen.roundtrip)",
+    "roundtrip_failed": "the round-trip call failed (model error, broken JSON after one repair)",
 }
 
 #: Mean question-evidence overlap (:func:`lexical_overlap`) of people's questions, measured with
@@ -150,6 +156,9 @@ class GateConfig:
     max_overlap: float | None = None  # high_overlap: evidence_overlap share above this (None: no cap)
     absent_cover: float = 0.75     # answer_in_corpus: question words in a document naming all its anchors
     absent_cosine: float = 0.8     # answer_in_corpus: MiniLM cosine of a sentence of such a document
+    kind_check: bool = True        # wrong_kind: multi_hop / comparative / conditional questions checked (gen.kinds)
+    roundtrip: bool = True         # roundtrip_disagrees: answer from the evidence with the judge and compare
+    roundtrip_min_f1: float = 0.5  # ... agreement: content-word F1 at least this (or one answer inside the other)
 
 
 def verbatim(sample: TestSample, corpus: Corpus) -> str | None:
@@ -172,7 +181,7 @@ def self_contained(question: str, cfg: GateConfig) -> bool:
 
 
 def check_sample(sample: TestSample, corpus: Corpus, cfg: GateConfig) -> str | None:
-    """The per-sample gates, in order: verbatim, self-contained, answerability, trivial, overlap cap.
+    """The per-sample gates, in order: verbatim, self-contained, answerability, trivial, overlap cap, kind.
     An ``unanswerable`` sample (no evidence) gets the self-contained gate here; its absence gate is
     :class:`gen.absence.AbsenceCheck`."""
     if reason := verbatim(sample, corpus):
@@ -190,6 +199,10 @@ def check_sample(sample: TestSample, corpus: Corpus, cfg: GateConfig) -> str | N
         return "trivial"
     if cfg.max_overlap is not None and (o := evidence_overlap(sample, corpus)) is not None and o.share > cfg.max_overlap:
         return "high_overlap"
+    if cfg.kind_check and kind_problem(sample.kind, q, sample.reference,
+                                       [corpus.get(s.doc_id).text[s.start:s.end] for s in sample.evidence],
+                                       sample.provenance.get("bridge")):
+        return "wrong_kind"
     return None
 
 
@@ -204,7 +217,7 @@ class DuplicateFilter:
     def __init__(self, embed: Callable[[list[str]], np.ndarray] | None, threshold: float) -> None:
         self.embed, self.threshold = embed, threshold
         self.keys: set[str] = set()
-        self.vectors: list[np.ndarray] = []
+        self.vectors: dict[str, np.ndarray] = {}  # normalised question -> its vector
 
     def check(self, question: str) -> tuple[str | None, np.ndarray | None]:
         """(reason or None, the question's vector to pass to :meth:`add`)."""
@@ -213,14 +226,21 @@ class DuplicateFilter:
         if self.embed is None:
             return None, None
         vec = np.asarray(self.embed([question]))[0]
-        if self.vectors and float(np.max(np.stack(self.vectors) @ vec)) >= self.threshold:
+        if self.vectors and float(np.max(np.stack(list(self.vectors.values())) @ vec)) >= self.threshold:
             return "duplicate_embedding", vec
         return None, vec
 
     def add(self, question: str, vec: np.ndarray | None) -> None:
-        self.keys.add(normalise(question))
+        key = normalise(question)
+        self.keys.add(key)
         if vec is not None:
-            self.vectors.append(vec)
+            self.vectors.setdefault(key, vec)
+
+    def discard(self, question: str) -> None:
+        """Forget a question added before a later check turned it down."""
+        key = normalise(question)
+        self.keys.discard(key)
+        self.vectors.pop(key, None)
 
 
 @dataclass
@@ -235,6 +255,9 @@ class Report:
     overlaps: list[float] = field(default_factory=list)  # evidence_overlap share of each accepted question
     tried_by_kind: dict[str, int] = field(default_factory=dict)  # candidates written and gated, per kind
     rejected_by_kind: dict[str, dict[str, int]] = field(default_factory=dict)  # kind -> reason -> count
+    # The round-trip check: questions checked and agreed, and why the others disagreed (gen.roundtrip).
+    roundtrip: dict[str, int] = field(default_factory=dict)
+    gave_up: dict[str, int] = field(default_factory=dict)  # kind -> candidates tried when it gave up
     max_examples: int = 5
 
     @property
@@ -291,6 +314,20 @@ class Report:
                 f"{found}{share} rejected because a document may answer them (answer_in_corpus), "
                 f"{sum(by.values()) - failed - found} for other reasons; {failed} candidates gave no question")
 
+    def count_roundtrip(self, outcome: str) -> None:
+        """One round trip: ``agreed``, a disagreement reason of :class:`gen.roundtrip.Agreement`, or ``failed``."""
+        self.roundtrip["checked"] = self.roundtrip.get("checked", 0) + 1
+        self.roundtrip[outcome] = self.roundtrip.get(outcome, 0) + 1
+
+    def checks_line(self) -> str:
+        """One plain line on the kind and round-trip checks."""
+        rt = self.roundtrip
+        line = f"checks:   wrong_kind rejected {self.rejected.get('wrong_kind', 0)}"
+        if not rt.get("checked"):
+            return line + "; no round trip"
+        why = ", ".join(f"{k} {v}" for k, v in rt.items() if k not in ("checked", "agreed"))
+        return line + f"; round trip agreed on {rt.get('agreed', 0)} of {rt['checked']}" + (f" ({why})" if why else "")
+
     def reject(self, reason: str, example: dict[str, Any], kind: str | None = None) -> None:
         self.rejected[reason] = self.rejected.get(reason, 0) + 1
         if kind is not None:
@@ -308,12 +345,16 @@ class Report:
                      f", so the test set has {self.requested - self.accepted} fewer samples than requested")
         elif self.exhausted:
             line += f"; candidates ran out for {', '.join(self.exhausted)}, other kinds filled their share"
+        if self.gave_up:
+            line += ("; gave up (max_tries_per_sample) on " + ", ".join(f"{k} after {v} candidates"
+                                                                     for k, v in self.gave_up.items()))
         return line
 
     def to_dict(self, extra: dict[str, Any] | None = None) -> dict[str, Any]:
         return {"requested": self.requested, "accepted": self.accepted, "accepted_by_kind": self.accepted_by_kind,
                 "rejected_total": self.n_rejected, "rejected": self.rejected,
                 "tried_by_kind": self.tried_by_kind, "rejected_by_kind": self.rejected_by_kind,
+                "roundtrip": self.roundtrip, "gave_up": self.gave_up,
                 "reasons": REASONS, "exhausted_kinds": self.exhausted, "complete": self.accepted >= self.requested,
                 "message": self.message(), "overlap": self.overlap(), **(extra or {}),
                 "rejected_examples": self.examples}

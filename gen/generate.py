@@ -1,9 +1,14 @@
-"""The generation loop: candidates -> writer -> gates -> test samples, until ``n`` or exhaustion.
+"""The generation loop: candidates -> writer -> gates -> round trip -> test samples, until ``n`` or exhaustion.
 
 Deterministic for a seed: documents and candidates come in a seeded order, candidates are
 written in fixed-size batches and gated in that order, so the same seed (and the same model
 outputs, which the LLM cache replays) gives the same test set. An interrupted run therefore
 resumes where it stopped: every call it already made is answered from the cache.
+
+The cheap gates come first: only a question that passed every deterministic gate (and the
+duplicate gate) costs a round-trip call (:mod:`gen.roundtrip`). A batch's writes go first and its
+round trips after them, so a model that keeps one prompt's prefix in its cache switches prompts
+once per batch, not once per candidate.
 """
 
 from __future__ import annotations
@@ -24,11 +29,12 @@ from ragsweep.gen.candidates import Candidate, candidates
 from ragsweep.gen.documents import Corpus, Span
 from ragsweep.gen.followup import check_follow_up
 from ragsweep.gen.gates import DuplicateFilter, GateConfig, Report, check_sample, kind_quotas, lexical_overlap
+from ragsweep.gen.roundtrip import agreement, answer_from_evidence
 from ragsweep.gen.testset import FOLLOW_UP_KIND, KINDS, UNANSWERABLE_KIND, TestSample
 from ragsweep.gen.units import corpus_units, topic_of
 from ragsweep.gen.writer import Draft, WriteFailed, Writer
-from ragsweep.metrics.errors import InputError
-from ragsweep.metrics.llm.base import Usage
+from ragsweep.metrics.errors import InputError, JudgeError
+from ragsweep.metrics.llm.base import LLM, Usage
 from ragsweep.metrics.refusal import UNANSWERABLE
 
 log = logging.getLogger(__name__)
@@ -47,6 +53,8 @@ class GenConfig:
     min_sentence_chars: int = 40
     max_attempts: int | None = None
     concurrency: int = 1
+    batch: int | None = None  # candidates written per round before their round trips (None: concurrency)
+    max_tries_per_sample: int | None = None  # a kind gives up after this many candidates per sample of its quota
     gates: GateConfig = field(default_factory=GateConfig)
     # A top-up (``append_to``): the set's questions join the duplicate gate, its candidates are not redrawn.
     known_questions: Sequence[str] = ()
@@ -79,12 +87,25 @@ def _variations(cand: Candidate, cfg: GenConfig) -> tuple[str | None, str | None
 
 class _Schedule:
     """Which kind to draw next: the one furthest behind its quota; an exhausted kind's share
-    moves to the kinds that still have candidates."""
+    moves to the kinds that still have candidates. With ``tries`` a kind that has used ``tries``
+    candidates per sample of its quota without filling it gives up the same way (a writer that
+    turns out one acceptable multi_hop question in twelve would otherwise spend most of the run on it)."""
 
-    def __init__(self, quotas: dict[str, int], streams: dict[str, Iterator[Candidate]], report: Report) -> None:
+    def __init__(self, quotas: dict[str, int], streams: dict[str, Iterator[Candidate]], report: Report,
+                 tries: int | None = None) -> None:
         self.quotas, self.streams, self.report = dict(quotas), streams, report
+        self.budget = {k: tries * q for k, q in quotas.items()} if tries else {}
+
+    def _give_up(self) -> None:
+        for k, budget in self.budget.items():
+            tried = self.report.tried_by_kind.get(k, 0)
+            if (tried >= budget and k not in self.report.exhausted
+                    and self.report.accepted_by_kind.get(k, 0) < self.quotas[k]):
+                self.report.exhausted.append(k)
+                self.report.gave_up[k] = tried
 
     def next(self) -> Candidate | None:
+        self._give_up()
         while True:
             open_kinds = [k for k in self.quotas if k not in self.report.exhausted]
             behind = [k for k in open_kinds if self.report.accepted_by_kind.get(k, 0) < self.quotas[k]]
@@ -103,13 +124,19 @@ class _Schedule:
 
 
 def generate(corpus: Corpus, writer: Writer, cfg: GenConfig, *,
-             embed: Callable[[list[str]], np.ndarray] | None = None, progress: bool = False) -> Result:
-    """Write up to ``cfg.n`` gated samples from ``corpus``."""
-    return asyncio.run(agenerate(corpus, writer, cfg, embed=embed, progress=progress))
+             embed: Callable[[list[str]], np.ndarray] | None = None, judge: LLM | None = None,
+             progress: bool = False) -> Result:
+    """Write up to ``cfg.n`` gated samples from ``corpus``.
+
+    ``judge`` answers each question that passed the other gates from its evidence alone, when
+    ``cfg.gates.roundtrip`` is on (:mod:`gen.roundtrip`); None: no round trip.
+    """
+    return asyncio.run(agenerate(corpus, writer, cfg, embed=embed, judge=judge, progress=progress))
 
 
 async def agenerate(corpus: Corpus, writer: Writer, cfg: GenConfig, *,
-                    embed: Callable[[list[str]], np.ndarray] | None = None, progress: bool = False) -> Result:
+                    embed: Callable[[list[str]], np.ndarray] | None = None, judge: LLM | None = None,
+                    progress: bool = False) -> Result:
     """See :func:`generate`."""
     from tqdm import tqdm
 
@@ -136,8 +163,8 @@ async def agenerate(corpus: Corpus, writer: Writer, cfg: GenConfig, *,
                if any(k == UNANSWERABLE_KIND for k, _ in mix) else None)
     report = Report(requested=n)
     # A top-up does not draw again the candidates its set's questions were written from.
-    streams = {k: (c for c in candidates(units, k, cfg.seed) if c.key not in cfg.known_candidates) for k, _ in mix}
-    schedule = _Schedule(kind_quotas(n, mix), streams, report)
+    streams = {k: (c for c in candidates(units, k, cfg.seed, topics) if c.key not in cfg.known_candidates) for k, _ in mix}
+    schedule = _Schedule(kind_quotas(n, mix), streams, report, cfg.max_tries_per_sample)
     dups = DuplicateFilter(embed, cfg.gates.dup_cosine)
     known = list(cfg.known_questions)
     for question, vec in zip(known, embed(known) if embed is not None and known else [None] * len(known)):
@@ -147,15 +174,23 @@ async def agenerate(corpus: Corpus, writer: Writer, cfg: GenConfig, *,
     usage, attempts, stopped = Usage(), 0, False
     bar = tqdm(total=n, desc="gen", unit="q", disable=not progress, dynamic_ncols=True)
 
+    roundtrip = judge if cfg.gates.roundtrip else None
+    limiter = asyncio.Semaphore(max(1, cfg.concurrency))  # calls in flight, writes and round trips alike
+
     async def attempt(cand: Candidate) -> Draft | WriteFailed:
-        try:
-            return await writer.write(cand, [topics[u.doc_id] for u in cand.shown], *_variations(cand, cfg))
-        except WriteFailed as exc:
-            return exc
+        async with limiter:
+            try:
+                return await writer.write(cand, [topics[u.doc_id] for u in cand.shown], *_variations(cand, cfg))
+            except WriteFailed as exc:
+                return exc
+
+    async def check(passed: _Passed) -> _Passed:
+        async with limiter:
+            return await _round_trip(passed, roundtrip, cfg.gates.roundtrip_min_f1)
 
     while len(samples) < n and not stopped:
         batch: list[Candidate] = []
-        while len(batch) < max(1, cfg.concurrency):
+        while len(batch) < max(1, cfg.batch or cfg.concurrency):
             cand = schedule.next()
             if cand is None:
                 break
@@ -163,8 +198,9 @@ async def agenerate(corpus: Corpus, writer: Writer, cfg: GenConfig, *,
         if not batch:
             break
         drafts = await asyncio.gather(*(attempt(c) for c in batch))
+        passed: list[_Passed] = []  # through every deterministic gate, in candidate order
         for cand, draft in zip(batch, drafts):
-            if len(samples) >= n:
+            if len(samples) + len(passed) >= n:
                 break
             attempts += 1
             report.tried_by_kind[cand.kind] = report.tried_by_kind.get(cand.kind, 0) + 1
@@ -174,12 +210,26 @@ async def agenerate(corpus: Corpus, writer: Writer, cfg: GenConfig, *,
                 report.reject("write_failed", {"candidate": cand.key, "error": str(draft)[:300]}, cand.kind)
             else:
                 usage = usage + draft.usage
-                _gate(draft, cand, corpus, cfg, writer, dups, report, samples, absence)
-            bar.n = len(samples)
-            bar.set_postfix(accepted=report.accepted, rejected=report.n_rejected, refresh=False)
-            bar.refresh()
+                if (ok := _gate(draft, cand, corpus, cfg, writer, dups, report, absence)) is not None:
+                    passed.append(ok)
             if stopped:
                 break
+        # The round trips, only for questions every cheap gate let through (unanswerable ones have no evidence).
+        if roundtrip is not None:
+            passed = list(await asyncio.gather(*(check(p) for p in passed)))
+        for p in passed:
+            usage = usage + p.usage
+            if p.outcome is not None:
+                report.count_roundtrip(p.outcome)
+            if p.reason is not None:
+                dups.discard(p.sample.question)
+                report.reject(p.reason, p.example, p.sample.kind)
+                continue
+            report.accept(p.sample.kind, p.sample.provenance.get("overlap"))
+            samples.append(replace(p.sample, id=f"gen-{len(samples) + 1:04d}"))
+        bar.n = len(samples)
+        bar.set_postfix(accepted=report.accepted, rejected=report.n_rejected, refresh=False)
+        bar.refresh()
     bar.close()
     if stopped and len(samples) < n:
         report.exhausted.append(f"(stopped after max_attempts={max_attempts})")
@@ -188,9 +238,42 @@ async def agenerate(corpus: Corpus, writer: Writer, cfg: GenConfig, *,
     return Result(samples, report, time.perf_counter() - started, usage, attempts)
 
 
+@dataclass
+class _Passed:
+    """A sample through the deterministic gates, waiting for its round trip."""
+
+    sample: TestSample
+    example: dict[str, Any]             # what the report keeps if it is rejected after all
+    texts: tuple[str, ...]              # its evidence sentences
+    reason: str | None = None           # set by the round trip when it disagrees or fails
+    outcome: str | None = None          # the round trip's: "agreed", why it disagreed, or "failed"
+    usage: Usage = field(default_factory=Usage)
+
+
+async def _round_trip(p: _Passed, judge: LLM | None, min_f1: float) -> _Passed:
+    """Answer ``p``'s question from its evidence with ``judge`` and compare with its reference."""
+    if judge is None or not p.texts or p.sample.kind == UNANSWERABLE_KIND:
+        return p
+    # A follow-up turn leaves its subject to the conversation: ask its standalone form (gen.followup).
+    info = p.sample.provenance.get("follow_up")
+    question = str(info.get("standalone") or p.sample.question) if isinstance(info, dict) else p.sample.question
+    try:
+        done = await answer_from_evidence(judge, question, p.texts)
+    except JudgeError as exc:
+        return replace(p, reason="roundtrip_failed", outcome="failed",
+                       example={**p.example, "roundtrip_error": str(exc)[:300]})
+    answer = str(done.parsed.answer).strip()
+    verdict = agreement(answer, p.sample.reference, min_f1)
+    trip = {"answer": answer[:200], **verdict.to_dict()}
+    sample = replace(p.sample, provenance={**p.sample.provenance, "roundtrip": trip})
+    return replace(p, sample=sample, example={**p.example, "roundtrip": trip}, usage=done.usage,
+                   reason=None if verdict.agree else "roundtrip_disagrees", outcome=verdict.reason or "agreed")
+
+
 def _gate(draft: Draft, cand: Candidate, corpus: Corpus, cfg: GenConfig, writer: Writer,
-          dups: DuplicateFilter, report: Report, samples: list[TestSample],
-          absence: AbsenceCheck | None = None) -> None:
+          dups: DuplicateFilter, report: Report, absence: AbsenceCheck | None = None) -> _Passed | None:
+    """The deterministic gates (and the absence gate) in order; None when one rejected the draft.
+    A draft that passes joins the duplicate gate at once, so the next of its batch is checked against it."""
     unanswerable = cand.kind == UNANSWERABLE_KIND
     if unanswerable:  # whatever the writer said: no evidence, and the one reference
         draft = replace(draft, reference=UNANSWERABLE, evidence=())
@@ -199,10 +282,10 @@ def _gate(draft: Draft, cand: Candidate, corpus: Corpus, cfg: GenConfig, writer:
     docs = dict.fromkeys(u.doc_id for u in draft.evidence)
     overlap = lexical_overlap(draft.question, [corpus.get(d).text for d in docs if d in corpus]) if docs else None
     sample = TestSample(
-        id=f"gen-{len(samples) + 1:04d}", question=draft.question, reference=draft.reference,
+        id="", question=draft.question, reference=draft.reference,
         evidence=evidence, kind=cand.kind,
         provenance={"backend": writer.backend, "model": writer.model_id, "prompt": writer.prompt_version,
-                    "seed": cfg.seed, "candidate": cand.key,
+                    "seed": cfg.seed, "candidate": cand.key, **({"bridge": cand.bridge} if cand.bridge else {}),
                     **{k: v for k, v in zip(("persona", "style"), _variations(cand, cfg)) if v},
                     **({"overlap": round(overlap.share, 3)} if overlap is not None else {}), **draft.provenance},
         quotes=tuple(u.text for u in draft.evidence))
@@ -222,7 +305,6 @@ def _gate(draft: Draft, cand: Candidate, corpus: Corpus, cfg: GenConfig, writer:
         reason, vec = dups.check(draft.question)
     if reason is not None:
         report.reject(reason, example, cand.kind)
-        return
+        return None
     dups.add(draft.question, vec)
-    report.accept(cand.kind, None if overlap is None else overlap.share)
-    samples.append(sample)
+    return _Passed(sample, example, tuple(u.text for u in draft.evidence))

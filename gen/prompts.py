@@ -135,4 +135,49 @@ WRITE_UNANSWERABLE: Prompt[UnanswerableInput, UnanswerableOutput] = Prompt(
     layout="json",
 )
 
-PROMPTS = {p.name: p for p in (WRITE_QUESTION, WRITE_UNANSWERABLE)}
+# --- round trip: answer a written question from its evidence alone ---------------------------------
+# The check of Alberti et al. (2019, "Synthetic QA corpora generation with roundtrip consistency"):
+# a question whose evidence, read afresh, gives another answer than its reference is dropped.
+
+
+class RoundTripInput(BaseModel):
+    """A written question and the evidence sentences its reference was taken from."""
+
+    question: str
+    sentences: list[str] = Field(description="numbered evidence sentences, [1] first")
+
+
+class RoundTripOutput(BaseModel):
+    """The shortest answer the sentences give."""
+
+    answer: str
+
+
+#: What the round-trip answer says when the sentences do not answer the question.
+NOT_STATED = "not stated"
+
+ANSWER_FROM_EVIDENCE: Prompt[RoundTripInput, RoundTripOutput] = Prompt(
+    name="gen.answer_from_evidence",
+    instruction=(
+        "Answer the question from the numbered sentences alone, not from memory. Give the shortest "
+        "complete answer (a name, number, date or short phrase) in the sentences' own words. If the "
+        f"sentences do not answer the question, the answer is \"{NOT_STATED}\"."
+    ),
+    input=RoundTripInput,
+    output=RoundTripOutput,
+    examples=(
+        (RoundTripInput(question="Marie Curie was born in the capital of which country?",
+                        sentences=["Marie Curie was born in Warsaw in 1867.", "Warsaw is the capital of Poland."]),
+         RoundTripOutput(answer="Poland")),
+        (RoundTripInput(question="Which is taller, the Eiffel Tower or the Chrysler Building?",
+                        sentences=["The Eiffel Tower is 330 metres tall.", "The Chrysler Building is 319 metres tall."]),
+         RoundTripOutput(answer="The Eiffel Tower")),
+        (RoundTripInput(question="Who designed the Forth Bridge?",
+                        sentences=["The Forth Bridge, opened in 1890, carries the railway across the Firth of Forth."]),
+         RoundTripOutput(answer=NOT_STATED)),
+    ),
+    max_tokens=48,  # the reply is ~10-25 tokens
+    layout="json",
+)
+
+PROMPTS = {p.name: p for p in (WRITE_QUESTION, WRITE_UNANSWERABLE, ANSWER_FROM_EVIDENCE)}

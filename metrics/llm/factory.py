@@ -50,10 +50,12 @@ def _wrap(inner: Any, cache: bool, cache_dir: str | None, max_concurrency: int) 
 
 
 def local(model: str = "qwen2.5-coder-1.5b-instruct-q4_k_m", n_ctx: int = 4096, threads: int = 2,
-          temperature: float = 0.0, seed: int = 0, cache: bool = True, cache_dir: str | None = None) -> LLM:
-    """llama.cpp in-process on a packaged GGUF (a key of ``PACKAGED_MODELS``) or a GGUF path."""
-    return _wrap(LocalLLM(model, n_ctx=n_ctx, n_threads=threads, temperature=temperature, seed=seed),
-                 cache, cache_dir, 1)  # one model on the CPU: calls are serialised anyway
+          temperature: float = 0.0, seed: int = 0, cache: bool = True, cache_dir: str | None = None,
+          parallel: int = 1) -> LLM:
+    """llama.cpp in-process on a packaged GGUF (a key of ``PACKAGED_MODELS``) or a GGUF path;
+    ``parallel`` slots decode at once, and callers keep that many calls in flight."""
+    return _wrap(LocalLLM(model, n_ctx=n_ctx, n_threads=threads, temperature=temperature, seed=seed,
+                          parallel=parallel), cache, cache_dir, parallel)
 
 
 def openai(model: str, base_url: str | None = None, api_key_env: str = "OPENAI_API_KEY",

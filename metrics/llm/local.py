@@ -40,9 +40,11 @@ DEFAULT_MAX_TOKENS = 1024
 class LocalLLM(StructuredBackend):
     """A GGUF model run in this process by llama.cpp, on CPU.
 
-    The model loads on the first call, not in the constructor. Calls are serialised on one
-    worker thread: one model on a small CPU gains nothing from parallel requests, and the
-    event loop stays free while the model runs.
+    The model loads on the first call, not in the constructor. Calls run on ``parallel`` worker
+    threads, one per llama.cpp slot, so the event loop stays free while the model runs. With one
+    slot (the default) calls are serialised. With several, llama.cpp decodes the slots' sequences
+    together in one batch (continuous batching), and each slot keeps its own prompt cache, so two
+    prompts used in turn (the question writer and its round trip) each keep their prefix.
 
     Args:
         model_path: A GGUF file, or the name of a packaged model (a key of
@@ -52,6 +54,9 @@ class LocalLLM(StructuredBackend):
         n_threads: CPU threads for prompt evaluation and generation.
         temperature: Sampling temperature; 0 is greedy and repeatable.
         seed: Sampling seed.
+        parallel: llama.cpp slots (sequences decoded at once), each with ``n_ctx`` tokens. Batched
+            decoding sums in another order than one sequence alone, so a greedy output can differ in
+            a rare near-tie; it is not part of :meth:`identity` (the cache replays either).
     """
 
     def __init__(
@@ -61,19 +66,24 @@ class LocalLLM(StructuredBackend):
         n_threads: int = 2,
         temperature: float = 0.0,
         seed: int = 0,
+        parallel: int = 1,
     ) -> None:
+        if isinstance(parallel, bool) or not isinstance(parallel, int) or parallel < 1:
+            raise InputError(f"llm.parallel must be a positive integer (llama.cpp slots), got {parallel!r}")
         self.model_path = model_path
         self.n_ctx = n_ctx
         self.n_threads = n_threads
         self.temperature = temperature
         self.seed = seed
+        self.parallel = parallel
         self.usage = Usage()  # all tokens spent by this object
+        self.prompt_evaluated = 0  # prompt tokens llama.cpp evaluated (the rest came from its prompt cache)
         self.last_timings: dict[str, Any] = {}  # llama.cpp's timings of the last call
         self._server: Any = None
         self._file: Path | None = None
         self._sha256: str | None = None
         self._init_lock = threading.RLock()  # _load calls _resolve under it
-        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="llama")
+        self._executor = ThreadPoolExecutor(max_workers=parallel, thread_name_prefix="llama")
 
     @property
     def model_id(self) -> str:
@@ -122,6 +132,7 @@ class LocalLLM(StructuredBackend):
         usage = Usage(raw_usage.get("prompt_tokens", 0), raw_usage.get("completion_tokens", 0))
         self.usage = self.usage + usage
         self.last_timings = response.get("timings") or {}
+        self.prompt_evaluated += int(self.last_timings.get("prompt_n") or 0)
         return Completion(
             text=choice["message"].get("content") or "",
             usage=usage,
@@ -156,8 +167,8 @@ class LocalLLM(StructuredBackend):
 
                 params = xllamacpp.CommonParams()
                 params.model.path = str(self._resolve())
-                params.n_ctx = self.n_ctx
-                params.n_parallel = 1  # one slot: the whole context serves the one request
+                params.n_ctx = self.n_ctx * self.parallel  # llama.cpp splits it: n_ctx per slot
+                params.n_parallel = self.parallel
                 params.cpuparams.n_threads = self.n_threads
                 params.cpuparams_batch.n_threads = self.n_threads
                 params.cache_prompt = True

@@ -17,15 +17,30 @@ from ragsweep.metrics.prompts.core import Prompt, render
 MIX = (("single_hop", 0.4), ("multi_hop", 0.2), ("comparative", 0.2), ("conditional", 0.2))
 
 
+def _longest(sentence, k=2, besides=""):
+    """The sentence's ``k`` longest words that ``besides`` does not hold."""
+    other = set(re.findall(r"[a-z]{4,}", besides.lower()))
+    words = [w for w in set(re.findall(r"[A-Za-z]{4,}", sentence)) if w.lower() not in other]
+    return sorted(words, key=lambda w: (-len(w), w))[:k]
+
+
 def good_reply(messages, schema):
-    """A plausible writer: names the topic, asks about the sentence's two longest words."""
+    """A plausible writer that respects its kind: names the topic, asks about the sentence's two longest
+    words (multi_hop: the first sentence's, answered from the second; comparative: one word of each)."""
     data = json.loads(messages[-1]["content"])
-    last = data["sentences"][-1]
-    words = sorted(set(re.findall(r"[A-Za-z]{4,}", last)), key=lambda w: (-len(w), w))
-    topic = data["topics"][-1]
-    n = len(data["sentences"])
-    return {"question": f"For {topic}, what is said about {words[0]} and {words[1]}?",
-            "answer": " ".join(last.rstrip(".").split()[-3:]), "used": list(range(1, n + 1))}
+    sents, kind, topic = data["sentences"], data["kind"], data["topics"][-1]
+    last = sents[-1]
+    answer = " ".join(last.rstrip(".").split()[-3:])
+    words = _longest(last)
+    question = f"For {topic}, what is said about {words[0]} and {words[1]}?"
+    if kind == "multi_hop":
+        question = "For {}, what follows from {} and {}?".format(topic, *_longest(sents[0], besides=last))
+    elif kind == "comparative":
+        question = (f"For {topic}, which is more, {_longest(sents[0], 1, last)[0]} "
+                    f"or {_longest(last, 1, sents[0])[0]}?")
+    elif kind == "conditional":
+        question = f"If {topic} holds, what is said about {words[0]} and {words[1]}?"
+    return {"question": question, "answer": answer, "used": list(range(1, len(sents) + 1))}
 
 
 def test_prompt_is_typed_and_versioned():
@@ -52,8 +67,11 @@ def test_prompts_contain_the_evidence_and_every_kind_is_written():
             assert any(json.dumps(quote, ensure_ascii=False) in t for t in call_texts)  # shown to the model
         if s.kind in ("multi_hop", "comparative"):
             assert len(s.evidence) == 2
+        if s.kind == "multi_hop" and "bridge" in s.provenance:  # the entity the first sentence links to the second
+            assert s.provenance["bridge"] in s.quotes[0]
         assert s.provenance["prompt"] == f"gen.write_question@{WRITE_QUESTION.version}"
         assert s.provenance["model"] == "scripted" and s.provenance["seed"] == 1
+    assert any("bridge" in s.provenance for s in result.samples)
 
 
 def test_broken_json_is_rejected_counted_and_replaced():

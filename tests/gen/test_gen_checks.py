@@ -1,0 +1,229 @@
+"""Ground-truth checks of generated samples: the kind check and the round trip (scripted model)."""
+
+import json
+
+import pytest
+
+from ragsweep.gen.documents import read_shipped
+from ragsweep.gen.gates import GateConfig
+from ragsweep.gen.generate import GenConfig, generate
+from ragsweep.gen.kinds import kind_problem
+from ragsweep.gen.prompts import RoundTripOutput, WriteOutput
+from ragsweep.gen.roundtrip import agreement
+from ragsweep.gen.writer import LLMWriter
+from ragsweep.metrics.errors import JudgeError
+from ragsweep.metrics.llm import ScriptedLLM
+from tests.gen.test_gen_writer import MIX, good_reply
+
+CURIE = ["Marie Curie was born in Warsaw in 1867.", "Warsaw is the capital of Poland."]
+TOWERS = ["The Eiffel Tower is 330 metres tall.", "The Chrysler Building is 319 metres tall."]
+
+
+def test_kind_check_of_a_bridge():
+    # The Marie Curie question hides Warsaw; naming it, or asking for it, needs one sentence only.
+    assert kind_problem("multi_hop", "Marie Curie was born in the capital of which country?", "Poland", CURIE,
+                        "Warsaw") is None
+    assert "bridge" in kind_problem("multi_hop", "Warsaw, where Marie Curie was born, is the capital of which "
+                                    "country?", "Poland", CURIE, "Warsaw")
+    assert "bridge" in kind_problem("multi_hop", "In which capital city was Marie Curie born in 1867?", "Warsaw",
+                                    CURIE, "Warsaw")
+
+
+@pytest.mark.parametrize("kind, question, reference, sentences, problem", [
+    ("multi_hop", "Marie Curie was born in the capital of which country?", "Poland", CURIE, None),
+    ("multi_hop", "When was Marie Curie born?", "1867", CURIE, "one sentence"),
+    ("multi_hop", "In which city was Marie Curie born?", "Warsaw", CURIE, "one sentence"),  # the bridge itself
+    ("multi_hop", "Was Marie Curie born in the capital of Poland?", "Yes", CURIE, None),
+    ("multi_hop", "Where was Marie Curie born and what is the capital of Poland?", "Warsaw; Warsaw", CURIE,
+     "two questions"),
+    ("comparative", "Which is taller, the Eiffel Tower or the Chrysler Building?", "The Eiffel Tower", TOWERS, None),
+    ("comparative", "How tall is the Eiffel Tower?", "330 metres", TOWERS, "both things"),
+    ("comparative", "What do the Eiffel Tower and the Chrysler Building measure?", "330 and 319 metres", TOWERS,
+     "no comparison"),
+    ("conditional", "If a patient is a child under 16, why is aspirin not advised?", "Reye's syndrome", [], None),
+    ("conditional", "What happens to the Old Quay when the river floods?", "it closes", [], None),
+    ("conditional", "When the river floods, what happens to the Old Quay?", "it closes", [], None),
+    ("conditional", "When are sailings on the Hollin Island route cancelled?",
+     "When the mean wind speed at Gannet Point is above 45 knots", [], None),  # the answer is the condition
+    ("conditional", "When was aspirin first advised against for children?", "1986", [], "states a condition"),
+    ("conditional", "Which syndrome makes aspirin unsafe for children?", "Reye's syndrome", [], "states a condition"),
+    ("single_hop", "When was Marie Curie born?", "1867", CURIE[:1], None),
+])
+def test_kind_check_by_hand(kind, question, reference, sentences, problem):
+    found = kind_problem(kind, question, reference, sentences)
+    assert (found is None) if problem is None else (problem in found)
+
+
+@pytest.mark.parametrize("answer, reference, agree, reason", [
+    ("1890", "In 1890", True, None),                                  # one inside the other
+    ("Reye's syndrome", "Because of the risk of Reye's syndrome", True, None),
+    ("The Eiffel Tower", "The Eiffel Tower, at 330 metres", True, None),
+    ("Cissus", "Lodoicea, with approximately 350 species", False, "words_differ"),  # the issue's false reference
+    ("319 metres", "330 metres", False, "numbers_differ"),           # F1 0.5 on "metres", numbers clash
+    ("not stated", "1890", False, "not_stated"),
+    ("The sentences do not say.", "1890", False, "not_stated"),
+    ("the harbour authority board", "harbour board", True, None),   # F1 0.8
+    ("Calder Harbour Board of Trustees", "the Port of Calder", False, "words_differ"),  # F1 0.4 (calde only)
+])
+def test_agreement_by_hand(answer, reference, agree, reason):
+    got = agreement(answer, reference)
+    assert (got.agree, got.reason) == (agree, reason)
+
+
+def _scripted(roundtrip_answer):
+    """A model that writes with :func:`good_reply` and answers round trips with ``roundtrip_answer``."""
+    def reply(messages, schema):
+        if schema is WriteOutput:
+            return good_reply(messages, schema)
+        assert schema is RoundTripOutput
+        return {"answer": roundtrip_answer(json.loads(messages[-1]["content"]))}
+    return ScriptedLLM(reply)
+
+
+def test_round_trip_rejects_a_disagreeing_answer_and_counts_it():
+    corpus = read_shipped()
+    seen = []
+
+    def answer(data):  # every other question: a different answer than the writer's reference
+        seen.append(data)
+        return "Nothing of the kind" if len(seen) % 2 else data["sentences"][-1].rstrip(".").split()[-1]
+
+    llm = _scripted(answer)
+    result = generate(corpus, LLMWriter(llm), GenConfig(n=6, kinds=MIX, seed=1), judge=llm)
+    assert len(result.samples) == 6
+    rt = result.report.roundtrip
+    assert rt["checked"] == len(seen) == 6 + result.report.rejected["roundtrip_disagrees"]
+    assert rt["agreed"] == 6 and rt["words_differ"] == result.report.rejected["roundtrip_disagrees"] >= 5
+    for s in result.samples:
+        assert s.provenance["roundtrip"]["agree"] is True
+    example = result.report.examples["roundtrip_disagrees"][0]
+    assert example["roundtrip"]["answer"] == "Nothing of the kind" and example["roundtrip"]["reason"] == "words_differ"
+    # The round trip sees the question and the evidence sentences, never the reference.
+    for data, call in zip(seen, [c for c in llm.calls if c.schema is RoundTripOutput]):
+        assert set(data) == {"question", "sentences"}
+        assert "answer" not in call.messages[-1]["content"]
+    assert result.report.to_dict()["roundtrip"] == rt
+    assert "round trip agreed on 6 of" in result.report.checks_line()
+
+
+def test_round_trip_runs_only_after_the_cheap_gates_and_can_be_turned_off():
+    corpus = read_shipped()
+    state = {"writes": 0}
+
+    def writer(messages, schema):
+        if schema is RoundTripOutput:
+            return {"answer": "1890"}  # disagrees with every reference
+        state["writes"] += 1
+        reply = good_reply(messages, schema)
+        if state["writes"] % 2:
+            reply["question"] = "According to the passage, " + reply["question"]
+        return reply
+
+    llm = ScriptedLLM(writer)
+    result = generate(corpus, LLMWriter(llm), GenConfig(n=2, seed=0, max_attempts=10), judge=llm)
+    trips = [c for c in llm.calls if c.schema is RoundTripOutput]
+    assert result.samples == [] and result.attempts == 10
+    assert result.report.rejected["not_self_contained"] == 5    # no round trip spent on these
+    assert len(trips) == result.report.roundtrip["checked"] == result.report.rejected["roundtrip_disagrees"] == 5
+    # Off in the config, or no judge: no round-trip call, the same questions accepted.
+    for cfg, judge in ((GenConfig(n=2, seed=0, gates=GateConfig(roundtrip=False)), llm), (GenConfig(n=2, seed=0), None)):
+        again = ScriptedLLM(writer)
+        out = generate(corpus, LLMWriter(again), cfg, judge=judge)
+        assert len(out.samples) == 2 and out.report.roundtrip == {}
+        assert not [c for c in again.calls if c.schema is RoundTripOutput]
+        assert "no round trip" in out.report.checks_line()
+
+
+def test_a_failed_round_trip_rejects_and_the_duplicate_gate_forgets_it():
+    corpus = read_shipped()
+    calls = {"trips": 0}
+
+    def reply(messages, schema):
+        if schema is RoundTripOutput:
+            calls["trips"] += 1
+            if calls["trips"] <= 2:  # the call and its repair both broken: JudgeError
+                return "{broken"
+            return {"answer": json.loads(messages[-1]["content"])["sentences"][-1].rstrip(".").split()[-1]}
+        return good_reply(messages, schema)
+
+    llm = ScriptedLLM(reply)
+    result = generate(corpus, LLMWriter(llm), GenConfig(n=3, seed=0), judge=llm)
+    assert len(result.samples) == 3
+    assert result.report.rejected["roundtrip_failed"] == 1 and result.report.roundtrip["failed"] == 1
+    assert "roundtrip_error" in result.report.examples["roundtrip_failed"][0]
+    assert [s.id for s in result.samples] == ["gen-0001", "gen-0002", "gen-0003"]
+
+
+def test_a_judge_error_is_a_rejection_not_a_crash():
+    corpus = read_shipped()
+
+    def reply(messages, schema):
+        if schema is RoundTripOutput:
+            raise JudgeError("down")
+        return good_reply(messages, schema)
+
+    llm = ScriptedLLM(reply)
+    result = generate(corpus, LLMWriter(llm), GenConfig(n=2, seed=0, max_attempts=4), judge=llm)
+    assert result.samples == [] and result.report.rejected["roundtrip_failed"] == 4
+
+
+def test_kind_check_rejects_single_fact_multi_hop_questions_unless_turned_off():
+    corpus = read_shipped()
+
+    def one_sentence(messages, schema):
+        reply = good_reply(messages, schema)
+        data = json.loads(messages[-1]["content"])
+        if data["kind"] == "multi_hop":  # asks about the second sentence only: a single-hop question
+            last = data["sentences"][-1]
+            words = sorted(set(w for w in last.split() if len(w) > 6), key=lambda w: (-len(w), w))[:2]
+            reply["question"] = f"What is said about {' and '.join(words)} in this respect?"
+        return reply
+
+    cfg = GenConfig(n=4, kinds=(("single_hop", 0.5), ("multi_hop", 0.5)), seed=3, max_attempts=14)
+    checked = generate(corpus, LLMWriter(ScriptedLLM(one_sentence)), cfg)
+    assert {s.kind for s in checked.samples} == {"single_hop"}
+    assert checked.report.rejected_by_kind["multi_hop"]["wrong_kind"] == checked.report.rejected["wrong_kind"] >= 10
+    off = GenConfig(n=4, kinds=cfg.kinds, seed=3, gates=GateConfig(kind_check=False))
+    unchecked = generate(corpus, LLMWriter(ScriptedLLM(one_sentence)), off)
+    assert {s.kind for s in unchecked.samples} == {"single_hop", "multi_hop"}
+    assert unchecked.report.rejected["wrong_kind"] == 0
+
+
+def test_the_gen_config_reads_the_checks(tmp_path):
+    from hydra import compose, initialize_config_module
+
+    from ragsweep.gen.app import gen_config
+    from ragsweep.metrics.errors import InputError
+
+    with initialize_config_module(config_module="ragsweep.conf", version_base="1.3"):
+        cfg = compose(config_name="gen", overrides=["llm=none"])
+        off = compose(config_name="gen", overrides=["gates.kind_check=false", "gates.roundtrip=false",
+                                                    "gates.roundtrip_min_f1=0.8"])
+        bad = compose(config_name="gen", overrides=["gates.roundtrip=maybe"])
+    g = gen_config(cfg, 1).gates
+    assert (g.kind_check, g.roundtrip, g.roundtrip_min_f1) == (True, True, 0.5)
+    g = gen_config(off, 1).gates
+    assert (g.kind_check, g.roundtrip, g.roundtrip_min_f1) == (False, False, 0.8)
+    with pytest.raises(InputError, match="gates.roundtrip must be true or false"):
+        gen_config(bad, 1)
+
+
+def test_a_kind_that_keeps_failing_gives_its_share_up():
+    corpus = read_shipped()
+
+    def no_bridges(messages, schema):  # every multi_hop question joins two questions: wrong_kind
+        reply = good_reply(messages, schema)
+        if json.loads(messages[-1]["content"])["kind"] == "multi_hop":
+            reply["question"] = reply["question"].rstrip("?") + " and what else happened there?"
+        return reply
+
+    kinds = (("single_hop", 0.5), ("multi_hop", 0.5))
+    # Without a budget the schedule keeps drawing the kind furthest behind: the run ends at max_attempts.
+    stuck = generate(corpus, LLMWriter(ScriptedLLM(no_bridges)), GenConfig(n=4, kinds=kinds, seed=3, max_attempts=20))
+    assert len(stuck.samples) < 4 and stuck.report.tried_by_kind["multi_hop"] >= 16
+    done = generate(corpus, LLMWriter(ScriptedLLM(no_bridges)),
+                    GenConfig(n=4, kinds=kinds, seed=3, max_attempts=20, max_tries_per_sample=3))
+    assert [s.kind for s in done.samples] == ["single_hop"] * 4
+    assert done.report.gave_up == {"multi_hop": 6} == {"multi_hop": done.report.tried_by_kind["multi_hop"]}
+    assert "gave up (max_tries_per_sample) on multi_hop after 6 candidates" in done.report.message()
+    assert done.report.to_dict()["gave_up"] == {"multi_hop": 6}
