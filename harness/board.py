@@ -59,16 +59,28 @@ def _read_scores(path: Path) -> dict[str, dict[str, list[dict[str, Any]]]]:
     return out
 
 
+def _by_job_number(path: Path) -> list[tuple[int, int, str]]:
+    """Job folders in launch order (2 before 10)."""
+    return [(0, int(part), "") if part.isdigit() else (1, 0, part) for part in path.parts]
+
+
 def collect(sweep_dir: str | Path, seed: int = 0) -> list[Row]:
     """Every variant of every job below ``sweep_dir`` (a sweep folder or a single job folder)."""
     root = Path(sweep_dir)
     if not root.is_dir():
         raise InputError(f"{root}: sweep folder not found")
     rows: list[Row] = []
-    for summary_file in sorted(root.rglob("summary.json")):
+    seen: dict[str, str] = {}
+    for summary_file in sorted(root.rglob("summary.json"), key=_by_job_number):
         summary = json.loads(summary_file.read_text(encoding="utf-8"))
         scores = _read_scores(summary_file.parent / "scores.jsonl")
         for v in summary["variants"]:
+            # One row per variant: an Optuna study may propose a variant twice, and a grid axis that does
+            # not apply to it (index for bm25) repeats it; the first job's row stands for both.
+            if v["variant"] in seen:
+                log.info("%s: %s was also run by %s", summary_file.parent, v["variant"], seen[v["variant"]])
+                continue
+            seen[v["variant"]] = str(summary_file.parent)
             by_metric = scores.get(v["variant"], {})
             stats = {m: summarise(((x["status"], x["value"]) for x in r), seed) for m, r in by_metric.items()}
             samples = {m: {x["sample_id"]: (x["value"] if x["status"] == "ok" else None) for x in r}
@@ -150,6 +162,10 @@ def _index_sum(cost: dict[str, Any], key: str) -> float | None:
     return None if not values or any(v is None for v in values) else float(sum(values))
 
 
+def _per_query(cost: dict[str, Any], stage: str, key: str) -> Any:
+    return cost.get(stage, {}).get("per_query", {}).get(key)
+
+
 COSTS: tuple[tuple[str, Callable[[dict[str, Any]], Any]], ...] = (
     ("seconds", lambda c: round(c["seconds"]["total"], 3) if "total" in c.get("seconds", {}) else None),
     ("embedded_texts", lambda c: c.get("embedded_texts")),
@@ -171,6 +187,14 @@ COSTS: tuple[tuple[str, Callable[[dict[str, Any]], Any]], ...] = (
     ("app_completion_tokens", lambda c: c.get("app_completion_tokens")),
     ("contexts_returned", lambda c: c.get("contexts_returned")),
     ("contexts_unlocated", lambda c: c.get("contexts_unlocated")),
+    # What query rewriting (query=multi_query|hyde) and reranking (rerank=llm|cross_encoder) spent per query
+    # of the job: LLM calls, tokens (prompt + completion) and seconds.
+    ("rewrite_llm_calls_per_q", lambda c: _per_query(c, "query_rewrite", "llm_calls")),
+    ("rewrite_llm_tokens_per_q", lambda c: _per_query(c, "query_rewrite", "llm_tokens")),
+    ("rewrite_s_per_q", lambda c: _per_query(c, "query_rewrite", "seconds")),
+    ("rerank_llm_calls_per_q", lambda c: _per_query(c, "rerank", "llm_calls")),
+    ("rerank_llm_tokens_per_q", lambda c: _per_query(c, "rerank", "llm_tokens")),
+    ("rerank_s_per_q", lambda c: _per_query(c, "rerank", "seconds")),
     # Mean characters passed on per question: shown when the board compares context options
     # (context=chunks|window|parent), whose cost is the text they add to a prompt.
     ("context_chars", lambda c: c.get("context_chars")),
@@ -199,6 +223,10 @@ def cost_note(rows: Sequence[Row]) -> str:
     if any(n == "context_chars" for n, _ in cost_columns(rows)):
         note += (" Context chars: mean characters passed on per question (a window or parent passes on more "
                  "text per hit; at an equal budget all pass on the same).")
+    if any(n in ("rewrite_s_per_q", "rerank_s_per_q") for n, _ in cost_columns(rows)):
+        note += (" Rewrite and rerank columns are per query, shared by a job's variants: the LLM calls and tokens "
+                 "(prompt + completion; a cached call counts the tokens it first took) that query rewriting "
+                 "and reranking spent, and their seconds (this run's: near 0 when answered from the cache).")
     if any(n == "llm_calls" for n, _ in cost_columns(rows)):
         note += (" LLM calls and tokens are the variant's own; cached calls were answered from the LLM "
                  "cache and count the tokens they took when first made.")

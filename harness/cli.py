@@ -49,12 +49,17 @@ def _job_choices() -> dict[str, str]:
 
 @hydra.main(version_base="1.3", config_path="pkg://ragsweep.conf", config_name="sweep")
 def sweep_app(cfg: DictConfig) -> Any:
+    from ragsweep.harness.search import OPTUNA, record
     from ragsweep.harness.sweep import run_job_safely
 
     logging.getLogger().setLevel(logging.INFO)
-    out_dir = Path(HydraConfig.get().runtime.output_dir)
+    hc = HydraConfig.get()
+    out_dir = Path(hc.runtime.output_dir)
     try:
-        return run_job_safely(cfg, out_dir, _job_choices())
+        summary = run_job_safely(cfg, out_dir, _job_choices())
+        if hc.sweeper.get("_target_") == OPTUNA:
+            return record(summary, out_dir, str(hc.callbacks.leaderboard.sort_by))  # the trial's objective
+        return summary
     except InputError as exc:
         fail(str(exc))
 
@@ -118,10 +123,29 @@ def validate(config_name: str, overrides: list[str]) -> None:
             from omegaconf import OmegaConf
 
             missing = sorted(OmegaConf.missing_keys(cfg))
+            if config_name == "sweep" and not missing:
+                _check_llm_uses(compose, parsed, single)
     except (HydraException, OmegaConfBaseException, ValueError) as exc:
         fail(_message(exc))
+    except InputError as exc:
+        fail(str(exc))
     if missing:
         fail(f"missing value for {', '.join(missing)}: pass {missing[0]}=...")
+
+
+def _check_llm_uses(compose: Callable[..., Any], parsed: list[Any], single: list[str]) -> None:
+    """Every combination of the swept ``llm``, ``rerank`` and ``query`` values: one that calls an LLM
+    (rerank=llm, query=multi_query|hyde) with llm=none is an InputError before any job starts."""
+    import itertools
+
+    from ragsweep.harness.sweep import check_llm_uses
+
+    swept = [o for o in parsed if o.is_sweep_override() and o.get_key_element() in ("llm", "rerank", "query")]
+    keys = {o.get_key_element() for o in swept}
+    base = [s for s in single if s.split("=", 1)[0] not in keys]
+    for values in itertools.product(*(list(o.sweep_string_iterator()) for o in swept)):
+        check_llm_uses(compose(config_name="sweep",
+                               overrides=[*base, *(f"{o.get_key_element()}={v}" for o, v in zip(swept, values))]))
 
 
 def refuse_secrets(overrides: list[str]) -> None:
@@ -169,6 +193,10 @@ def main(argv: list[str] | None = None) -> None:
     refuse_secrets(rest)
     if not any(a in ("--help", "-h", "--hydra-help", "--info") for a in rest):
         validate(config_name, overrides_of(rest))
+        if command == "sweep":  # an Optuna study: the sort metric's direction, the sweep's seed
+            from ragsweep.harness.search import sweeper_overrides
+
+            rest = [*rest, *sweeper_overrides(overrides_of(rest))]
     sys.argv = [f"ragsweep-{command}", *rest]
     app: Callable[[], Any] = getattr(importlib.import_module(module), function)
     app()

@@ -174,6 +174,8 @@ class Retrieval:
     def fuse(self, dense: tuple[np.ndarray, np.ndarray], lexical: tuple[np.ndarray, np.ndarray],
              k: int) -> tuple[np.ndarray, np.ndarray]:
         """Fuse two rankings per query into the top ``k`` (scores, positions)."""
+        if self.fusion == "rrf":
+            return rrf([dense, lexical], k, self.rrf_k)
         n_q = len(dense[0])
         scores = np.full((n_q, k), -np.inf, dtype=np.float32)
         ids = np.full((n_q, k), -1, dtype=np.int64)
@@ -184,17 +186,36 @@ class Retrieval:
                 s, i = s_all[row][valid].astype(np.float64), i_all[row][valid]
                 if not len(i):
                     continue
-                if self.fusion == "rrf":
-                    contrib = 1.0 / (self.rrf_k + np.arange(1, len(i) + 1))
-                else:
-                    span = s.max() - s.min()
-                    contrib = weight * ((s - s.min()) / span if span > 0 else np.ones_like(s))
+                span = s.max() - s.min()
+                contrib = weight * ((s - s.min()) / span if span > 0 else np.ones_like(s))
                 for pos, c in zip(i.tolist(), contrib.tolist()):
                     combined[pos] = combined.get(pos, 0.0) + c
-            ranked = sorted(combined.items(), key=lambda kv: (-round(kv[1], 12), kv[0]))[:k]
-            for j, (pos, value) in enumerate(ranked):
-                scores[row, j], ids[row, j] = value, pos
+            _put(scores, ids, row, combined, k)
         return scores, ids
+
+
+def _put(scores: np.ndarray, ids: np.ndarray, row: int, combined: dict[int, float], k: int) -> None:
+    """The top ``k`` of fused scores into row ``row``, ties by the lower position."""
+    ranked = sorted(combined.items(), key=lambda kv: (-round(kv[1], 12), kv[0]))[:k]
+    for j, (pos, value) in enumerate(ranked):
+        scores[row, j], ids[row, j] = value, pos
+
+
+def rrf(rankings: Sequence[tuple[np.ndarray, np.ndarray]], k: int, rrf_k: float = 60.0) -> tuple[np.ndarray, np.ndarray]:
+    """Reciprocal-rank fusion of any number of rankings of the same queries (each (scores, positions),
+    -1 padding): the top ``k`` of sum 1 / (rrf_k + rank), rank from 1, ties by the lower position.
+    Hybrid retrieval fuses its dense and BM25 rankings with it, ``query=multi_query`` its rewrites'."""
+    n_q = len(rankings[0][0])
+    scores = np.full((n_q, k), -np.inf, dtype=np.float32)
+    ids = np.full((n_q, k), -1, dtype=np.int64)
+    for row in range(n_q):
+        combined: dict[int, float] = {}
+        for _, i_all in rankings:
+            i = i_all[row][i_all[row] >= 0]
+            for pos, c in zip(i.tolist(), (1.0 / (rrf_k + np.arange(1, len(i) + 1))).tolist()):
+                combined[pos] = combined.get(pos, 0.0) + c
+        _put(scores, ids, row, combined, k)
+    return scores, ids
 
 
 def retrieval(mode: str = "dense", *, fusion: str = "rrf", rrf_k: float = 60.0, alpha: float = 0.5,

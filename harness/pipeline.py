@@ -16,8 +16,8 @@ from __future__ import annotations
 import hashlib
 import logging
 import time
-from collections.abc import Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import Any
 
@@ -27,12 +27,15 @@ from ragsweep.gen.chunking import Chunk, Chunker
 from ragsweep.gen.documents import Corpus
 from ragsweep.harness.cache import Cache, make_key
 from ragsweep.harness.context import Chunks, distinct, expand
-from ragsweep.harness.lexical import Retrieval
+from ragsweep.harness.lexical import Retrieval, rrf
 from ragsweep.harness.records import Retrieved
 from ragsweep.harness.retriever import IndexSpec, search
 from ragsweep.metrics.embedding import Embedder
 
 log = logging.getLogger(__name__)
+
+#: A reranker as the search calls it: (queries, chunks found per query) -> per query (new order, scores).
+Rerank = Callable[[Sequence[str], Sequence[Sequence[Retrieved]]], Sequence[tuple[list[int], list[float]]]]
 
 
 @dataclass
@@ -254,24 +257,54 @@ class Pipeline:
         depth = max(k, mode.depth)
         return mode.fuse(self._dense(queries, depth), self._lexical(queries, depth), k)
 
-    def search(self, queries: Sequence[str], k: int) -> list[list[Retrieved]]:
+    def rank_rewrites(self, texts: Sequence[Sequence[str]], k: int, rrf_k: float = 60.0) -> tuple[np.ndarray, np.ndarray]:
+        """Top-``k`` per query when each query searches with several texts (``query=multi_query``): every
+        text ranked ``max(k, retrieval.depth)`` deep, then fused by reciprocal-rank fusion. A query with
+        one text (``plain``, ``hyde``) is that text's ranking."""
+        flat = [t for ts in texts for t in ts]
+        if all(len(ts) == 1 for ts in texts):
+            return self.rank(flat, k)
+        s_all, i_all = self.rank(flat, max(k, self.retrieval.depth))
+        scores = np.full((len(texts), k), -np.inf, dtype=np.float32)
+        ids = np.full((len(texts), k), -1, dtype=np.int64)
+        start = 0
+        for row, ts in enumerate(texts):
+            part = [(s_all[j:j + 1], i_all[j:j + 1]) for j in range(start, start + len(ts))]
+            fused_s, fused_i = rrf(part, k, rrf_k)
+            scores[row], ids[row] = fused_s[0], fused_i[0]
+            start += len(ts)
+        return scores, ids
+
+    def search(self, queries: Sequence[str], k: int, *, texts: Sequence[Sequence[str]] | None = None,
+               rrf_k: float = 60.0, rerank: Rerank | None = None) -> list[list[Retrieved]]:
         """Top-``k`` chunks per query, as :class:`Retrieved` in rank order.
 
+        ``texts``: per query, what is searched instead of it (``query=multi_query|hyde``,
+        :meth:`rank_rewrites`). ``rerank``: called with the queries and the chunks found; it returns
+        each query's new order and scores (``harness/rerank.py``), applied before any expansion.
         With an expanding context each hit is its expanded span (``hit``: the chunk found), and a hit
         whose span lies inside a better-ranked one is dropped, so a query may get fewer than ``k``.
         """
-        scores, ids = self.rank(queries, k)
+        scores, ids = self.rank(queries, k) if texts is None else self.rank_rewrites(texts, k, rrf_k)
         chunks = self.chunks
         results = []
         for srow, irow in zip(scores, ids):
             results.append([Retrieved(chunks[i].id, chunks[i].doc_id, chunks[i].start, chunks[i].end,
                                       float(s), chunks[i].text) for s, i in zip(srow, irow) if i >= 0])
+        positions = [irow[irow >= 0] for irow in ids]
+        if rerank is not None:
+            t = time.perf_counter()
+            orders = rerank(queries, results)
+            results = [[replace(got[j], score=float(s)) for j, s in zip(order, sc)]
+                       for got, (order, sc) in zip(results, orders)]
+            positions = [pos[order] for pos, (order, _) in zip(positions, orders)]
+            self.cost.timed("rerank", t)
         if self.passed_spans is None:
             return results
-        return [self._expanded(found, irow) for found, irow in zip(results, ids)]
+        return [self._expanded(found, pos) for found, pos in zip(results, positions)]
 
     def _expanded(self, found: list[Retrieved], ids: np.ndarray) -> list[Retrieved]:
-        spans = [(r.doc_id, *self.passed_spans[i]) for r, i in zip(found, ids[ids >= 0])]  # type: ignore[index]
+        spans = [(r.doc_id, *self.passed_spans[i]) for r, i in zip(found, ids)]  # type: ignore[index]
         out = []
         for j in distinct(spans):
             r, (d, s, e) = found[j], spans[j]

@@ -183,6 +183,8 @@ class RunSample:
         history: In a conversation, the turns before ``question`` (its last user turn); None otherwise.
         query: What a sweep searched with when it is not the question (``conversation.query``:
             the history joined, or a condensed question); None: the question.
+        rewrites: What a sweep searched with besides or instead of the query (``query=multi_query``:
+            the rephrasings; ``hyde``: the hypothetical passage); None: the query alone.
     """
 
     sample_id: str
@@ -203,6 +205,7 @@ class RunSample:
     located: tuple[Mapping[str, Any], ...] | None = None
     history: tuple[Mapping[str, Any], ...] | None = None
     query: str | None = None
+    rewrites: tuple[str, ...] | None = None
 
     def rag_sample(self, cut: Cut) -> RagSample:
         """What a metric sees of this run when the pipeline passes on what ``cut`` keeps."""
@@ -246,6 +249,8 @@ class RunSample:
             out["history"] = [dict(t) for t in self.history]
         if self.query is not None:
             out["query"] = self.query
+        if self.rewrites:
+            out["rewrites"] = list(self.rewrites)
         return out
 
     def _application_fields(self) -> dict[str, Any]:
@@ -277,7 +282,8 @@ class RunSample:
                        str(row.get("status") or "ok"), row.get("error"), row.get("latency_ms"), row.get("usage"),
                        row.get("raw"),
                        None if row.get("located") is None else tuple(dict(m) for m in row["located"]),
-                       tuple(dict(t) for t in row["history"]) if row.get("history") else None, row.get("query"))
+                       tuple(dict(t) for t in row["history"]) if row.get("history") else None, row.get("query"),
+                       tuple(row["rewrites"]) if row.get("rewrites") else None)
         except (KeyError, TypeError, ValueError) as exc:
             raise InputError(f"{where}: not a run record ({type(exc).__name__}: {exc})") from exc
 

@@ -9,7 +9,13 @@ Hydra job folder:
 - ``scores.jsonl``: a :class:`ScoredSample` per (sample, variant, metric), with explanations; the
   variants of a job are its top-K values,
 - ``summary.json``: per variant, its parameters, every metric's mean, 95% CI and counts, and the
-  LLM calls and tokens it took; the job's cost (seconds per stage, embedded texts, cache use).
+  LLM calls and tokens it took; the job's cost (seconds per stage, embedded texts, cache use, and
+  for ``query=multi_query|hyde`` and ``rerank=llm|cross_encoder`` what they spent: ``query_rewrite``
+  and ``rerank``, with calls, tokens and seconds per query).
+
+Query rewriting (``harness/rewrite.py``) changes what is searched; reranking (``harness/rerank.py``)
+reorders the top ``rerank.top_n`` chunks found, before any context expansion, so every K, budget and
+context option passes on the reranked order and the retrieval metrics score it.
 
 A job that fails writes ``error.json`` instead and the sweep goes on; bad input (a missing file, a
 bad option) stops the command with exit code 2 and a one-line message.
@@ -18,6 +24,7 @@ bad option) stops the command with exit code 2 and a one-line message.
 from __future__ import annotations
 
 import logging
+import random
 import time
 import traceback
 from collections.abc import Mapping
@@ -35,6 +42,8 @@ from ragsweep.harness.evaluate import ChunkLocator, copy_grades, restate, stand_
 from ragsweep.harness.parts import build
 from ragsweep.harness.pipeline import Pipeline
 from ragsweep.harness.records import Cut, Retrieved, RunSample
+from ragsweep.harness.rerank import Reranker
+from ragsweep.harness.rewrite import QueryRewriter
 from ragsweep.harness.runs import aggregate, applicable, score_variant, write_jsonl
 from ragsweep.harness.testsets import load_for_corpus
 from ragsweep.metrics.catalogue import resolve
@@ -103,9 +112,58 @@ def search_depth(cuts: list[Cut], chunks: list[Any], qrels_on_chunks: bool, expa
     return max(1, min(deepest, len(chunks))) if chunks else max(1, deepest)
 
 
+def subset(samples: list[TestSample], n: Any, seed: int) -> list[TestSample]:
+    """``max_queries``: ``n`` samples drawn with ``seed`` (kept in test-set order); None: all."""
+    if n is None:
+        return samples
+    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+        raise InputError(f"max_queries must be a positive integer or null, got {n!r}")
+    if n >= len(samples):
+        return samples
+    keep = set(random.Random(seed).sample(range(len(samples)), n))
+    return [s for i, s in enumerate(samples) if i in keep]
+
+
+def check_llm_uses(cfg: DictConfig) -> None:
+    """``rerank=llm`` and ``query=multi_query|hyde`` call the ``llm``: with ``llm=none`` they are an
+    InputError (exit 2) before anything runs, not a silent no-op."""
+    uses = []
+    if "rerank" in cfg and str(cfg.rerank.get("_target_", "")).endswith("rerank.llm"):
+        uses.append("rerank=llm")
+    if "query" in cfg and cfg.query.get("kind", "plain") != "plain":
+        uses.append(f"query={cfg.query.kind}")
+    if uses and "llm" in cfg and str(cfg.llm.get("_target_", "")).endswith("factory.none"):
+        raise InputError(f"{' and '.join(uses)} need{'s' if len(uses) == 1 else ''} an LLM, but llm=none: "
+                         "pass llm=local, llm=local_small or llm=openai ...")
+
+
+def stage_cost(stats: Mapping[str, Any], spent: Mapping[str, int] | None, n_queries: int) -> dict[str, Any]:
+    """A stage's cost record (``query_rewrite``, ``rerank``): its counts and seconds, the LLM calls
+    and tokens it spent (``llm_*``), and per query: seconds, LLM calls, tokens (prompt + completion)."""
+    out: dict[str, Any] = dict(stats)
+    n = max(1, n_queries)
+    per: dict[str, float] = {"seconds": round(float(out.get("seconds", 0.0)) / n, 4)}
+    if spent is not None:
+        out.update({f"llm_{k}": v for k, v in spent.items()})
+        per["llm_calls"] = round(spent["calls"] / n, 3)
+        per["llm_tokens"] = round((spent["prompt_tokens"] + spent["completion_tokens"]) / n, 1)
+    out["per_query"] = per
+    return out
+
+
+def _choice_params(cfg: DictConfig, choices: Mapping[str, str], group: str, default: str) -> dict[str, Any]:
+    """``rerank`` / ``query`` and the settings that apply, when not the default (names stay as they were)."""
+    choice = choices.get(group)
+    if not choice or choice == default or group not in cfg:
+        return {}
+    shown = build(cfg[group], group).params()
+    return {group: choice, **{f"{group}.{k}": v for k, v in shown.items()}}
+
+
 def variant_params(cfg: DictConfig, choices: Mapping[str, str], cut: Cut, conversations: bool = False) -> dict[str, Any]:
     """The parameters that name a variant: group choices, the chunk size/overlap, fusion settings, the
-    query of a conversation (when the test set has conversations), and K."""
+    query rewriting and reranking (when not plain / none), the query of a conversation (when the test
+    set has conversations), and K."""
     params: dict[str, Any] = {g: choices.get(g) for g in GROUPS if choices.get(g)}
     mode = cfg.retrieval.get("mode", "dense") if "retrieval" in cfg else "dense"
     if mode == "bm25":
@@ -122,6 +180,8 @@ def variant_params(cfg: DictConfig, choices: Mapping[str, str], cut: Cut, conver
         params["context"] = context
         shown = build(cfg.context, "context").params()  # the settings that apply (no size for by=paragraph)
         params.update({f"context.{k}": v for k, v in shown.items() if k not in ("name", "splitter")})
+    params.update(_choice_params(cfg, choices, "query", "plain"))
+    params.update(_choice_params(cfg, choices, "rerank", "none"))
     if conversations:
         params["conversation.query"] = query_mode(cfg.get("conversation"))
     params.update(cut.params())
@@ -147,7 +207,7 @@ def context_chars(retrieved: list[list[Retrieved]], cut: Cut) -> float:
 
 def run_records(name: str, samples: list[TestSample], retrieved: list[list[Retrieved]], corpus: Corpus,
                 locator: ChunkLocator | None, answers: dict[str, list[str | None]],
-                queries: list[str] | None = None) -> list[RunSample]:
+                queries: list[str] | None = None, searched: list[list[str]] | None = None) -> list[RunSample]:
     """The job's run records: each question with its ground truth, ranked retrieval and answers per K.
 
     A chunk of a copy of a document carries what it stands for in the original (``same_as``), and
@@ -165,15 +225,19 @@ def run_records(name: str, samples: list[TestSample], retrieved: list[list[Retri
             None if span_mode else copy_grades(corpus.qrels[s.id], corpus),  # type: ignore[index]
             locator.n_relevant(s) if locator is not None else None,
             history=history_of(s) or None,
-            query=queries[i] if queries is not None and queries[i] != s.question else None))
+            query=queries[i] if queries is not None and queries[i] != s.question else None,
+            rewrites=tuple(t for t in searched[i] if queries is None or t != queries[i]) or None
+            if searched is not None else None))
     return out
 
 
 def run_job(cfg: DictConfig, out_dir: Path, choices: Mapping[str, str]) -> dict[str, Any]:
     """Run one job; return (and write) its summary."""
     started = time.perf_counter()
+    check_llm_uses(cfg)
     corpus: Corpus = build(cfg.corpus, "corpus")
-    samples = load_samples(cfg.testset, corpus, cfg.get("testset_format"), cfg.get("locate"))
+    samples = subset(load_samples(cfg.testset, corpus, cfg.get("testset_format"), cfg.get("locate")),
+                     cfg.get("max_queries"), cfg.seed)
     cuts = cuts_of(cfg.retriever)
     chunker = build(cfg.chunker, "chunker")
     retrieval_specs = resolve(list(cfg.metrics.retrieval))
@@ -188,10 +252,26 @@ def run_job(cfg: DictConfig, out_dir: Path, choices: Mapping[str, str]) -> dict[
     # are the difference of two snapshots (the variants run one after another).
     built = build(cfg.llm, "llm")
     llm = Meter(built) if built is not None else None
+    rewriter: QueryRewriter = build(cfg.query, "query") if "query" in cfg else QueryRewriter()
+    reranker: Reranker = build(cfg.rerank, "rerank", llm=llm) if "rerank" in cfg else Reranker()
     conversations = has_conversations(samples)
     questions = queries(samples, query_mode(cfg.get("conversation")), llm,
                         int(getattr(built, "max_concurrency", 1) or 1))
-    retrieved = pipe.search(questions, k_search)
+    stages: dict[str, Any] = {}
+    before = llm.snapshot() if llm is not None else None
+    searched = rewriter.rewrite(questions, llm)
+    if rewriter.needs_llm:
+        spent = (llm.snapshot() - before).to_dict(prefix="") if llm is not None and before is not None else None
+        stages["query_rewrite"] = stage_cost(rewriter.stats.to_dict(), spent, len(questions))
+    if reranker.active:  # the reranker sees its top_n candidates, however few the cuts pass on
+        k_search = max(k_search, min(reranker.top_n, len(pipe.chunks)))
+    before = llm.snapshot() if llm is not None else None
+    retrieved = pipe.search(questions, k_search, texts=searched if rewriter.kind != "plain" else None,
+                            rrf_k=rewriter.rrf_k, rerank=reranker if reranker.active else None)
+    if reranker.active:
+        spent = ((llm.snapshot() - before).to_dict(prefix="") if reranker.needs_llm and llm is not None
+                 and before is not None else None)
+        stages["rerank"] = stage_cost(reranker.stats.to_dict(), spent, len(questions))
     latency = pipe.latency(questions, k_search, int(cfg.retriever.get("latency_queries", 50)))
     locator = ChunkLocator(pipe.units) if span_mode else None
     answerer = build(cfg.answerer, "answerer", llm=llm, embedder=pipe.cached_embedder)
@@ -211,7 +291,8 @@ def run_job(cfg: DictConfig, out_dir: Path, choices: Mapping[str, str]) -> dict[
     cut_keys = set(cuts[0].params())
     job_name = variant_name({key: v for key, v in variant_params(cfg, choices, cuts[0], conversations).items()
                              if key not in cut_keys})
-    runs = run_records(job_name, samples, retrieved, corpus, locator, answers, questions)
+    runs = run_records(job_name, samples, retrieved, corpus, locator, answers, questions,
+                       searched if rewriter.kind != "plain" else None)
     write_jsonl(out_dir / "runs.jsonl", [r.to_dict(cfg.output.keep_text) for r in runs])
 
     # Every metric, retrieval and generation, through one scoring path over the run records.
@@ -242,6 +323,7 @@ def run_job(cfg: DictConfig, out_dir: Path, choices: Mapping[str, str]) -> dict[
             "indexes": pipe.indexes}
     if latency is not None:
         cost["latency"] = latency
+    cost.update(stages)  # query_rewrite, rerank: shared by the job's variants, like its seconds
     if llm is not None:  # the job's totals; the leaderboard shows each variant's own
         cost["llm"] = llm.snapshot().to_dict(prefix="")
     write_jsonl(out_dir / "scores.jsonl", [r.to_dict() for r in scored])
