@@ -34,6 +34,8 @@ from ragsweep.harness.board import (
 from ragsweep.harness.cache import atomic_write
 from ragsweep.harness.compare import Comparison
 from ragsweep.harness.report_html import render
+from ragsweep.harness.search import study_report
+from ragsweep.harness.search import to_markdown as study_markdown
 from ragsweep.metrics.errors import InputError
 
 log = logging.getLogger(__name__)
@@ -141,14 +143,22 @@ def ranked(sweep_dir: str | Path, sort_by: str = "ndcg@10", seed: int = 0, *, ba
 
 def write(root: Path, rows: list[Row], metrics: list[str], sort_by: str, *, top: int | None = None,
           alpha: float = 0.05, seed: int = 0, html: bool = True) -> dict[str, Path]:
-    """Write ``leaderboard.{csv,md,html}`` of ranked rows into ``root``; return their paths."""
+    """Write ``leaderboard.{csv,md,html}`` of ranked rows into ``root``; return their paths.
+
+    After an Optuna study (``hydra/sweeper=optuna``) also ``search.json``: the study's best trial and
+    its mark on this board, which ``leaderboard.md`` ends with (:mod:`harness.search`).
+    """
     out = {"csv": root / "leaderboard.csv", "md": root / "leaderboard.md"}
-    texts = {"csv": to_csv(rows, metrics), "md": to_markdown(rows, metrics, sort_by, top, alpha)}
+    study = study_report(root, rows, sort_by)
+    texts = {"csv": to_csv(rows, metrics),
+             "md": to_markdown(rows, metrics, sort_by, top, alpha) + (study_markdown(study) if study else "")}
     if html:
         out["html"] = root / "leaderboard.html"
         texts["html"] = render(rows, metrics, sort_by, title=str(root), top=top, alpha=alpha, seed=seed)
     for kind, path in out.items():
         atomic_write(path, lambda tmp, text=texts[kind]: Path(tmp).write_text(text, encoding="utf-8"))
+    if study is not None:
+        out["search"] = root / "search.json"
     return out
 
 

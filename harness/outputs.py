@@ -201,6 +201,18 @@ def refuse_other_sweep(folder: Path, cfg: DictConfig) -> None:
     _claim_for(folder, cfg)
 
 
+def _record_sweep(config: DictConfig) -> None:
+    """Write the sweep's ``multirun.yaml`` when its sweeper does not: Hydra's basic sweeper writes it,
+    the Optuna sweeper does not, and a resume check, ``ragsweep board`` (its sort metric) and MLflow
+    read it."""
+    target = str(config.hydra.sweeper.get("_target_", ""))
+    path = Path(str(config.hydra.sweep.dir)) / "multirun.yaml"
+    if target.startswith("hydra._internal.core_plugins.basic_sweeper") or path.exists():
+        return
+    path.parent.mkdir(parents=True, exist_ok=True)
+    OmegaConf.save(config, path)
+
+
 class SweepFolder(Callback):
     """Hydra callback: claim the clock-named sweep (or run) folder, refuse a different sweep in a named one.
 
@@ -226,6 +238,7 @@ class SweepFolder(Callback):
         if not named_by_clock(raw):
             if self.refuse_others:
                 refuse_other_sweep(Path(str(config.hydra.sweep.dir)), config)
+            _record_sweep(config)
             return
         try:
             folder = claim_dir(Path(str(config.hydra.sweep.dir)))
@@ -235,6 +248,7 @@ class SweepFolder(Callback):
             config.hydra.sweep.dir = str(folder)
             # Every job's config is composed again from these overrides (also in other processes)
             config.hydra.overrides.hydra.append(f"hydra.sweep.dir={_quoted(str(folder))}")
+        _record_sweep(config)
 
     def on_run_start(self, config: DictConfig, **kwargs: Any) -> None:
         raw = OmegaConf.to_container(config.hydra.run, resolve=False)["dir"]  # type: ignore[index]
