@@ -55,6 +55,11 @@ def required(option: str, tmp: Path) -> list[str]:
         (root / "qrels").mkdir()
         (root / "qrels" / "test.tsv").write_text("query-id\tcorpus-id\tscore\nq1\td1\t1\n", encoding="utf-8")
         return [f"corpus.path={root}"]
+    if option == "rerank/cross_encoder":  # an ONNX export's files: nothing is read until the first query
+        (tmp / "ce").mkdir()
+        for name in ("model.onnx", "tokenizer.json"):
+            (tmp / "ce" / name).write_text("{}", encoding="utf-8")
+        return [f"rerank.model={tmp / 'ce'}"]
     if option == "embedder/sentence_transformers":
         return [f"embedder.path={tmp / 'no-model-needed-to-construct'}"]
     return []
