@@ -91,8 +91,12 @@ def test_a_study_with_half_the_jobs_picks_a_variant_the_grid_board_confirms(optu
     cache = tmp_path / "cache"
     grid = ragsweep("sweep", *axes, "hydra.sweep.dir=grid", cwd=tmp_path, cache=cache, timeout=1800)
     assert grid.returncode == 0, grid.stderr[-3000:]
-    study = ragsweep("sweep", *axes, "hydra/sweeper=optuna", "hydra.sweeper.n_trials=6", "seed=0",
-                     "hydra.sweep.dir=study", cwd=tmp_path, cache=cache, timeout=1800)
+    # TPE samples at random for its first n_startup_trials (10 by default): a 6-trial study with the
+    # default is a random search (seed 0 then never tries size 1024, the grid's four best, and its pick
+    # is ▼ on the grid's board). 3 random trials, then TPE, in batches of 2 (the plugin's n_jobs).
+    study = ragsweep("sweep", *axes, "hydra/sweeper=optuna", "hydra.sweeper.n_trials=6",
+                     "hydra.sweeper.sampler.n_startup_trials=3", "seed=0", "hydra.sweep.dir=study",
+                     cwd=tmp_path, cache=cache, timeout=1800)
     assert study.returncode == 0, study.stderr[-3000:]
 
     grid_board = _board(tmp_path / "grid")
