@@ -57,6 +57,7 @@ def gen_config(cfg: DictConfig, concurrency: int) -> GenConfig:
                                       absent_cover=_share(g, "absent_cover", 0.75),
                                       absent_cosine=_share(g, "absent_cosine", 0.8),
                                       kind_check=_flag(g, "kind_check", True), roundtrip=_flag(g, "roundtrip", True),
+                                      roundtrip_hops=_flag(g, "roundtrip_hops", True),
                                       roundtrip_min_f1=_share(g, "roundtrip_min_f1", 0.5)))
 
 

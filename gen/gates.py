@@ -26,8 +26,10 @@ REASONS: dict[str, str] = {
     "write_failed": "the writer produced no usable output (model error, broken JSON after one repair)",
     "evidence_not_verbatim": "an evidence span is not found verbatim in its document",
     "unsupported": "the reference answer is not supported by its evidence (lexical support below threshold)",
-    "not_self_contained": "the question points at an unseen text ('according to the passage', 'this study')",
+    "not_self_contained": "the question points at an unseen text ('according to the passage', 'this study') or at a "
+                          "thing it does not name ('the town', 'the band', 'on board')",
     "trivial": "the question copies its evidence, or gives its own answer away",
+    "empty_reference": "the reference names nothing: a pronoun ('He') or stop words only",
     "follow_up_self_contained": "follow_up: the second turn names its subject, or has no pronoun or ellipsis that "
                                 "refers to the first turn, so it needs no history (gen.followup)",
     "duplicate_text": "the question equals an accepted one after normalisation",
@@ -39,6 +41,8 @@ REASONS: dict[str, str] = {
                   "conditional one without a condition (gates.kind_check; gen.kinds)",
     "roundtrip_disagrees": "answered from its evidence alone, the question gets another answer than its reference "
                            "(gates.roundtrip; gen.roundtrip)",
+    "one_sentence_answers": "multi_hop: one of its two evidence sentences alone gives the reference in the round "
+                            "trip, so the question does not need both (gates.roundtrip_hops)",
     "roundtrip_failed": "the round-trip call failed (model error, broken JSON after one repair)",
 }
 
@@ -58,8 +62,20 @@ _DEICTIC = re.compile(
     r"|(?:the|this|above|given|following) (?:passage|text|excerpt|sentence|sentences|context|abstract)"
     r"|this (?:document|article|paper|study|report|trial|analysis)"
     r"|the (?:document|article|paper|study|report|authors?) (?:above|mentioned|described|says?|states?)"
-    r"|mentioned above|described above|in the (?:document|article|paper)\b)", re.I)
+    r"|mentioned above|described above|in the (?:document|article|paper)\b"
+    r"|(?:first|second|last|previous|next|other) (?:sentence|passage|paragraph)\b)", re.I)
 _PRONOUN_START = re.compile(r"^(?:it|they|he|she|this|these|those|its|their)\b", re.I)
+# A thing the question takes as known without naming it: "What caused the town to flood?", "In which year
+# did the band play at Super Bowl XXXIII?", "the gold coins on board". A generic noun after "the" / "this" /
+# "that" passes when a name, a quote, a relative clause or a participle follows and says which one
+# ("the band Foo Fighters", "the film based on ...", "the event that was staged at ...").
+_UNNAMED = re.compile(
+    r"\b(?:the|this|that)\s+(?:town|city|village|band|group|team|club|film|movie|song|album|book|novel|series|show|"
+    r"episode|company|firm|unit|mine|event|game|season|player|ship|station|party|school|university|church|river|"
+    r"lake|island|building|stadium|venue|museum|hotel|airport|bridge|road|park|festival|tournament|race|award|"
+    r"magazine|newspaper|play|opera|project|program(?:me)?|product|device|singer|actor|actress|author|writer|director|"
+    r"character|man|woman|person|country|state|region|area|district)\b(?!\s+(?:[A-Z\"'“‘(]|that\b|which\b|who\b|"
+    r"whose\b|where\b|named\b|called\b|known\b|of\b|from\b|for\b|with\b|\w+ed\b|\w+en\b))|\bon board\b")
 _TOKEN = re.compile(r"\w+(?:[.,]\d+)*")
 
 
@@ -158,6 +174,7 @@ class GateConfig:
     absent_cosine: float = 0.8     # answer_in_corpus: MiniLM cosine of a sentence of such a document
     kind_check: bool = True        # wrong_kind: multi_hop / comparative / conditional questions checked (gen.kinds)
     roundtrip: bool = True         # roundtrip_disagrees: answer from the evidence with the judge and compare
+    roundtrip_hops: bool = True    # one_sentence_answers: a multi_hop question is also asked of each sentence alone
     roundtrip_min_f1: float = 0.5  # ... agreement: content-word F1 at least this (or one answer inside the other)
 
 
@@ -177,7 +194,8 @@ def evidence_text(sample: TestSample, corpus: Corpus) -> str:
 
 def self_contained(question: str, cfg: GateConfig) -> bool:
     q = question.strip()
-    return not (_DEICTIC.search(q) or _PRONOUN_START.match(q) or len(q.split()) < cfg.min_question_words)
+    return not (_DEICTIC.search(q) or _PRONOUN_START.match(q) or _UNNAMED.search(q)
+                or len(q.split()) < cfg.min_question_words)
 
 
 def check_sample(sample: TestSample, corpus: Corpus, cfg: GateConfig) -> str | None:
@@ -195,7 +213,9 @@ def check_sample(sample: TestSample, corpus: Corpus, cfg: GateConfig) -> str | N
     if not sample.reference.strip() or support_ratio(sample.reference, ev) < cfg.min_support:
         return "unsupported"
     ref = content_tokens(sample.reference)
-    if copy_ratio(q, ev) > cfg.max_copy or (ref and set(ref) <= set(content_tokens(q))):
+    if not ref:
+        return "empty_reference"
+    if copy_ratio(q, ev) > cfg.max_copy or set(ref) <= set(content_tokens(q)):
         return "trivial"
     if cfg.max_overlap is not None and (o := evidence_overlap(sample, corpus)) is not None and o.share > cfg.max_overlap:
         return "high_overlap"

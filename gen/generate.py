@@ -186,7 +186,7 @@ async def agenerate(corpus: Corpus, writer: Writer, cfg: GenConfig, *,
 
     async def check(passed: _Passed) -> _Passed:
         async with limiter:
-            return await _round_trip(passed, roundtrip, cfg.gates.roundtrip_min_f1)
+            return await _round_trip(passed, roundtrip, cfg.gates.roundtrip_min_f1, cfg.gates.roundtrip_hops)
 
     while len(samples) < n and not stopped:
         batch: list[Candidate] = []
@@ -250,8 +250,13 @@ class _Passed:
     usage: Usage = field(default_factory=Usage)
 
 
-async def _round_trip(p: _Passed, judge: LLM | None, min_f1: float) -> _Passed:
-    """Answer ``p``'s question from its evidence with ``judge`` and compare with its reference."""
+async def _round_trip(p: _Passed, judge: LLM | None, min_f1: float, hops: bool = True) -> _Passed:
+    """Answer ``p``'s question from its evidence with ``judge`` and compare with its reference.
+
+    ``hops``: a multi_hop question that agrees is asked again of each evidence sentence alone; when one
+    sentence alone gives the reference, the question does not need the other (a single-hop shortcut,
+    Min et al., ACL 2019: "Compositional questions do not necessitate multi-hop reasoning") and is
+    rejected as ``one_sentence_answers``."""
     if judge is None or not p.texts or p.sample.kind == UNANSWERABLE_KIND:
         return p
     # A follow-up turn leaves its subject to the conversation: ask its standalone form (gen.followup).
@@ -264,10 +269,24 @@ async def _round_trip(p: _Passed, judge: LLM | None, min_f1: float) -> _Passed:
                        example={**p.example, "roundtrip_error": str(exc)[:300]})
     answer = str(done.parsed.answer).strip()
     verdict = agreement(answer, p.sample.reference, min_f1)
-    trip = {"answer": answer[:200], **verdict.to_dict()}
+    trip: dict[str, Any] = {"answer": answer[:200], **verdict.to_dict()}
+    usage, reason, outcome = done.usage, None if verdict.agree else "roundtrip_disagrees", verdict.reason or "agreed"
+    if verdict.agree and hops and p.sample.kind == "multi_hop" and len(p.texts) >= 2:
+        alone = []
+        for text in p.texts:
+            try:
+                one = await answer_from_evidence(judge, question, [text])
+            except JudgeError as exc:
+                return replace(p, reason="roundtrip_failed", outcome="failed",
+                               example={**p.example, "roundtrip_error": str(exc)[:300]})
+            usage = usage + one.usage
+            alone.append(str(one.parsed.answer).strip())
+        trip["alone"] = [a[:200] for a in alone]
+        if any(agreement(a, p.sample.reference, min_f1).agree for a in alone):
+            reason, outcome = "one_sentence_answers", "one_sentence_answers"
     sample = replace(p.sample, provenance={**p.sample.provenance, "roundtrip": trip})
-    return replace(p, sample=sample, example={**p.example, "roundtrip": trip}, usage=done.usage,
-                   reason=None if verdict.agree else "roundtrip_disagrees", outcome=verdict.reason or "agreed")
+    return replace(p, sample=sample, example={**p.example, "roundtrip": trip}, usage=usage,
+                   reason=reason, outcome=outcome)
 
 
 def _gate(draft: Draft, cand: Candidate, corpus: Corpus, cfg: GenConfig, writer: Writer,

@@ -89,7 +89,8 @@ def test_round_trip_rejects_a_disagreeing_answer_and_counts_it():
         return "Nothing of the kind" if len(seen) % 2 else data["sentences"][-1].rstrip(".").split()[-1]
 
     llm = _scripted(answer)
-    result = generate(corpus, LLMWriter(llm), GenConfig(n=6, kinds=MIX, seed=1), judge=llm)
+    result = generate(corpus, LLMWriter(llm), GenConfig(n=6, kinds=MIX, seed=1, gates=GateConfig(roundtrip_hops=False)),
+                      judge=llm)
     assert len(result.samples) == 6
     rt = result.report.roundtrip
     assert rt["checked"] == len(seen) == 6 + result.report.rejected["roundtrip_disagrees"]
@@ -227,3 +228,70 @@ def test_a_kind_that_keeps_failing_gives_its_share_up():
     assert done.report.gave_up == {"multi_hop": 6} == {"multi_hop": done.report.tried_by_kind["multi_hop"]}
     assert "gave up (max_tries_per_sample) on multi_hop after 6 candidates" in done.report.message()
     assert done.report.to_dict()["gave_up"] == {"multi_hop": 6}
+
+
+# Questions a 1.5B writer wrote on HotpotQA that take a thing as known without naming it, and
+# questions that name what they ask about (hand-read; README "How far to trust a generated test set").
+@pytest.mark.parametrize("question, ok", [
+    ("What caused the town to flood?", False),
+    ("What is the name of the unit?", False),
+    ("What was the weight of the gold coins on board?", False),
+    ("In which year did the band play at the Super Bowl XXXIII half-time show?", False),
+    ("Who was the head coach of the team in Walter Camp's sixth season?", False),
+    ("What is the name of the event that was staged at the Mount Panorama Circuit?", True),
+    ("What is the name of the film based on Albert Camus' novel?", True),
+    ("What did the band Foo Fighters release in 2011?", True),
+    ("When was the city of Warsaw founded?", True),
+    ("Which band released the album Nevermind?", True),
+    ("Does vitamin D deficiency raise the risk of fractures?", True),
+])
+def test_a_question_names_what_it_asks_about(question, ok):
+    from ragsweep.gen.gates import self_contained
+
+    assert self_contained(question, GateConfig()) is ok
+
+
+def test_a_pronoun_reference_is_rejected():
+    from ragsweep.gen.documents import Corpus, Document, Span
+    from ragsweep.gen.gates import check_sample
+    from ragsweep.gen.testset import TestSample
+
+    text = "Benny Andersson wrote the songs. He co-produced the film Mamma Mia! with his friend Benny Andersson."
+    corpus = Corpus([Document("d", text)], "test")
+    start = text.index("He co")
+    ev = (Span("d", start, len(text)),)
+    bare = TestSample(id="x", question="Who co-produced the film Mamma Mia! with Benny Andersson?", reference="He",
+                      evidence=ev, kind="single_hop")
+    assert check_sample(bare, corpus, GateConfig(kind_check=False)) == "empty_reference"
+
+
+def test_a_multi_hop_question_one_sentence_answers_is_rejected():
+    """The single-hop shortcut: asked of each evidence sentence alone, the question still gets its reference."""
+    corpus = read_shipped()
+    mix = (("multi_hop", 1.0),)
+
+    def answers_alone(data):  # the reference whatever it is shown: one sentence suffices
+        return " ".join(data["sentences"][-1].rstrip(".").split()[-3:])
+
+    def needs_both(data):  # the reference only from both sentences
+        return answers_alone(data) if len(data["sentences"]) >= 2 else "not stated"
+
+    shortcut = _scripted(answers_alone)
+    out = generate(corpus, LLMWriter(shortcut), GenConfig(n=2, kinds=mix, seed=0, max_attempts=6), judge=shortcut)
+    assert out.samples == [] and out.report.rejected["one_sentence_answers"] >= 1
+    example = out.report.examples["one_sentence_answers"][0]
+    assert len(example["roundtrip"]["alone"]) == 2
+    assert out.report.roundtrip["one_sentence_answers"] == out.report.rejected["one_sentence_answers"]
+
+    both = _scripted(needs_both)
+    ok = generate(corpus, LLMWriter(both), GenConfig(n=2, kinds=mix, seed=0, max_attempts=20), judge=both)
+    assert len(ok.samples) == 2 and ok.report.rejected["one_sentence_answers"] == 0
+    for s in ok.samples:
+        assert s.provenance["roundtrip"]["alone"] == ["not stated", "not stated"]
+    # Three round-trip calls per accepted multi_hop question; off: one.
+    trips = [c for c in both.calls if c.schema is RoundTripOutput]
+    assert len(trips) == 3 * ok.report.roundtrip["checked"]
+    off = _scripted(answers_alone)
+    kept = generate(corpus, LLMWriter(off), GenConfig(n=2, kinds=mix, seed=0, max_attempts=20,
+                                                       gates=GateConfig(roundtrip_hops=False)), judge=off)
+    assert len(kept.samples) == 2 and "alone" not in kept.samples[0].provenance["roundtrip"]
