@@ -196,7 +196,12 @@ def main(argv: list[str] | None = None) -> None:
         if command == "sweep":  # an Optuna study: the sort metric's direction, the sweep's seed
             from ragsweep.harness.search import sweeper_overrides
 
-            rest = [*rest, *sweeper_overrides(overrides_of(rest))]
+            from ragsweep.metrics.errors import InputError
+
+            try:
+                rest = [*rest, *sweeper_overrides(overrides_of(rest))]
+            except InputError as exc:
+                fail(str(exc))
     sys.argv = [f"ragsweep-{command}", *rest]
     app: Callable[[], Any] = getattr(importlib.import_module(module), function)
     app()

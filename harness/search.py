@@ -86,6 +86,13 @@ def record(summary: Mapping[str, Any] | None, job_dir: Path, sort_by: str) -> fl
     return value
 
 
+def plugin_installed() -> bool:
+    """Whether Hydra's Optuna sweeper plugin (the ``search`` extra) is importable."""
+    import importlib.util
+
+    return importlib.util.find_spec("hydra_plugins.hydra_optuna_sweeper") is not None
+
+
 def sweeper_overrides(overrides: Sequence[str]) -> list[str]:
     """What ``ragsweep sweep`` adds when the composed sweeper is Optuna's: the direction of the sort
     metric and the sweep's seed for the sampler, each unless the command sets it, and
@@ -109,7 +116,10 @@ def sweeper_overrides(overrides: Sequence[str]) -> list[str]:
             return []
         sort_by = str(cfg.hydra.callbacks.leaderboard.sort_by)
         sampler_seeded = "seed" in (sweeper.get("sampler") or {})
-    except Exception:  # noqa: BLE001 - Hydra reports a bad command itself, with its own message
+    except Exception as exc:  # noqa: BLE001 - Hydra reports a bad command itself, with its own message
+        if "optuna" in str(exc).lower() and not plugin_installed():
+            raise InputError("hydra/sweeper=optuna (and +experiment=search) needs Hydra's Optuna sweeper: "
+                             "pip install 'ragsweep[search]'") from None
         return []
     given = {o.get_key_element().lstrip("+~") for o in parsed}
     out = []

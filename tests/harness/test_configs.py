@@ -127,6 +127,8 @@ def test_every_group_option_builds_without_loading_a_model(group, option, tmp_pa
 
 @pytest.mark.parametrize("experiment", options("experiment"))
 def test_experiments_compose(experiment):
+    if "/hydra/sweeper: optuna" in (CONF / "experiment" / f"{experiment}.yaml").read_text():
+        pytest.importorskip("hydra_plugins.hydra_optuna_sweeper", reason="pip install 'ragsweep[search]'")
     with initialize_config_module(config_module="ragsweep.conf", version_base="1.3"):
         cfg = compose(config_name="sweep", overrides=[f"+experiment={experiment}"], return_hydra_config=True)
     assert cfg.retriever.top_k
