@@ -17,6 +17,7 @@ import asyncio
 import hashlib
 import logging
 import random
+import re
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
@@ -285,8 +286,22 @@ async def _round_trip(p: _Passed, judge: LLM | None, min_f1: float, hops: bool =
         if any(agreement(a, p.sample.reference, min_f1).agree for a in alone):
             reason, outcome = "one_sentence_answers", "one_sentence_answers"
     sample = replace(p.sample, provenance={**p.sample.provenance, "roundtrip": trip})
+    if reason is None and (longer := _fuller_name(answer, p.sample.reference, p.texts)):
+        # "The Untold Story" -> "M.S. Dhoni: The Untold Story": the evidence's whole name, not a part of it.
+        sample = replace(sample, reference=longer,
+                         provenance={**sample.provenance, "reference_written": p.sample.reference})
     return replace(p, sample=sample, example={**p.example, "roundtrip": trip}, usage=usage,
                    reason=reason, outcome=outcome)
+
+
+def _fuller_name(answer: str, reference: str, texts: Sequence[str]) -> str | None:
+    """The round trip's answer when it is the reference's name in full: it holds the reference, is at most
+    eight words, stands verbatim in the evidence, and the reference is a name (a capitalised word); else None."""
+    answer, reference = answer.strip().rstrip("."), reference.strip().rstrip(".")
+    if (len(answer) <= len(reference) or len(answer.split()) > 8 or not re.search(r"\b[A-Z]", reference)
+            or reference.lower().removeprefix("the ") not in answer.lower() or not any(answer in t for t in texts)):
+        return None
+    return answer
 
 
 def _gate(draft: Draft, cand: Candidate, corpus: Corpus, cfg: GenConfig, writer: Writer,

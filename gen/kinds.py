@@ -36,6 +36,9 @@ _COMPARE = re.compile(
     r"compar\w*|(?:earl|heav|busi|happ|wealth)i(?:er|est)|(?:tall|larg|bigg|small|high|low|long|short|old|young|new|"
     r"great|light|fast|slow|clos|farth|furth|wid|deep|rich|cheap|hott|cold|warm|strong|weak|lat|near|dens|steep|"
     r"quick|bright|dark|safe|loud|thick|thin)(?:er|est))\b", re.I)
+# "more than 55 years", "over 40", "at least 3": an amount, not a comparison of two things.
+_AMOUNT = re.compile(r"\b(?:(?:more|less|fewer|greater|higher|lower) than|over|under|at (?:least|most)|up to)\s+"
+                     r"(?:\$|£|€)?\d[\d,.]*", re.I)
 _CONDITION = re.compile(
     r"\b(?:if|unless|provided|in case|only after|only if|whenever|as long as|in the absence of|"
     r"under what (?:conditions?|circumstances)|in (?:patients|people|children|adults|cases) (?:with|who|under|over))\b",
@@ -71,9 +74,11 @@ def kind_problem(kind: str, question: str, reference: str, sentences: Sequence[s
             return None
         return "the question and its answer draw on one sentence only"
     if kind == "comparative" and len(sentences) >= 2:
+        if _TWO_QUESTIONS.search(question):
+            return "two questions joined by 'and', not one comparison"
         if not all(q & w for w in _own_words(sentences)):
             return "the question does not name both things compared"
-        if not _COMPARE.search(question):
+        if not _COMPARE.search(_AMOUNT.sub(" ", question)):
             return "the question asks for no comparison"
         return None
     if kind == "conditional":

@@ -295,3 +295,25 @@ def test_a_multi_hop_question_one_sentence_answers_is_rejected():
     kept = generate(corpus, LLMWriter(off), GenConfig(n=2, kinds=mix, seed=0, max_attempts=20,
                                                        gates=GateConfig(roundtrip_hops=False)), judge=off)
     assert len(kept.samples) == 2 and "alone" not in kept.samples[0].provenance["roundtrip"]
+
+
+def test_the_round_trip_completes_a_partial_name_and_keeps_the_written_one():
+    from ragsweep.gen.generate import _fuller_name
+
+    texts = ["M.S. Dhoni: The Untold Story is a 2016 Indian biographical sports film written by Neeraj Pandey."]
+    assert _fuller_name("M.S. Dhoni: The Untold Story", "The Untold Story", texts) == "M.S. Dhoni: The Untold Story"
+    assert _fuller_name("The Untold Story", "M.S. Dhoni: The Untold Story", texts) is None  # already whole
+    assert _fuller_name("a 2016 Indian biographical sports film", "2016", texts) is None   # not a name
+    assert _fuller_name("M.S. Dhoni: The Untold Story (2016)", "The Untold Story", texts) is None  # not verbatim
+
+
+@pytest.mark.parametrize("question, problem", [
+    ("Which film director is known for his performances in more than 55 years and has received a National Medal "
+     "of Arts?", "the question asks for no comparison"),
+    ("Which song reached number 2 in 1988, and which federation has the largest number of clubs?",
+     "two questions joined by 'and', not one comparison"),
+])
+def test_a_comparative_question_compares_two_things(question, problem):
+    sentences = ["With a film career spanning more than 55 years, Arkin reached number 2 in 1988 in Popi.",
+                 "A National Medal of Arts recipient, he founded the federation with the largest number of clubs."]
+    assert kind_problem("comparative", question, "Arkin", sentences) == problem
