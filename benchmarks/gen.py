@@ -58,7 +58,8 @@ def throughput(backend: str, n: int, seed: int, overrides: list[str] = ()) -> di
         embed(["warm up"])
         started = time.perf_counter()
         calls_before, evaluated_before = _calls(llm), _evaluated(llm)
-        result = generate(read_shipped(), writer, gen_config(cfg, concurrency_of(llm) if llm else 1), embed=embed,
+        gcfg = gen_config(cfg, concurrency_of(llm) if llm else 1, rule_writer=llm is None)
+        result = generate(read_shipped(), writer, gcfg, embed=embed,
                           judge=llm)
         minutes = (time.perf_counter() - started) / 60
         calls, evaluated = _calls(llm) - calls_before, _evaluated(llm) - evaluated_before

@@ -36,7 +36,7 @@ def make_writer(llm: Any, max_tokens: int) -> Any:
     return LLMWriter(llm, max_tokens=max_tokens)
 
 
-def gen_config(cfg: DictConfig, concurrency: int) -> GenConfig:
+def gen_config(cfg: DictConfig, concurrency: int, rule_writer: bool = False) -> GenConfig:
     kinds = OmegaConf.to_container(cfg.kinds) or {}
     if not isinstance(kinds, dict) or any(k not in KINDS for k in kinds):
         raise InputError(f"kinds must map question kinds ({', '.join(KINDS)}) to weights, got {kinds!r}")
@@ -50,7 +50,9 @@ def gen_config(cfg: DictConfig, concurrency: int) -> GenConfig:
     return GenConfig(n=check_n(cfg.n), kinds=tuple(kinds.items()), seed=int(cfg.seed),
                      personas=tuple(cfg.personas or ()), styles=tuple(cfg.styles or ()), max_docs=cfg.max_docs,
                      min_sentence_chars=int(cfg.min_sentence_chars), max_attempts=cfg.max_attempts,
-                     concurrency=concurrency, max_tries_per_sample=_tries(cfg.get("max_tries_per_sample")),
+                     concurrency=concurrency,
+                     # the rule writer costs nothing per candidate: no kind gives up early
+                     max_tries_per_sample=None if rule_writer else _tries(cfg.get("max_tries_per_sample")),
                      gates=GateConfig(float(g.min_support), float(g.max_copy), float(g.dup_cosine),
                                       int(g.min_question_words),
                                       None if max_overlap is None else float(max_overlap),
@@ -122,9 +124,7 @@ def run(cfg: DictConfig, run_dir: Path) -> dict[str, Path]:
     corpus: Corpus = build(cfg.corpus, "corpus")
     llm = build(cfg.llm, "llm")
     writer = make_writer(llm, int(cfg.max_tokens))
-    gcfg = gen_config(cfg, concurrency_of(llm) if llm is not None else 1)
-    if llm is None:  # the rule writer costs nothing per candidate: no kind gives up early
-        gcfg = replace(gcfg, max_tries_per_sample=None)
+    gcfg = gen_config(cfg, concurrency_of(llm) if llm is not None else 1, rule_writer=llm is None)
     base = Path(cfg.append_to) if cfg.get("append_to") else None
     known = read_base(base, corpus) if base is not None else []
     if known:

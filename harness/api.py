@@ -514,13 +514,14 @@ def generate(corpus: Any = "shipped", n: int = 20, *, llm: Any = None, out: str 
         cfg = OmegaConf.merge(cfg, OmegaConf.create(settings))
     docs = _corpus(corpus)
     writer = make_writer(llm, int(cfg.max_tokens))
-    gcfg = gen_config(cfg, concurrency_of(llm) if llm is not None else 1)
+    gcfg = gen_config(cfg, concurrency_of(llm) if llm is not None else 1, rule_writer=llm is None)
     embed = None
     if cfg.gates.embed:
         from ragsweep.metrics.embedding import OnnxMiniLM
 
         embed = OnnxMiniLM().embed
-    result = run_generate(docs.originals(), writer, gcfg, embed=embed, progress=progress)
+    # The round trip's judge is the writer's model, as in ragsweep gen.
+    result = run_generate(docs.originals(), writer, gcfg, embed=embed, judge=llm, progress=progress)
     extra = {"corpus": docs.source, "seed": gcfg.seed, "backend": writer.backend, "model": writer.model_id,
              "prompt": writer.prompt_version, "kinds_configured": dict(gcfg.kinds), **duplicates_report(docs)}
     report = result.report.to_dict({"seconds": round(result.seconds, 2), "attempts": result.attempts, **extra})
