@@ -93,10 +93,12 @@ def collect(sweep_dir: str | Path, seed: int = 0) -> list[Row]:
         rows.append(Row(error_file.parent.name, {}, job=str(error_file.parent), error=err.get("error")))
     if not rows:
         raise InputError(f"{root}: no job results (summary.json) below this folder")
-    if any("context" in r.params for r in rows):  # a default context=chunks job leaves it out of its name
-        for r in rows:
-            if r.error is None and "context" not in r.params:
-                r.params["context"] = "chunks"
+    # A default (context=chunks, query=plain, rerank=none) job leaves it out of its name.
+    for group, default in (("query", "plain"), ("rerank", "none"), ("context", "chunks")):
+        if any(group in r.params for r in rows):
+            for r in rows:
+                if r.error is None and group not in r.params:
+                    r.params[group] = default
     return rows
 
 

@@ -7,6 +7,10 @@ query texts + embedder identity                -> query vectors (npy)
 index key + query key + K + search params      -> top-K ids and scores (npz)
 chunks key + context params                    -> the span passed on per chunk (json; context=window|parent)
 
+Query rewrites (``query=multi_query|hyde``) are searched like queries, each text's ranking cached;
+a reranker (``rerank=llm|cross_encoder``) reorders the chunks found before the context expands them
+(its LLM calls cached in the LLM cache).
+
 A repeated sweep recomputes nothing; a changed top-K or search parameter reuses the index; a changed
 chunk size reuses nothing but the query vectors. Models are loaded only when a stage misses.
 """

@@ -197,3 +197,16 @@ def test_real_small_model_reranks_with_logprobs_and_writes_hyde_passages(tmp_pat
     with (tmp_path / "sw" / "leaderboard.csv").open() as fh:
         row = next(csv.DictReader(fh))
     assert float(row["rerank_llm_calls_per_q"]) == 5.0 and float(row["rewrite_llm_calls_per_q"]) == 1.0
+
+
+def test_a_rerank_none_llm_sweep_names_both_and_only_the_reranked_job_has_rerank_cost(tmp_path, ragsweep):
+    (tmp_path / "fakellm.py").write_text(FAKE)
+    done = ragsweep("sweep", "rerank=none,llm", "rerank.top_n=3", "llm._target_=fakellm.make", "retrieval=bm25",
+                    "answerer=none", "chunker.size=512", "retriever.top_k=[3]", "retriever.latency_queries=0",
+                    "max_queries=4", "hydra.sweep.dir=sw", "progress=false", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr[-3000:]
+    with (tmp_path / "sw" / "leaderboard.csv").open() as fh:
+        rows = {r["rerank"]: r for r in csv.DictReader(fh)}
+    assert set(rows) == {"none", "llm"}
+    assert rows["none"]["rerank_llm_calls_per_q"] == "" and float(rows["llm"]["rerank_llm_calls_per_q"]) == 3.0
+    assert "rewrite_llm_calls_per_q" not in rows["llm"]   # no rewriting: no rewrite columns
