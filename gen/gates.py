@@ -41,8 +41,8 @@ REASONS: dict[str, str] = {
                   "conditional one without a condition (gates.kind_check; gen.kinds)",
     "roundtrip_disagrees": "answered from its evidence alone, the question gets another answer than its reference "
                            "(gates.roundtrip; gen.roundtrip)",
-    "one_sentence_answers": "multi_hop: one of its two evidence sentences alone gives the reference in the round "
-                            "trip, so the question does not need both (gates.roundtrip_hops)",
+    "one_sentence_answers": "multi_hop, comparative: one of its two evidence sentences alone gives the reference "
+                            "in the round trip, so the question does not need both (gates.roundtrip_hops)",
     "roundtrip_failed": "the round-trip call failed (model error, broken JSON after one repair)",
 }
 
@@ -174,7 +174,7 @@ class GateConfig:
     absent_cosine: float = 0.8     # answer_in_corpus: MiniLM cosine of a sentence of such a document
     kind_check: bool = True        # wrong_kind: multi_hop / comparative / conditional questions checked (gen.kinds)
     roundtrip: bool = True         # roundtrip_disagrees: answer from the evidence with the judge and compare
-    roundtrip_hops: bool = True    # one_sentence_answers: a multi_hop question is also asked of each sentence alone
+    roundtrip_hops: bool = True    # one_sentence_answers: multi_hop / comparative asked of each sentence alone
     roundtrip_min_f1: float = 0.5  # ... agreement: content-word F1 at least this (or one answer inside the other)
 
 

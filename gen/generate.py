@@ -89,19 +89,24 @@ def _variations(cand: Candidate, cfg: GenConfig) -> tuple[str | None, str | None
 class _Schedule:
     """Which kind to draw next: the one furthest behind its quota; an exhausted kind's share
     moves to the kinds that still have candidates. With ``tries`` a kind that has used ``tries``
-    candidates per sample of its quota without filling it gives up the same way (a writer that
-    turns out one acceptable multi_hop question in twelve would otherwise spend most of the run on it)."""
+    candidates per sample of its quota without filling it, passing fewer than one in ``tries``, gives up
+    the same way (a writer that turns out one acceptable multi_hop question in twelve would otherwise
+    spend most of the run on it)."""
 
     def __init__(self, quotas: dict[str, int], streams: dict[str, Iterator[Candidate]], report: Report,
                  tries: int | None = None) -> None:
         self.quotas, self.streams, self.report = dict(quotas), streams, report
+        self.tries = tries or 0
         self.budget = {k: tries * q for k, q in quotas.items()} if tries else {}
 
     def _give_up(self) -> None:
         for k, budget in self.budget.items():
             tried = self.report.tried_by_kind.get(k, 0)
-            if (tried >= budget and k not in self.report.exhausted
-                    and self.report.accepted_by_kind.get(k, 0) < self.quotas[k]):
+            accepted = self.report.accepted_by_kind.get(k, 0)
+            # Only a kind that passes less than one candidate in `tries`: one that passes well keeps
+            # going when it fills the share of kinds that gave up.
+            if (tried >= budget and k not in self.report.exhausted and accepted < self.quotas[k]
+                    and accepted * self.tries < tried):
                 self.report.exhausted.append(k)
                 self.report.gave_up[k] = tried
 
@@ -254,8 +259,8 @@ class _Passed:
 async def _round_trip(p: _Passed, judge: LLM | None, min_f1: float, hops: bool = True) -> _Passed:
     """Answer ``p``'s question from its evidence with ``judge`` and compare with its reference.
 
-    ``hops``: a multi_hop question that agrees is asked again of each evidence sentence alone; when one
-    sentence alone gives the reference, the question does not need the other (a single-hop shortcut,
+    ``hops``: a multi_hop or comparative question that agrees is asked again of each evidence sentence
+    alone; when one sentence alone gives the reference, the question does not need the other (a single-hop shortcut,
     Min et al., ACL 2019: "Compositional questions do not necessitate multi-hop reasoning") and is
     rejected as ``one_sentence_answers``."""
     if judge is None or not p.texts or p.sample.kind == UNANSWERABLE_KIND:
@@ -272,7 +277,7 @@ async def _round_trip(p: _Passed, judge: LLM | None, min_f1: float, hops: bool =
     verdict = agreement(answer, p.sample.reference, min_f1)
     trip: dict[str, Any] = {"answer": answer[:200], **verdict.to_dict()}
     usage, reason, outcome = done.usage, None if verdict.agree else "roundtrip_disagrees", verdict.reason or "agreed"
-    if verdict.agree and hops and p.sample.kind == "multi_hop" and len(p.texts) >= 2:
+    if verdict.agree and hops and p.sample.kind in ("multi_hop", "comparative") and len(p.texts) >= 2:
         alone = []
         for text in p.texts:
             try:

@@ -115,6 +115,10 @@ def answer_phrases(sentence: str) -> list[Phrase]:
     return sorted(found, key=lambda p: p.start)
 
 
+#: Document ids that are codes, not names: digits, a letter or two and digits, hex or UUIDs.
+_OPAQUE_ID = re.compile(r"^(?:[A-Za-z]{0,3}\s?\d+|[0-9a-f]{8,}|[0-9a-f]{8}(?: [0-9a-f]{4}){3} [0-9a-f]{12})$", re.I)
+
+
 def topic_of(doc: Document) -> str:
     """A short name of what the document is about: its title metadata, first heading, or file stem."""
     title = str(doc.metadata.get("title") or "").strip()
@@ -123,7 +127,23 @@ def topic_of(doc: Document) -> str:
     first = doc.text.lstrip().split("\n", 1)[0].strip()
     if first.startswith("#"):
         return first.lstrip("# ").strip()[:120]
-    return PurePosixPath(doc.id).stem.replace("-", " ").replace("_", " ")
+    stem = PurePosixPath(doc.id).stem.replace("-", " ").replace("_", " ")
+    if not _OPAQUE_ID.match(stem):
+        return stem
+    # An id such as "k1273" or "4983" names nothing a question could use ("the k1273 mine"): the
+    # document's opening name instead ("Muse are an English rock band ..." -> "Muse").
+    words = doc.text.split()
+    lead = []
+    for w in words[:8]:
+        if w[:1].isupper() or (lead and w.lower() in ("of", "de", "the", "and", "von", "van", "la")):
+            lead.append(w.strip(",;:()\"'"))
+        elif lead:
+            break
+    while lead and lead[-1].lower() in ("of", "de", "the", "and", "von", "van", "la", "a", "an"):
+        lead.pop()
+    if lead and lead[0] in ("The", "A", "An") and len(lead) > 1:
+        lead = lead[1:]
+    return " ".join(lead) if lead else " ".join(words[:4])
 
 
 def document_units(doc: Document, min_chars: int = MIN_CHARS, max_chars: int = MAX_CHARS) -> list[Unit]:

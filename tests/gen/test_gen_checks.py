@@ -228,6 +228,12 @@ def test_a_kind_that_keeps_failing_gives_its_share_up():
     assert done.report.gave_up == {"multi_hop": 6} == {"multi_hop": done.report.tried_by_kind["multi_hop"]}
     assert "gave up (max_tries_per_sample) on multi_hop after 6 candidates" in done.report.message()
     assert done.report.to_dict()["gave_up"] == {"multi_hop": 6}
+    # A kind that passes well is not given up when it fills the others' share past its own budget
+    # (single_hop: 2 samples x 1 try, then all 4).
+    one = generate(corpus, LLMWriter(ScriptedLLM(no_bridges)),
+                   GenConfig(n=4, kinds=kinds, seed=3, max_attempts=20, max_tries_per_sample=1))
+    assert [s.kind for s in one.samples] == ["single_hop"] * 4 and set(one.report.gave_up) == {"multi_hop"}
+    assert one.report.tried_by_kind["single_hop"] > 2
 
 
 # Questions a 1.5B writer wrote on HotpotQA that take a thing as known without naming it, and
@@ -317,3 +323,15 @@ def test_a_comparative_question_compares_two_things(question, problem):
     sentences = ["With a film career spanning more than 55 years, Arkin reached number 2 in 1988 in Popi.",
                  "A National Medal of Arts recipient, he founded the federation with the largest number of clubs."]
     assert kind_problem("comparative", question, "Arkin", sentences) == problem
+
+
+def test_a_code_for_an_id_is_not_a_topic():
+    """HotpotQA's BEIR ids ("k1273") became "the k1273 mine" in 1.5B-written questions."""
+    from ragsweep.gen.documents import Document
+    from ragsweep.gen.units import topic_of
+
+    assert topic_of(Document("k514", "Muse are an English rock band from Teignmouth, Devon.")) == "Muse"
+    assert topic_of(Document("k9", "The Willunga railway line ran through the suburbs.")) == "Willunga"
+    assert topic_of(Document("4983", "the 150 acre mine became a mercury producer.")) == "the 150 acre mine"
+    assert topic_of(Document("harbour-guide.md", "The harbour opened in 1887.")) == "harbour guide"
+    assert topic_of(Document("k1", "x", {"title": "Port Calder"})) == "Port Calder"
