@@ -29,7 +29,16 @@ from ragsweep.gen.absence import AbsenceCheck
 from ragsweep.gen.candidates import Candidate, candidates
 from ragsweep.gen.documents import Corpus, Span
 from ragsweep.gen.followup import check_follow_up
-from ragsweep.gen.gates import DuplicateFilter, GateConfig, Report, check_sample, kind_quotas, lexical_overlap
+from ragsweep.gen.gates import (
+    DuplicateFilter,
+    GateConfig,
+    Report,
+    check_sample,
+    content_tokens,
+    kind_quotas,
+    lexical_overlap,
+    support_ratio,
+)
 from ragsweep.gen.roundtrip import agreement, answer_from_evidence
 from ragsweep.gen.testset import FOLLOW_UP_KIND, KINDS, UNANSWERABLE_KIND, TestSample
 from ragsweep.gen.units import corpus_units, topic_of
@@ -309,6 +318,24 @@ def _fuller_name(answer: str, reference: str, texts: Sequence[str]) -> str | Non
     return answer
 
 
+def _widen_evidence(draft: Draft, cand: Candidate, min_support: float) -> Draft:
+    """A reference its evidence does not hold but the sentences the writer was shown do: the writer
+    answered from a shown sentence it did not mark as used (a 1.5B often answers from the context
+    sentence before the one asked about). Its evidence gains the shown sentences that hold reference
+    words, in shown order, when they bring its support to ``min_support``; otherwise it is unchanged
+    (and the answerability gate rejects it)."""
+    text = " ".join(u.text for u in draft.evidence)
+    if support_ratio(draft.reference, text) >= min_support:
+        return draft
+    ref = set(content_tokens(draft.reference))
+    have = {(u.doc_id, u.start) for u in draft.evidence}
+    extra = [u for u in cand.shown if (u.doc_id, u.start) not in have and ref & set(content_tokens(u.text))]
+    widened = tuple(u for u in cand.shown if (u.doc_id, u.start) in have or u in extra)
+    if not extra or support_ratio(draft.reference, " ".join(u.text for u in widened)) < min_support:
+        return draft
+    return replace(draft, evidence=widened, provenance={**draft.provenance, "evidence_widened": len(extra)})
+
+
 def _gate(draft: Draft, cand: Candidate, corpus: Corpus, cfg: GenConfig, writer: Writer,
           dups: DuplicateFilter, report: Report, absence: AbsenceCheck | None = None) -> _Passed | None:
     """The deterministic gates (and the absence gate) in order; None when one rejected the draft.
@@ -316,6 +343,8 @@ def _gate(draft: Draft, cand: Candidate, corpus: Corpus, cfg: GenConfig, writer:
     unanswerable = cand.kind == UNANSWERABLE_KIND
     if unanswerable:  # whatever the writer said: no evidence, and the one reference
         draft = replace(draft, reference=UNANSWERABLE, evidence=())
+    else:
+        draft = _widen_evidence(draft, cand, cfg.gates.min_support)
     evidence = tuple(Span(u.doc_id, u.start, u.end) for u in draft.evidence)
     # The share of the question's content words found in its evidence documents (gates.evidence_overlap).
     docs = dict.fromkeys(u.doc_id for u in draft.evidence)

@@ -335,3 +335,26 @@ def test_a_code_for_an_id_is_not_a_topic():
     assert topic_of(Document("4983", "the 150 acre mine became a mercury producer.")) == "the 150 acre mine"
     assert topic_of(Document("harbour-guide.md", "The harbour opened in 1887.")) == "harbour guide"
     assert topic_of(Document("k1", "x", {"title": "Port Calder"})) == "Port Calder"
+
+
+def test_a_reference_from_a_shown_sentence_not_marked_used_widens_the_evidence():
+    corpus = read_shipped()
+
+    def from_context(messages, schema):  # answers from the first shown sentence, says it used the last
+        reply = good_reply(messages, schema)
+        sents = json.loads(messages[-1]["content"])["sentences"]
+        reply["answer"] = " ".join(sents[0].rstrip(".").split()[-3:])
+        reply["used"] = [len(sents)]
+        return reply
+
+    out = generate(corpus, LLMWriter(ScriptedLLM(from_context)), GenConfig(n=3, seed=0, max_attempts=30))
+    widened = [s for s in out.samples if s.provenance.get("evidence_widened")]
+    assert widened, out.report.rejected
+    for s in widened:
+        assert len(s.evidence) == 2 and s.quotes[0].rstrip(".").endswith(s.reference)
+    # Only a shown sentence can widen it: an answer from nowhere stays unsupported.
+    def from_nowhere(messages, schema):
+        return {**good_reply(messages, schema), "answer": "Zanzibar quartz lemurs"}
+
+    none = generate(corpus, LLMWriter(ScriptedLLM(from_nowhere)), GenConfig(n=2, seed=0, max_attempts=8))
+    assert none.samples == [] and none.report.rejected["unsupported"] == 8
