@@ -8,6 +8,8 @@ import json
 
 import pytest
 
+from tests.gen.test_gen_cli import _packaged_small_model_ready  # the packaged 0.5B is installed
+
 # A stand-in model: relevance is the share of the question's longer words found in the passage (given as
 # the verdict token's log-probabilities); rewrites are fixed transformations of the question. Cached like
 # the llm group's models, in the run's cache folder.
@@ -148,25 +150,10 @@ def test_a_cross_encoder_without_a_model_folder_exits_2_naming_the_key(tmp_path,
     assert done.returncode == 2 and "nowhere: no such folder" in done.stderr
 
 
-def _small_model_missing() -> str | None:
-    try:
-        import xllamacpp  # noqa: F401
-    except ImportError:
-        return "xllamacpp is not installed"
-    from ragsweep.metrics.errors import InputError
-    from ragsweep.metrics.llm.models import part_paths
-
-    try:
-        part_paths("qwen2.5-coder-0.5b-instruct-q4_k_m")
-    except InputError as exc:
-        return str(exc)
-    return None
-
-
 @pytest.mark.model
 @pytest.mark.slow
 def test_real_small_model_reranks_with_logprobs_and_writes_hyde_passages(tmp_path, ragsweep):
-    reason = _small_model_missing()
+    reason = _packaged_small_model_ready()
     if reason:
         pytest.skip(f"packaged 0.5B model not available: {reason}")
     import os
