@@ -17,7 +17,10 @@
 
 Every reranker reorders the top ``top_n`` by its score, ties kept in first-stage order, and leaves
 the rest after them as they were; it runs on the chunks found, before a ``context`` expands them,
-so every K, budget and context option passes on the reranked order.
+so every K, budget and context option passes on the reranked order. With ``fuse: rrf`` the top
+``top_n`` are ordered instead by reciprocal-rank fusion of the reranker's order with the first
+stage's (:func:`fused`), for a reranker that is weaker than the first stage on the corpus: a small
+LLM judging SciFact claims moved the right abstract down from the top (README: Reranking).
 """
 
 from __future__ import annotations
@@ -40,6 +43,8 @@ from ragsweep.metrics.guard import clean
 from ragsweep.metrics.judging import verdict_probability
 from ragsweep.metrics.llm.base import Logprobs
 from ragsweep.metrics.prompts.core import Prompt, complete
+
+FUSE = ("none", "rrf")  # rerank.fuse: the reranker's order alone, or fused with the first stage's
 
 log = logging.getLogger(__name__)
 
@@ -116,6 +121,17 @@ def reorder(scores: Sequence[float | None], n: int) -> list[int]:
     return head + list(range(len(scores), n))
 
 
+def fused(scores: Sequence[float | None], rrf_k: float = 60.0) -> list[float]:
+    """Reciprocal-rank fusion of the first-stage order (position j) with the reranker's order over the
+    scored head: 1 / (rrf_k + first-stage rank) + 1 / (rrf_k + reranker rank), ranks from 1; an unscored
+    item gets the first-stage term only. Sorting the head by it (ties in first-stage order) is
+    ``rerank.fuse=rrf``: a weak reranker can move a passage but not bury the first stage's best."""
+    by_reranker = reorder(scores, len(scores))
+    rank = {j: r for r, j in enumerate(by_reranker, start=1)}
+    return [1.0 / (rrf_k + j + 1) + (1.0 / (rrf_k + rank[j]) if s is not None else 0.0)
+            for j, s in enumerate(scores)]
+
+
 @dataclass
 class RerankStats:
     """What reranking did and cost: queries, candidates scored, failures, fallbacks, seconds."""
@@ -140,11 +156,19 @@ class Reranker:
     kind = "none"
     needs_llm = False
 
-    def __init__(self, top_n: int = 20) -> None:
+    def __init__(self, top_n: int = 20, fuse: str = "none", rrf_k: float = 60.0) -> None:
         if isinstance(top_n, bool) or not isinstance(top_n, int) or top_n < 1:
             raise InputError(f"rerank.top_n must be a positive integer, got {top_n!r}")
-        self.top_n = top_n
+        if fuse not in FUSE:
+            raise InputError(f"rerank.fuse must be one of {', '.join(FUSE)}, got {fuse!r}")
+        if isinstance(rrf_k, bool) or not isinstance(rrf_k, (int, float)) or not 0 <= rrf_k < math.inf:
+            raise InputError(f"rerank.rrf_k must be a number >= 0, got {rrf_k!r}")
+        self.top_n, self.fuse, self.rrf_k = top_n, fuse, float(rrf_k)
         self.stats = RerankStats()
+
+    def _fuse_params(self) -> dict[str, Any]:
+        """``fuse`` / ``rrf_k`` in a variant's name only when fusing (names of plain reranking stay as they were)."""
+        return {"fuse": self.fuse, "rrf_k": self.rrf_k} if self.fuse != "none" else {}
 
     @property
     def active(self) -> bool:
@@ -166,6 +190,11 @@ class Reranker:
         scores = self.score(questions, passages)
         out = []
         for got, sc in zip(found, scores):
+            if self.fuse == "rrf" and any(v is not None for v in sc):
+                f = fused(sc, self.rrf_k)
+                order = reorder(f, len(got))
+                out.append((order, [f[j] if j < len(f) else got[j].score for j in order]))
+                continue
             order = reorder(sc, len(got))
             out.append((order, [sc[j] if j < len(sc) and sc[j] is not None else got[j].score for j in order]))
         self.stats.queries += len(found)
@@ -180,14 +209,15 @@ class LLMReranker(Reranker):
     kind = "llm"
     needs_llm = True
 
-    def __init__(self, llm: Any = None, top_n: int = 20, max_chars: int | None = 1200) -> None:
-        super().__init__(top_n)
+    def __init__(self, llm: Any = None, top_n: int = 20, max_chars: int | None = 1200,
+                 fuse: str = "none", rrf_k: float = 60.0) -> None:
+        super().__init__(top_n, fuse, rrf_k)
         if max_chars is not None and (isinstance(max_chars, bool) or not isinstance(max_chars, int) or max_chars < 1):
             raise InputError(f"rerank.max_chars must be a positive integer or null, got {max_chars!r}")
         self.llm, self.max_chars = llm, max_chars
 
     def params(self) -> dict[str, Any]:
-        return {"top_n": self.top_n, "max_chars": self.max_chars}
+        return {"top_n": self.top_n, "max_chars": self.max_chars, **self._fuse_params()}
 
     def score(self, questions: Sequence[str], passages: Sequence[Sequence[str]]) -> list[list[float | None]]:
         if self.llm is None:
@@ -234,8 +264,9 @@ class CrossEncoderReranker(Reranker):
 
     kind = "cross_encoder"
 
-    def __init__(self, model: str, top_n: int = 20, max_length: int = 512, batch_size: int = 16) -> None:
-        super().__init__(top_n)
+    def __init__(self, model: str, top_n: int = 20, max_length: int = 512, batch_size: int = 16,
+                 fuse: str = "none", rrf_k: float = 60.0) -> None:
+        super().__init__(top_n, fuse, rrf_k)
         path = Path(str(model)).expanduser()
         if not path.is_dir():
             raise InputError(f"rerank.model={model}: no such folder (an ONNX cross-encoder: model.onnx + "
@@ -251,7 +282,7 @@ class CrossEncoderReranker(Reranker):
         self._model: Any = None
 
     def params(self) -> dict[str, Any]:
-        return {"model": self.path.name, "top_n": self.top_n}
+        return {"model": self.path.name, "top_n": self.top_n, **self._fuse_params()}
 
     def _load(self) -> Any:
         if self._model is not None:
@@ -312,13 +343,14 @@ def none(llm: Any = None, **_: Any) -> Reranker:
     return Reranker()
 
 
-def llm(llm: Any = None, top_n: int = 20, max_chars: int | None = 1200) -> LLMReranker:
+def llm(llm: Any = None, top_n: int = 20, max_chars: int | None = 1200, fuse: str = "none",
+        rrf_k: float = 60.0) -> LLMReranker:
     """``rerank=llm``: the sweep passes its ``llm`` (metered) as ``llm``."""
-    return LLMReranker(llm, top_n, max_chars)
+    return LLMReranker(llm, top_n, max_chars, fuse, rrf_k)
 
 
 def cross_encoder(model: str, top_n: int = 20, max_length: int = 512, batch_size: int = 16,
-                  llm: Any = None) -> CrossEncoderReranker:
+                  llm: Any = None, fuse: str = "none", rrf_k: float = 60.0) -> CrossEncoderReranker:
     """``rerank=cross_encoder``: ``model`` a local folder (``llm`` accepted and unused)."""
     del llm
-    return CrossEncoderReranker(model, top_n, max_length, batch_size)
+    return CrossEncoderReranker(model, top_n, max_length, batch_size, fuse, rrf_k)

@@ -14,6 +14,7 @@ from ragsweep.harness.rerank import (
     CrossEncoderReranker,
     LLMReranker,
     Reranker,
+    fused,
     relevance_probability,
     reorder,
     truncate,
@@ -79,6 +80,30 @@ def test_llm_reranker_orders_the_top_n_by_probability_from_logprobs():
     assert len(llm.calls) == 4 and all(c.logprobs for c in llm.calls)
     assert all(c.prompt == RELEVANCE.id for c in llm.calls)
     assert reranker.stats.hard_verdicts == 0 and reranker.stats.candidates == 4
+
+
+def test_rrf_fusion_lets_a_weak_reranker_move_a_passage_but_not_bury_the_first_stages_best():
+    # First stage: 0 1 2 3. The reranker puts 0 last and 3 first.
+    scores = [0.1, 0.5, 0.4, 0.9]
+    f = fused(scores, rrf_k=0.0)            # k=0 makes the arithmetic readable: 1/rank + 1/rank
+    assert f == pytest.approx([1 / 1 + 1 / 4, 1 / 2 + 1 / 2, 1 / 3 + 1 / 3, 1 / 4 + 1 / 1])
+    assert reorder(f, 4) == [0, 3, 1, 2]    # 0 and 3 tie at 1.25: first-stage order; replace would give [3, 1, 2, 0]
+    assert reorder(scores, 4) == [3, 1, 2, 0]
+    # An unscored item (a failed call) keeps its first-stage term only.
+    assert fused([None, 0.2], rrf_k=0.0) == pytest.approx([1.0, 1 / 2 + 1 / 1])
+    llm = ProbabilityLLM()
+    texts = [f"Passage {i} p={p}" for i, p in enumerate(scores)] + ["Passage 4 p=0.99"]
+    plain = LLMReranker(llm, top_n=4)([QUESTION], [hits(texts)])
+    reranker = LLMReranker(llm, top_n=4, fuse="rrf", rrf_k=0.0)
+    [(order, out_scores)] = reranker([QUESTION], [hits(texts)])
+    assert plain[0][0] == [3, 1, 2, 0, 4] and order == [0, 3, 1, 2, 4]
+    assert out_scores[:4] == pytest.approx([1.25, 1.25, 1.0, 2 / 3])   # the fused value, monotone in the order
+    assert reranker.params() == {"top_n": 4, "max_chars": 1200, "fuse": "rrf", "rrf_k": 0.0}
+    assert "fuse" not in LLMReranker(llm, top_n=4).params()            # names of plain reranking unchanged
+    with pytest.raises(InputError, match="rerank.fuse must be one of none, rrf"):
+        LLMReranker(llm, fuse="mean")
+    with pytest.raises(InputError, match="rerank.rrf_k"):
+        LLMReranker(llm, fuse="rrf", rrf_k=-1)
 
 
 def test_without_logprobs_the_verdict_counts_as_one_or_zero_and_is_recorded():
