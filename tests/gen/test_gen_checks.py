@@ -250,6 +250,15 @@ def test_a_kind_that_keeps_failing_gives_its_share_up():
     ("When was the city of Warsaw founded?", True),
     ("Which band released the album Nevermind?", True),
     ("Does vitamin D deficiency raise the risk of fractures?", True),
+    # SciFact abstracts: the report's own setting, taken as known.
+    ("What is the objective of the study?", False),
+    ("What is the age range of the individuals examined?", False),
+    ("What was the difference in echocardiographic findings between the eccentric and non-eccentric groups?", False),
+    ("What is the main topic of the introduction?", False),
+    ("What was the software package used for analysis in the study?", False),
+    ("What did the study of 1,575 hypertensive adults find about resistin?", True),
+    ("Which trial compared the two doses, the STICH trial or the PARTNER trial?", True),
+    ("What share of the patients with celiac disease had serum IgA against T84 cells?", True),
 ])
 def test_a_question_names_what_it_asks_about(question, ok):
     from ragsweep.gen.gates import self_contained
