@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import logging
+import math
 import random
 import re
 import time
@@ -95,6 +96,24 @@ def _variations(cand: Candidate, cfg: GenConfig) -> tuple[str | None, str | None
     return out[0], out[1]
 
 
+def pass_rate_upper(passed: int, tried: int, alpha: float = 0.1) -> float:
+    """One-sided upper (1 - alpha) Clopper-Pearson bound of a pass rate seen as ``passed`` of ``tried``:
+    the rate p at which ``passed`` or fewer passes has probability ``alpha`` (1.0 when nothing was tried
+    or everything passed). A kind whose true rate is 0.4 is given up early by mistake with probability
+    0.6^6 = 0.047 (0 of 6)."""
+    if tried <= 0 or passed >= tried:
+        return 1.0
+
+    def cdf(p: float) -> float:
+        return sum(math.comb(tried, i) * p ** i * (1 - p) ** (tried - i) for i in range(passed + 1))
+
+    lo, hi = passed / tried, 1.0
+    for _ in range(60):  # cdf falls with p: bisect for cdf(p) = alpha
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if cdf(mid) > alpha else (lo, mid)
+    return hi
+
+
 class _Schedule:
     """Which kind to draw next: the one furthest behind its quota; an exhausted kind's share
     moves to the kinds that still have candidates. With ``tries`` a kind that has used ``tries``
@@ -113,9 +132,12 @@ class _Schedule:
             tried = self.report.tried_by_kind.get(k, 0)
             accepted = self.report.accepted_by_kind.get(k, 0)
             # Only a kind that passes less than one candidate in `tries`: one that passes well keeps
-            # going when it fills the share of kinds that gave up.
-            if (tried >= budget and k not in self.report.exhausted and accepted < self.quotas[k]
-                    and accepted * self.tries < tried):
+            # going when it fills the share of kinds that gave up. It is known sooner than after the
+            # whole budget when even the optimistic end of its pass rate is below 1 / tries (0 of 6
+            # candidates for tries=3): a kind with a large share no longer burns 3 x share candidates.
+            if k in self.report.exhausted or accepted >= self.quotas[k] or accepted * self.tries >= tried:
+                continue
+            if tried >= budget or pass_rate_upper(accepted, tried) < 1.0 / self.tries:
                 self.report.exhausted.append(k)
                 self.report.gave_up[k] = tried
 

@@ -234,6 +234,23 @@ def test_a_kind_that_keeps_failing_gives_its_share_up():
                    GenConfig(n=4, kinds=kinds, seed=3, max_attempts=20, max_tries_per_sample=1))
     assert [s.kind for s in one.samples] == ["single_hop"] * 4 and set(one.report.gave_up) == {"multi_hop"}
     assert one.report.tried_by_kind["single_hop"] > 2
+    # A large share is given up as soon as even the optimistic end of the kind's pass rate is below
+    # 1 / tries (0 of 6), not after its whole budget (3 x 6 = 18 candidates).
+    big = generate(corpus, LLMWriter(ScriptedLLM(no_bridges)),
+                   GenConfig(n=12, kinds=kinds, seed=3, max_attempts=60, max_tries_per_sample=3))
+    assert big.report.gave_up == {"multi_hop": 6} and len(big.samples) == 12
+
+
+def test_the_pass_rate_bound_that_gives_a_kind_up_early():
+    from ragsweep.gen.generate import pass_rate_upper
+
+    # 0 of n: the bound is 1 - 0.1 ** (1 / n); below 1/3 from n = 6 on, not at 5.
+    assert pass_rate_upper(0, 6) == pytest.approx(1 - 0.1 ** (1 / 6), abs=1e-9)
+    assert pass_rate_upper(0, 6) < 1 / 3 < pass_rate_upper(0, 5)
+    # 1 of n: P(X <= 1) at the bound is 0.1.
+    p = pass_rate_upper(1, 11)
+    assert (1 - p) ** 11 + 11 * p * (1 - p) ** 10 == pytest.approx(0.1, abs=1e-9) and p < 1 / 3 < pass_rate_upper(1, 10)
+    assert pass_rate_upper(0, 0) == 1.0 == pass_rate_upper(4, 4)
 
 
 # Questions a 1.5B writer wrote on HotpotQA that take a thing as known without naming it, and
