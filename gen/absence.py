@@ -6,7 +6,8 @@ and states the asked relation. So a candidate is rejected (``answer_in_corpus``)
 names all its anchors and
 
 - **words**: holds at least ``cover`` of the question's content words (:func:`question_words`;
-  stop words and the wh-phrase's nouns "year", "date", "number" left out), or
+  stop words and the wh-phrase's nouns "year", "date", "number", "name" left out), or at least
+  ``about_cover`` (0.5) when the document is about them (names every anchor in its opening), or
 - **embedding** (when an embedder is given): holds a sentence whose cosine with the question is at
   least ``max_cosine`` (the packaged MiniLM), which catches an answer worded otherwise.
 
@@ -34,7 +35,7 @@ from ragsweep.metrics.offline import STOP, content_words
 
 #: Content-word keys of the nouns a wh-phrase brings ("in what year", "what percentage", "how much"):
 #: the question's own words, not the corpus's.
-WH_NOUNS = frozenset({"year", "date", "numbe", "perce", "amoun", "value"})
+WH_NOUNS = frozenset({"year", "date", "numbe", "perce", "amoun", "value", "name", "title"})
 
 
 def question_words(question: str) -> set[str]:
@@ -84,12 +85,15 @@ class AbsenceCheck:
         cover: Share of the question's content words a document naming every anchor may hold.
         max_cosine: Cosine at which a sentence of such a document counts as answering.
         top_docs: Documents (most question words first) whose sentences the embedding check reads.
+        about_cover: The share for a document about the question's anchors (it names them all in its
+            first 80 characters): such a document answers with fewer of the question's words.
     """
 
     def __init__(self, corpus: Corpus, embed: Callable[[list[str]], np.ndarray] | None = None, *,
-                 cover: float = 0.75, max_cosine: float = 0.8, top_docs: int = 20) -> None:
+                 cover: float = 0.75, max_cosine: float = 0.8, top_docs: int = 20, about_cover: float = 0.5) -> None:
         self.corpus, self.embed = corpus, embed
         self.cover, self.max_cosine, self.top_docs = cover, max_cosine, top_docs
+        self.about_cover = min(about_cover, cover)
         self.words: dict[str, frozenset[str]] = {}
         self.index: dict[str, set[str]] = {}
         names: set[str] = set()
@@ -116,6 +120,16 @@ class AbsenceCheck:
         best = shared[best_doc] / len(words) if best_doc is not None and words else 0.0
         if best >= self.cover:
             return Absence("answer_in_corpus", tuple(sorted(anchor)), best, best_doc, None, None, "words")
+        # A document about the question's anchor (it names them all in its opening) answers more with
+        # fewer shared words: "What year was the film Breach released?" against "Breach is a 2007
+        # American ... film" shares 2 of 3.
+        if anchor and words:
+            for d in ranked:
+                if shared[d] / len(words) < self.about_cover:
+                    break
+                if anchor <= set(content_words(self.corpus.get(d).text[:80])):
+                    return Absence("answer_in_corpus", tuple(sorted(anchor)), shared[d] / len(words), d,
+                                   None, None, "words")
         cosine, cosine_doc = self._closest(question, ranked[: self.top_docs])
         reason = "answer_in_corpus" if cosine is not None and cosine >= self.max_cosine else None
         return Absence(reason, tuple(sorted(anchor)), best, best_doc, cosine, cosine_doc,

@@ -183,7 +183,11 @@ def test_kind_check_rejects_single_fact_multi_hop_questions_unless_turned_off():
     cfg = GenConfig(n=4, kinds=(("single_hop", 0.5), ("multi_hop", 0.5)), seed=3, max_attempts=14)
     checked = generate(corpus, LLMWriter(ScriptedLLM(one_sentence)), cfg)
     assert {s.kind for s in checked.samples} == {"single_hop"}
-    assert checked.report.rejected_by_kind["multi_hop"]["wrong_kind"] == checked.report.rejected["wrong_kind"] >= 10
+    # Every multi_hop candidate is turned down: by the kind check, or earlier when its second sentence's
+    # subject is a pronoun the question leaves unresolved ("It was built in 1903 ...").
+    multi = checked.report.rejected_by_kind["multi_hop"]
+    assert multi["wrong_kind"] == checked.report.rejected["wrong_kind"] >= 3
+    assert set(multi) == {"wrong_kind", "unresolved_subject"} and sum(multi.values()) >= 10
     off = GenConfig(n=4, kinds=cfg.kinds, seed=3, gates=GateConfig(kind_check=False))
     unchecked = generate(corpus, LLMWriter(ScriptedLLM(one_sentence)), off)
     assert {s.kind for s in unchecked.samples} == {"single_hop", "multi_hop"}
@@ -297,6 +301,30 @@ def test_a_pronoun_reference_is_rejected():
     assert check_sample(bare, corpus, GateConfig(kind_check=False)) == "empty_reference"
 
 
+def test_a_generic_noun_is_no_answer_to_a_question_asking_for_a_name():
+    import dataclasses
+
+    from ragsweep.gen.documents import Corpus, Document, Span
+    from ragsweep.gen.gates import check_sample
+    from ragsweep.gen.testset import TestSample
+
+    text = ("Tom Dey is an American film director. The film, marking the directorial debut of Tom Dey, was "
+            "written by Alfred Gough and Miles Millar. The city council has 45 members, elected every four years.")
+    corpus = Corpus([Document("d", text)], "test")
+    start = text.index("The film")
+    ev = (Span("d", start, text.index("The city")),)
+    named = TestSample(id="x", question="What is the name of the film that Tom Dey directed?",
+                       reference="The film, marking the directorial debut of Tom Dey", evidence=ev, kind="single_hop")
+    assert check_sample(named, corpus, GateConfig(kind_check=False)) == "empty_reference"
+    who = dataclasses.replace(named, question="Who wrote the film that marked the directorial debut of Tom Dey?",
+                              reference="Alfred Gough and Miles Millar")
+    assert check_sample(who, corpus, GateConfig(kind_check=False)) is None
+    council = TestSample(id="y", question="How many members sit on the city council of Port Calder?",
+                         reference="The city council has 45 members, elected every four years.",
+                         evidence=(Span("d", text.index("The city"), len(text)),), kind="single_hop")
+    assert check_sample(council, corpus, GateConfig(kind_check=False)) != "empty_reference"
+
+
 def test_a_multi_hop_question_one_sentence_answers_is_rejected():
     """The single-hop shortcut: asked of each evidence sentence alone, the question still gets its reference."""
     corpus = read_shipped()
@@ -384,3 +412,59 @@ def test_a_reference_from_a_shown_sentence_not_marked_used_widens_the_evidence()
 
     none = generate(corpus, LLMWriter(ScriptedLLM(from_nowhere)), GenConfig(n=2, seed=0, max_attempts=8))
     assert none.samples == [] and none.report.rejected["unsupported"] == 8
+
+
+# Hand-read HotpotQA pairs of the packaged 1.5B: a pronoun subject pinned on another name in its sentence
+# (doc text, evidence sentence, question, reference), and pairs that resolve the pronoun.
+_PRONOUN_CASES = [
+    (" He drew all illustrations to the first edition of \"The Adventures of Tom Sawyer\" (1876).",
+     'Who drew all illustrations to the first edition of "The Adventures of Tom Sawyer"?', 'Thomas "Tom" Sawyer', True),
+    (" It is 84.5 km in diameter and was named after Edmond Halley.", "What is the diameter of the Earth?", "84.5 km", True),
+    (" Born into a family of a major art historian and Hermitage Museum curator Andrey Ivanovich Somov, he became "
+     "interested in 18th-century art.", "What was Andrey Ivanovich Somov's family background?",
+     "Born into a family of a major art historian", True),
+    ("Very Rev James MacGregor DD FRSE (1832-1910) was a Scottish minister. In 1886 he was made Chaplain in Ordinary "
+     "to Queen Victoria.", "In which year did James MacGregor become Chaplain in Ordinary to Queen Victoria?", "1886", False),
+    ("The Chiefs released all-time leading rusher Jamaal Charles after 9 seasons. He was drafted by the Kansas City "
+     "Chiefs in the third round.", "Which team drafted Jamaal Charles?", "Kansas City Chiefs", False),
+    ("The Ashby Swing Bridge crosses the River Ashby. It was built in 1903 by Holt & Carrow.",
+     "Who built the Ashby Swing Bridge?", "Holt & Carrow", False),
+]
+
+
+@pytest.mark.parametrize("text, question, reference, unresolved", _PRONOUN_CASES)
+def test_a_pronoun_subject_must_be_resolved_by_the_question(text, question, reference, unresolved):
+    from ragsweep.gen.gates import unresolved_subject
+
+    start = text.rindex(". ") + 2 if not text.startswith(" ") else 1
+    assert unresolved_subject(question, reference, text, start, len(text)) is unresolved
+
+
+def test_an_unresolved_pronoun_subject_is_rejected_before_the_round_trip():
+    import dataclasses
+
+    from ragsweep.gen.documents import Corpus, Document, Span
+    from ragsweep.gen.gates import check_sample
+    from ragsweep.gen.testset import TestSample
+
+    text = ("Halley is a lunar impact crater. It is 84.5 km in diameter and was named after Edmond Halley, "
+            "and the name was approved in 1973.")
+    start = text.index("It is")
+    corpus = Corpus([Document("k816", text)], "mem")
+    sample = TestSample(id="x", question="What is the diameter of the lunar crater Halley?",
+                        reference="84.5 km", evidence=[Span("k816", start, len(text))], kind="single_hop")
+    assert check_sample(sample, corpus, GateConfig()) is None   # the question names what "It" is
+    earth = dataclasses.replace(sample, question="What is the diameter of the Earth?")
+    assert check_sample(earth, corpus, GateConfig()) == "unresolved_subject"
+
+
+@pytest.mark.parametrize("question, ok", [
+    ("What team did he play for before joining the Atlanta Thrashers?", False),
+    ("In which year was it founded?", False),
+    ("Which film did Tom Dey direct before he moved to Los Angeles?", True),
+    ("Who completed more books in their lifetime, Anne Frank or John Kennedy Toole?", True),
+])
+def test_a_pronoun_the_question_never_names_is_not_self_contained(question, ok):
+    from ragsweep.gen.gates import self_contained
+
+    assert self_contained(question, GateConfig()) is ok

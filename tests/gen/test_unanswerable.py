@@ -137,6 +137,26 @@ def test_gate_rejects_an_answer_in_another_document_and_keeps_a_swapped_one():
     assert "how" not in question_words("How many tonnes?") and "year" not in question_words("In what year?")
 
 
+def test_a_document_about_the_anchor_answers_with_fewer_shared_words():
+    """HotpotQA, 1.5B writer: "What year was the film Breach released?" passed as unanswerable against a
+    document opening "Breach is a 2007 American ... film" (2 of its 3 words, below cover 0.75)."""
+    from ragsweep.gen.documents import Corpus, Document
+
+    corpus = Corpus([Document("k1614", "Breach is a 2007 American historical and political thriller film "
+                                        "directed by Billy Ray."),
+                     Document("k1362", "The London Avenue Canal is a drainage canal in New Orleans, Louisiana, "
+                                       "used for pumping rain water into Lake Pontchartrain. Its flood walls "
+                                       "failed in a breach in 2005, and film crews filmed the damage.")], "mem")
+    verdict = AbsenceCheck(corpus).check("What year was the film Breach released?")
+    assert verdict.reason == "answer_in_corpus" and verdict.cover_doc == "k1614"
+    assert verdict.cover == pytest.approx(2 / 3)
+    # With about_cover at cover the rule is off; a document that names the anchor only later gets cover.
+    assert AbsenceCheck(corpus, about_cover=0.75).check("What year was the film Breach released?").reason is None
+    later = Corpus([corpus.get("k1362")], "mem")
+    assert AbsenceCheck(later).check("What year was the film Breach released?").reason is None
+    assert "name" not in question_words("What is the name of the movie Krantiveer?")
+
+
 def test_gate_rejects_a_paraphrase_by_embedding():
     """Words miss "staff"/"employed"; a sentence of a document naming 2015 is close in meaning."""
     def embed(texts):
