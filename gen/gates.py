@@ -275,9 +275,10 @@ def check_sample(sample: TestSample, corpus: Corpus, cfg: GateConfig) -> str | N
     ref = content_tokens(sample.reference)
     if not ref or (_ASKS_NAME.search(q) and _UNNAMED.match(sample.reference[:1].lower() + sample.reference[1:])):
         return "empty_reference"
-    answering = [sp for sp in sample.evidence
-                 if set(content_tokens(corpus.get(sp.doc_id).text[sp.start:sp.end])) & set(ref)] or sample.evidence
-    if any(unresolved_subject(q, sample.reference, corpus.get(sp.doc_id).text, sp.start, sp.end) for sp in answering):
+    # Every evidence sentence: the question may be about one and its answer in another ("Where did
+    # Shakespeare appear in ...?" from "He has also appeared on stage in ..." and "It is located in ...").
+    if any(unresolved_subject(q, sample.reference, corpus.get(sp.doc_id).text, sp.start, sp.end)
+           for sp in sample.evidence):
         return "unresolved_subject"
     if copy_ratio(q, ev) > cfg.max_copy or set(ref) <= set(content_tokens(q)):
         return "trivial"

@@ -180,7 +180,7 @@ def test_kind_check_rejects_single_fact_multi_hop_questions_unless_turned_off():
             reply["question"] = f"What is said about {' and '.join(words)} in this respect?"
         return reply
 
-    cfg = GenConfig(n=4, kinds=(("single_hop", 0.5), ("multi_hop", 0.5)), seed=3, max_attempts=14)
+    cfg = GenConfig(n=4, kinds=(("single_hop", 0.5), ("multi_hop", 0.5)), seed=3, max_attempts=30)
     checked = generate(corpus, LLMWriter(ScriptedLLM(one_sentence)), cfg)
     assert {s.kind for s in checked.samples} == {"single_hop"}
     # Every multi_hop candidate is turned down: by the kind check, or earlier when its second sentence's
