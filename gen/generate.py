@@ -125,10 +125,19 @@ class _Schedule:
                  tries: int | None = None) -> None:
         self.quotas, self.streams, self.report = dict(quotas), streams, report
         self.tries = tries or 0
-        self.budget = {k: tries * q for k, q in quotas.items()} if tries else {}
 
     def _give_up(self) -> None:
-        for k, budget in self.budget.items():
+        if not self.tries:
+            return
+        for k in self.quotas:
+            # The budget follows the quota, which grows when a kind takes over a given-up kind's share.
+            # single_hop, the kind the others' shares fall back to, and the last open kind never give
+            # up: the run ends when candidates or attempts do, not because every kind is hard.
+            budget = self.tries * self.quotas[k]
+            if sum(1 for o in self.quotas if o not in self.report.exhausted) <= 1:
+                return
+            if k == "single_hop":
+                continue
             tried = self.report.tried_by_kind.get(k, 0)
             accepted = self.report.accepted_by_kind.get(k, 0)
             # Only a kind that passes less than one candidate in `tries`: one that passes well keeps

@@ -245,6 +245,30 @@ def test_a_kind_that_keeps_failing_gives_its_share_up():
     assert big.report.gave_up == {"multi_hop": 6} and len(big.samples) == 12
 
 
+def test_single_hop_never_gives_up_so_a_hard_corpus_still_gets_its_questions():
+    """HotpotQA with the 1.5B once passed 18 single_hop candidates of 55: under 1 in 3, so single_hop gave
+    up too after the others had, and the run ended with 18 of 50. The fallback kind keeps going."""
+    corpus = read_shipped()
+    seen = {"single_hop": 0}
+
+    def hard(messages, schema):  # multi_hop never passes; single_hop passes 1 candidate in 4
+        reply = good_reply(messages, schema)
+        kind = json.loads(messages[-1]["content"])["kind"]
+        if kind == "multi_hop":
+            reply["question"] = reply["question"].rstrip("?") + " and what else happened there?"
+        elif kind == "single_hop":
+            seen["single_hop"] += 1
+            if seen["single_hop"] % 4:
+                reply["question"] = "What did the band do?"            # not self-contained
+        return reply
+
+    kinds = (("single_hop", 0.5), ("multi_hop", 0.5))
+    done = generate(corpus, LLMWriter(ScriptedLLM(hard)),
+                    GenConfig(n=6, kinds=kinds, seed=3, max_attempts=60, max_tries_per_sample=3))
+    assert set(done.report.gave_up) == {"multi_hop"} and len(done.samples) == 6
+    assert done.report.tried_by_kind["single_hop"] > 3 * 3   # past its own budget (3 tries x its share of 3)
+
+
 def test_the_pass_rate_bound_that_gives_a_kind_up_early():
     from ragsweep.gen.generate import pass_rate_upper
 
