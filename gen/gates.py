@@ -78,7 +78,7 @@ _UNNAMED = re.compile(
     r"episode|company|firm|unit|mine|event|game|season|player|ship|station|party|school|university|church|river|"
     r"lake|island|building|stadium|venue|museum|hotel|airport|bridge|road|park|festival|tournament|race|award|"
     r"magazine|newspaper|play|opera|project|program(?:me)?|product|device|singer|actor|actress|author|writer|director|"
-    r"character|man|woman|person|country|state|region|area|district)\b(?!\s+(?:[A-Z\"'“‘(]|that\b|which\b|who\b|"
+    r"character|man|woman|person|country|state|region|area|district|duo|trio|quartet|couple|pair)\b(?!\s+(?:[A-Z\"'“‘(]|that\b|which\b|who\b|"
     r"whose\b|where\b|named\b|called\b|known\b|of\b|from\b|for\b|with\b|\w+ed\b|\w+en\b))|\bon board\b")
 # The setting of a report, taken as known: "What is the objective of the study?", "the age range of the
 # individuals examined", "between the eccentric and non-eccentric groups" (SciFact abstracts, 1.5B writer).

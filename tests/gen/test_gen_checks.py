@@ -296,6 +296,7 @@ def test_the_pass_rate_bound_that_gives_a_kind_up_early():
     ("Which band released the album Nevermind?", True),
     ("Does vitamin D deficiency raise the risk of fractures?", True),
     # SciFact abstracts: the report's own setting, taken as known.
+    ("What was the duo's first appearance on Dr. Dre's debut album?", False),
     ("What is the objective of the study?", False),
     ("What is the age range of the individuals examined?", False),
     ("What was the difference in echocardiographic findings between the eccentric and non-eccentric groups?", False),
