@@ -227,3 +227,50 @@ def test_dense_only_agreement_uses_the_given_columns(validity):
     reversed_tail[:, [3, 4]] = human[:, [4, 3]]
     cell = validity._dense_only(human, reversed_tail, [0, 1, 2], 30, args)
     assert cell.startswith("1.000 [") and cell.endswith("; 3 variants)")
+
+
+def test_separated_set_reuses_searches_and_differs_by_construction(validity):
+    members = validity.separated_variants()
+    assert len({v.name for v in members}) == len(members) == 9
+    full = {v.search_key() for v in members if v.top_k == 10}
+    # Every K-cut variant is its K=10 twin's ranking cut short: no search of its own.
+    assert all(v.search_key() in full for v in members if v.top_k < 10)
+    assert {v.top_k for v in members} == {1, 3, 10}
+    assert {v.retrieval.mode for v in members} == {"dense", "hybrid"}
+    assert {v.embedder for v in members} == {"minilm", "l3"}
+
+
+def test_union_keeps_order_and_refuses_one_name_for_two_setups(validity):
+    mixed, separated = validity.variants(), validity.separated_variants()
+    both = validity.union({"mixed": mixed, "separated": separated})
+    assert [v.name for v in both[:len(mixed)]] == [v.name for v in mixed]
+    assert len(both) == len(mixed) + sum(v.name not in {m.name for m in mixed} for v in separated)
+    clash = validity.Variant("minilm flat", top_k=1)
+    with pytest.raises(ValueError, match="two set-ups"):
+        validity.union({"a": [validity.Variant("minilm flat")], "b": [clash]})
+
+
+def test_evaluate_cuts_each_variant_at_its_k_and_searches_once(validity, tmp_path, monkeypatch):
+    import json
+
+    from ragsweep.gen.documents import read_beir
+    from ragsweep.harness.cache import Cache
+    from ragsweep.harness.pipeline import Pipeline
+
+    docs = {"a": "The Saltgate lighthouse was lit in 1903.", "b": "Saltgate harbour ferries cross the bay.",
+            "c": "Granite quarries closed in 1950."}
+    (tmp_path / "corpus.jsonl").write_text("".join(json.dumps({"_id": k, "text": t}) + "\n" for k, t in docs.items()))
+    (tmp_path / "queries_dev.jsonl").write_text(json.dumps({"_id": "q", "text": "Saltgate ferries"}) + "\n")
+    (tmp_path / "qrels_dev.tsv").write_text("query-id\tcorpus-id\tscore\nq\ta\t1\n")
+    corpus = read_beir(tmp_path, split="dev")
+    calls = []
+    search = Pipeline.search
+    monkeypatch.setattr(Pipeline, "search", lambda self, *a, **kw: calls.append(1) or search(self, *a, **kw))
+    bm25 = validity.retrieval("bm25")
+    members = [validity.Variant("bm25", retrieval=bm25), validity.Variant("bm25 K=1", retrieval=bm25, top_k=1)]
+    # 'Saltgate ferries' ranks b (both words) above a (one word); a is the relevant one.
+    sets = {"human": (["Saltgate ferries"], [{"a": 1.0}])}
+    out = validity.evaluate(corpus, sets, Cache(tmp_path / "cache"), members)
+    assert len(calls) == 1
+    assert out["human"]["ndcg@10"][0].tolist() == pytest.approx([1 / np.log2(3), 0.0])
+    assert out["human"]["recall@10"][0].tolist() == [1.0, 0.0]
