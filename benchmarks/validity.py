@@ -147,20 +147,26 @@ def winner_mark(human: np.ndarray, synthetic: np.ndarray, names: Sequence[str], 
 
 @dataclass(frozen=True)
 class Interval:
-    """A statistic on the full data, the percentile bounds of its resamples and their mean."""
+    """A statistic on the full data, the percentile bounds of its resamples and their mean.
+    ``undefined``: resamples in which the statistic had no value (a ranking tying every system:
+    no order to correlate), left out of the bounds and named when the interval is printed."""
 
     point: float
     lo: float
     hi: float
     mean: float
+    undefined: int = 0
 
     def __str__(self) -> str:
-        return f"{self.point:.3f} [{self.lo:.3f}, {self.hi:.3f}]"
+        tail = f", {self.undefined} resamples tied" if self.undefined else ""
+        return f"{self.point:.3f} [{self.lo:.3f}, {self.hi:.3f}{tail}]"
 
 
-def _interval(point: float, draws: Sequence[float], confidence: float) -> Interval:
+def _interval(point: float, draws: Sequence[float], confidence: float, undefined: int = 0) -> Interval:
+    if not draws:
+        raise ValueError(f"no resample gave a value ({undefined} tied every system)")
     lo, hi = np.quantile(draws, [(1 - confidence) / 2, (1 + confidence) / 2])
-    return Interval(float(point), float(lo), float(hi), float(np.mean(draws)))
+    return Interval(float(point), float(lo), float(hi), float(np.mean(draws)), undefined)
 
 
 def bootstrap(human: np.ndarray, synthetic: np.ndarray,
@@ -175,12 +181,20 @@ def bootstrap(human: np.ndarray, synthetic: np.ndarray,
     point = statistic(human, synthetic)
     rng = np.random.default_rng(seed)
     draws: dict[str, list[float]] = {k: [] for k in point}
+    undefined = 0
     for _ in range(n_resamples):
         h = human[rng.integers(0, len(human), len(human))]
         s = synthetic[rng.integers(0, len(synthetic), len(synthetic))]
-        for k, v in statistic(h, s).items():
+        try:
+            values = statistic(h, s)
+        except ValueError as exc:  # a resample whose ranking ties every system has no rank correlation
+            if "ties every system" not in str(exc):
+                raise
+            undefined += 1
+            continue
+        for k, v in values.items():
             draws[k].append(v)
-    return {k: _interval(point[k], draws[k], confidence) for k in point}
+    return {k: _interval(point[k], draws[k], confidence, undefined) for k in point}
 
 
 def split_half(human: np.ndarray, other: np.ndarray | None = None, *, size: int | None = None,
@@ -201,13 +215,18 @@ def split_half(human: np.ndarray, other: np.ndarray | None = None, *, size: int 
         half = min(half, len(other))
     if not 1 <= half <= len(human) // 2:
         raise ValueError(f"split_half: need 1 <= size <= {len(human) // 2} (half the human questions), got {half}")
-    draws = []
+    draws, undefined = [], 0
     for _ in range(n_splits):
         perm = rng.permutation(len(human))
         a = human[perm[:half]]
         b = human[perm[half:2 * half]] if other is None else other[rng.choice(len(other), half, replace=False)]
-        draws.append(statistic(a.mean(axis=0), b.mean(axis=0)))
-    return _interval(float(np.mean(draws)), draws, confidence)
+        try:
+            draws.append(statistic(a.mean(axis=0), b.mean(axis=0)))
+        except ValueError as exc:  # a half tying every system (few variants, 0/1 metrics) has no ranking
+            if "ties every system" not in str(exc):
+                raise
+            undefined += 1
+    return _interval(float(np.mean(draws)) if draws else 0.0, draws, confidence, undefined)
 
 
 def winner_share(human: np.ndarray, synthetic: np.ndarray, names: Sequence[str], *, n_resamples: int = 200,

@@ -274,3 +274,19 @@ def test_evaluate_cuts_each_variant_at_its_k_and_searches_once(validity, tmp_pat
     assert len(calls) == 1
     assert out["human"]["ndcg@10"][0].tolist() == pytest.approx([1 / np.log2(3), 0.0])
     assert out["human"]["recall@10"][0].tolist() == [1.0, 0.0]
+
+
+def test_a_resample_that_ties_every_system_is_counted_not_fatal(validity):
+    # Two systems that differ on questions 0 and 1 only (A first): a half holding neither ties them.
+    # The halves are complementary, so a split is defined only when each half holds one of the two.
+    scores = np.full((40, 2), 0.5)
+    scores[[0, 1], 0] = 1.0
+    ceiling = validity.split_half(scores, size=20, n_splits=200, seed=0)
+    assert 0 < ceiling.undefined < 200
+    assert ceiling.lo == ceiling.hi == 1.0 and "resamples tied" in str(ceiling)
+    tied = np.full((10, 3), 0.5)
+    with pytest.raises(ValueError, match="no resample gave a value"):
+        validity.split_half(tied, size=5, n_splits=10, seed=0)
+    boot = validity.bootstrap(scores, scores, lambda h, s: {"tau": validity.kendall_tau(h.mean(0), s.mean(0))},
+                              n_resamples=100, seed=0)["tau"]
+    assert boot.point == 1.0 and 0 < boot.undefined < 100
