@@ -119,15 +119,20 @@ class _Schedule:
     moves to the kinds that still have candidates. With ``tries`` a kind that has used ``tries``
     candidates per sample of its quota without filling it, passing fewer than one in ``tries``, gives up
     the same way (a writer that turns out one acceptable multi_hop question in twelve would otherwise
-    spend most of the run on it)."""
+    spend most of the run on it). Whatever ``tries`` is (the rule writer has none), a kind other than
+    single_hop that has spent its quota's share of ``max_attempts`` without filling its quota gives up:
+    the kind furthest behind is always drawn first, so a kind no candidate passes (rule-written
+    follow-ups on SciFact's abstracts) would otherwise spend every attempt of the run and leave the
+    set nearly empty (6 of 300)."""
 
     def __init__(self, quotas: dict[str, int], streams: dict[str, Iterator[Candidate]], report: Report,
-                 tries: int | None = None) -> None:
+                 tries: int | None = None, max_attempts: int | None = None) -> None:
         self.quotas, self.streams, self.report = dict(quotas), streams, report
         self.tries = tries or 0
+        self.max_attempts = max_attempts or 0
 
     def _give_up(self) -> None:
-        if not self.tries:
+        if not (self.tries or self.max_attempts):
             return
         for k in self.quotas:
             # The budget follows the quota, which grows when a kind takes over a given-up kind's share.
@@ -144,9 +149,12 @@ class _Schedule:
             # going when it fills the share of kinds that gave up. It is known sooner than after the
             # whole budget when even the optimistic end of its pass rate is below 1 / tries (0 of 6
             # candidates for tries=3): a kind with a large share no longer burns 3 x share candidates.
-            if k in self.report.exhausted or accepted >= self.quotas[k] or accepted * self.tries >= tried:
+            if k in self.report.exhausted or accepted >= self.quotas[k]:
                 continue
-            if tried >= budget or pass_rate_upper(accepted, tried) < 1.0 / self.tries:
+            share = self.max_attempts * self.quotas[k] / max(sum(self.quotas.values()), 1)
+            hopeless = bool(self.tries) and accepted * self.tries < tried and (
+                tried >= budget or pass_rate_upper(accepted, tried) < 1.0 / self.tries)
+            if hopeless or (self.max_attempts and tried >= share):
                 self.report.exhausted.append(k)
                 self.report.gave_up[k] = tried
 
@@ -210,12 +218,12 @@ async def agenerate(corpus: Corpus, writer: Writer, cfg: GenConfig, *,
     report = Report(requested=n)
     # A top-up does not draw again the candidates its set's questions were written from.
     streams = {k: (c for c in candidates(units, k, cfg.seed, topics) if c.key not in cfg.known_candidates) for k, _ in mix}
-    schedule = _Schedule(kind_quotas(n, mix), streams, report, cfg.max_tries_per_sample)
+    max_attempts = cfg.max_attempts or 20 * n + 50
+    schedule = _Schedule(kind_quotas(n, mix), streams, report, cfg.max_tries_per_sample, max_attempts)
     dups = DuplicateFilter(embed, cfg.gates.dup_cosine)
     known = list(cfg.known_questions)
     for question, vec in zip(known, embed(known) if embed is not None and known else [None] * len(known)):
         dups.add(question, vec)
-    max_attempts = cfg.max_attempts or 20 * n + 50
     samples: list[TestSample] = []
     usage, attempts, stopped = Usage(), 0, False
     bar = tqdm(total=n, desc="gen", unit="q", disable=not progress, dynamic_ncols=True)

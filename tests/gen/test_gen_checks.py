@@ -10,7 +10,7 @@ from ragsweep.gen.generate import GenConfig, generate
 from ragsweep.gen.kinds import kind_problem
 from ragsweep.gen.prompts import RoundTripOutput, WriteOutput
 from ragsweep.gen.roundtrip import agreement
-from ragsweep.gen.writer import LLMWriter
+from ragsweep.gen.writer import LLMWriter, WriteFailed
 from ragsweep.metrics.errors import JudgeError
 from ragsweep.metrics.llm import ScriptedLLM
 from tests.gen.test_gen_writer import MIX, good_reply
@@ -223,9 +223,12 @@ def test_a_kind_that_keeps_failing_gives_its_share_up():
         return reply
 
     kinds = (("single_hop", 0.5), ("multi_hop", 0.5))
-    # Without a budget the schedule keeps drawing the kind furthest behind: the run ends at max_attempts.
+    # Without max_tries_per_sample (the rule writer's case) the kind furthest behind is still drawn first,
+    # but it gives up once it has spent its quota's share of max_attempts (2 of 4 x 20 = 10), and single_hop
+    # fills the set; before, it spent all 20 attempts and the run ended with fewer than 4.
     stuck = generate(corpus, LLMWriter(ScriptedLLM(no_bridges)), GenConfig(n=4, kinds=kinds, seed=3, max_attempts=20))
-    assert len(stuck.samples) < 4 and stuck.report.tried_by_kind["multi_hop"] >= 16
+    assert [s.kind for s in stuck.samples] == ["single_hop"] * 4
+    assert stuck.report.gave_up == {"multi_hop": 10} == {"multi_hop": stuck.report.tried_by_kind["multi_hop"]}
     done = generate(corpus, LLMWriter(ScriptedLLM(no_bridges)),
                     GenConfig(n=4, kinds=kinds, seed=3, max_attempts=20, max_tries_per_sample=3))
     assert [s.kind for s in done.samples] == ["single_hop"] * 4
@@ -493,3 +496,26 @@ def test_a_pronoun_the_question_never_names_is_not_self_contained(question, ok):
     from ragsweep.gen.gates import self_contained
 
     assert self_contained(question, GateConfig()) is ok
+
+
+def test_the_rule_writer_fills_the_set_when_one_of_its_kinds_never_passes():
+    """SciFact: rule-written follow-ups never pass (abstracts name no subject a pronoun can stand for), and
+    the rule writer has no max_tries_per_sample, so follow_up took 6,041 of 6,050 attempts and
+    ``ragsweep gen llm=none n=300`` wrote 6 questions. Each kind now spends at most its share."""
+    from ragsweep.gen.rules import RuleWriter
+
+    corpus = read_shipped()
+    writer = RuleWriter()
+    real = writer.write
+
+    async def no_follow_ups(cand, *args, **kwargs):
+        if cand.kind == "follow_up":
+            raise WriteFailed("no pronoun refers to the first turn's subject")
+        return await real(cand, *args, **kwargs)
+
+    writer.write = no_follow_ups
+    kinds = (("single_hop", 0.8), ("follow_up", 0.2))
+    done = generate(corpus, writer, GenConfig(n=10, kinds=kinds, seed=0, max_attempts=250))
+    assert len(done.samples) == 10 and {s.kind for s in done.samples} == {"single_hop"}
+    # follow_up's share: 2 of 10 samples x 250 attempts = 50 candidates, then it gives its share up.
+    assert done.report.gave_up == {"follow_up": 50} == {"follow_up": done.report.tried_by_kind["follow_up"]}
