@@ -571,4 +571,10 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    from ragsweep.metrics.errors import InputError
+
+    try:
+        main()
+    except InputError as exc:  # bad input: the message names the file; no traceback
+        print(f"validity.py: {exc}", file=sys.stderr)
+        sys.exit(2)
