@@ -58,6 +58,8 @@ def gen_config(cfg: DictConfig, concurrency: int, rule_writer: bool = False) -> 
                                       None if max_overlap is None else float(max_overlap),
                                       absent_cover=_share(g, "absent_cover", 0.75),
                                       absent_cosine=_share(g, "absent_cosine", 0.8),
+                                      definitions=_flag(g, "definitions", False),
+                                      specific=_flag(g, "specific", True),
                                       kind_check=_flag(g, "kind_check", True), roundtrip=_flag(g, "roundtrip", True),
                                       roundtrip_hops=_flag(g, "roundtrip_hops", True),
                                       roundtrip_min_f1=_share(g, "roundtrip_min_f1", 0.5)))

@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from ragsweep.gen.absence import AbsenceCheck
+from ragsweep.gen.absence import AbsenceCheck, CorpusWords, unspecific
 from ragsweep.gen.candidates import Candidate, candidates
 from ragsweep.gen.documents import Corpus, Span
 from ragsweep.gen.followup import check_follow_up
@@ -213,8 +213,11 @@ async def agenerate(corpus: Corpus, writer: Writer, cfg: GenConfig, *,
     if prepare is not None:
         prepare(units, tuple(cfg.styles))
     # The absence gate of unanswerable questions reads the whole corpus (not only the sampled documents).
-    absence = (AbsenceCheck(corpus, embed, cover=cfg.gates.absent_cover, max_cosine=cfg.gates.absent_cosine)
-               if any(k == UNANSWERABLE_KIND for k, _ in mix) else None)
+    # So does the specificity gate: no other document may hold all of a question's words.
+    need_absence = any(k == UNANSWERABLE_KIND for k, _ in mix)
+    words = CorpusWords(corpus) if cfg.gates.specific or need_absence else None
+    absence = (AbsenceCheck(corpus, embed, cover=cfg.gates.absent_cover, max_cosine=cfg.gates.absent_cosine,
+                            words=words) if need_absence else None)
     report = Report(requested=n)
     # A top-up does not draw again the candidates its set's questions were written from.
     streams = {k: (c for c in candidates(units, k, cfg.seed, topics) if c.key not in cfg.known_candidates) for k, _ in mix}
@@ -264,7 +267,7 @@ async def agenerate(corpus: Corpus, writer: Writer, cfg: GenConfig, *,
                 report.reject("write_failed", {"candidate": cand.key, "error": str(draft)[:300]}, cand.kind)
             else:
                 usage = usage + draft.usage
-                if (ok := _gate(draft, cand, corpus, cfg, writer, dups, report, absence)) is not None:
+                if (ok := _gate(draft, cand, corpus, cfg, writer, dups, report, absence, words)) is not None:
                     passed.append(ok)
             if stopped:
                 break
@@ -376,7 +379,8 @@ def _widen_evidence(draft: Draft, cand: Candidate, min_support: float) -> Draft:
 
 
 def _gate(draft: Draft, cand: Candidate, corpus: Corpus, cfg: GenConfig, writer: Writer,
-          dups: DuplicateFilter, report: Report, absence: AbsenceCheck | None = None) -> _Passed | None:
+          dups: DuplicateFilter, report: Report, absence: AbsenceCheck | None = None,
+          words: CorpusWords | None = None) -> _Passed | None:
     """The deterministic gates (and the absence gate) in order; None when one rejected the draft.
     A draft that passes joins the duplicate gate at once, so the next of its batch is checked against it."""
     unanswerable = cand.kind == UNANSWERABLE_KIND
@@ -402,6 +406,10 @@ def _gate(draft: Draft, cand: Candidate, corpus: Corpus, cfg: GenConfig, writer:
         sample, reason = check_follow_up(sample, corpus, cfg.gates)
     else:
         reason = check_sample(sample, corpus, cfg.gates)
+    if (reason is None and words is not None and cfg.gates.specific and sample.evidence
+            and cand.kind != FOLLOW_UP_KIND):  # a follow-up's second turn leaves its subject to the first
+        if (other := unspecific(draft.question, set(docs), words)) is not None:
+            reason, example["unspecific_doc"] = "unspecific", other
     if reason is None and unanswerable and absence is not None:
         verdict = absence.check(draft.question)
         example["absence"] = {**verdict.to_dict(), "check": verdict.check}

@@ -1,0 +1,109 @@
+"""Questions that ask for a fact about one thing: the specificity gate (a question whose every content word
+another document also holds does not say which document it asks about: ``unspecific``) and the definition
+gate ("Who was Kevin Mark DuBrow?" has no answer but a restated sentence: ``definition``)."""
+
+import json
+
+import pytest
+
+from ragsweep.gen.absence import CorpusWords, unspecific
+from ragsweep.gen.documents import Corpus, Document
+from ragsweep.gen.documents import Span
+from ragsweep.gen.gates import GateConfig, check_sample, definition_question
+from ragsweep.gen.testset import TestSample
+from ragsweep.gen.generate import GenConfig, generate
+from ragsweep.gen.writer import LLMWriter
+from ragsweep.metrics.llm import ScriptedLLM
+
+ALBUMS = Corpus([
+    Document("a", "Night Harbour is the second album by the Kestrel Band. The album was released in 1994 on a small "
+                  "label in Leeds after two years of recording."),
+    Document("b", "Paper Lanterns is an album by the singer Ada Morrow. The album was released in 2003 and reached "
+                  "the top ten in Ireland within a month."),
+    Document("c", "The Kestrel Band is an English rock group from Leeds, formed by three brothers who met at school."),
+], source="mem")
+
+
+def test_the_documents_holding_every_word_by_hand():
+    words = CorpusWords(ALBUMS)
+    assert words.holding_all({"album", "relea"}) == {"a", "b"}
+    assert words.holding_all({"album", "kestr"}) == {"a"}
+    assert words.holding_all({"album", "nowhere"}) == set() and words.holding_all(set()) == set()
+
+
+@pytest.mark.parametrize("question, evidence, other", [
+    ("When was the album released?", {"a"}, "b"),                           # both albums were released
+    ("When was the album Night Harbour released?", {"a"}, None),             # named: only a says so
+    ("Which English rock group formed in Leeds?", {"c"}, None),
+    ("Where is the Kestrel Band from?", {"c"}, "a"),                         # a names the band too
+    ("Where is the Kestrel Band from?", {"a", "c"}, None),                   # ... unless it is evidence
+])
+def test_a_question_another_document_answers_as_well_is_unspecific(question, evidence, other):
+    assert unspecific(question, evidence, CorpusWords(ALBUMS)) == other
+
+
+def _writer(question_of):
+    """Writes ``question_of(document id)`` about the shown sentence; the answer is its last three words."""
+    def reply(messages, schema):
+        data = json.loads(messages[-1]["content"])
+        sentence = data["sentences"][-1]
+        doc = next(d.id for d in ALBUMS.documents if sentence in d.text)
+        return {"question": question_of(doc, sentence), "answer": " ".join(sentence.rstrip(".").split()[-3:]),
+                "used": [len(data["sentences"])]}
+    return LLMWriter(ScriptedLLM(reply))
+
+
+def test_generate_rejects_an_unspecific_question_and_reports_the_other_document():
+    def vague(doc, sentence):  # vague for the release sentences, named for the others
+        if "released" in sentence:
+            return "When was the album released?"
+        return {"a": "Which band recorded Night Harbour over two years?", "b": "Who is the singer Ada Morrow?",
+                "c": "How did the brothers of the Kestrel Band meet?"}[doc]
+
+    cfg = GenConfig(n=6, kinds=(("single_hop", 1.0),), seed=1, max_attempts=40, min_sentence_chars=20,
+                    gates=GateConfig(roundtrip=False, min_question_words=4))
+    result = generate(ALBUMS, _writer(vague), cfg)
+    assert result.samples and all("released" not in s.question for s in result.samples)
+    assert result.report.rejected["unspecific"] >= 1
+    example = next(e for e in result.report.examples["unspecific"])
+    assert example["question"].startswith("When was the album released") and example["unspecific_doc"] in {"a", "b"}
+
+    off = GenConfig(n=6, kinds=cfg.kinds, seed=1, max_attempts=40, min_sentence_chars=20,
+                    gates=GateConfig(roundtrip=False, min_question_words=4, specific=False))
+    loose = generate(ALBUMS, _writer(vague), off)
+    assert any("released" in s.question for s in loose.samples) and loose.report.rejected["unspecific"] == 0
+
+
+def test_the_gen_config_reads_both_switches():
+    from hydra import compose, initialize_config_module
+
+    from ragsweep.gen.app import gen_config
+
+    with initialize_config_module(config_module="ragsweep.conf", version_base="1.3"):
+        on = compose(config_name="gen", overrides=["llm=none"])
+        off = compose(config_name="gen", overrides=["llm=none", "gates.specific=false", "gates.definitions=true"])
+    assert (gen_config(on, 1).gates.specific, gen_config(on, 1).gates.definitions) == (True, False)
+    assert (gen_config(off, 1).gates.specific, gen_config(off, 1).gates.definitions) == (False, True)
+
+
+@pytest.mark.parametrize("question, definition", [
+    ("Who was Kevin Mark DuBrow?", True),
+    ("What are CTCF and Cohesin?", True),
+    ("What is Canty Bay known for?", True),
+    ("What is IL-6?", True),
+    ("Who is Yulia Zagoruychenko's dance partner?", False),        # people's questions (HotpotQA)
+    ("Who is an American musician, Peter Chelsom or Billy Bob Thornton?", False),
+    ("Who was the first president of Ghana?", False),
+    ("What is Kruppel-like factor 2 (KLF2) and how does it regulate inflammation?", False),
+    ("What is the 2013 Conference USA men's soccer season called?", False),
+])
+def test_a_definition_question_by_hand(question, definition):
+    assert definition_question(question) is definition
+
+
+def test_the_definition_gate_rejects_unless_definitions_are_asked_for():
+    text = ALBUMS.get("c").text
+    sample = TestSample("s", "Who is the Kestrel Band?", "an English rock group from Leeds",
+                        (Span("c", 0, len(text)),), "single_hop", {}, (text,))
+    assert check_sample(sample, ALBUMS, GateConfig(min_question_words=4)) == "definition"
+    assert check_sample(sample, ALBUMS, GateConfig(min_question_words=4, definitions=True)) is None
