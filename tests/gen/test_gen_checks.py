@@ -296,6 +296,8 @@ def test_the_pass_rate_bound_that_gives_a_kind_up_early():
     ("What is the name of the film based on Albert Camus' novel?", True),
     ("What did the band Foo Fighters release in 2011?", True),
     ("When was the city of Warsaw founded?", True),
+    ("The group is headquartered in what?", False),            # the rule writer's clause, at the start
+    ("The band Foo Fighters formed in which city?", True),
     ("Which band released the album Nevermind?", True),
     ("Does vitamin D deficiency raise the risk of fractures?", True),
     # SciFact abstracts: the report's own setting, taken as known.
