@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import logging
+import dataclasses
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -119,6 +120,21 @@ def write_outputs(result: Result, corpus: Corpus, out: Path, extra: dict[str, An
     return paths
 
 
+def written_with(corpus: Corpus, writer: Any, gcfg: GenConfig, embed: bool) -> dict[str, Any]:
+    """What a generation report records of how its set was written, so that it can be written again: the
+    corpus, seed, writer, prompt version, kinds, every gate threshold and the ragsweep version; and the
+    copies found among the documents."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        ours = version("ragsweep")
+    except PackageNotFoundError:  # run from a source tree that was never installed
+        ours = None
+    return {"corpus": corpus.source, "seed": gcfg.seed, "backend": writer.backend, "model": writer.model_id,
+            "prompt": writer.prompt_version, "kinds_configured": dict(gcfg.kinds),
+            "gates": {**dataclasses.asdict(gcfg.gates), "embed": embed}, "ragsweep": ours, **duplicates_report(corpus)}
+
+
 def run(cfg: DictConfig, run_dir: Path) -> dict[str, Path]:
     from ragsweep.metrics.llm.factory import concurrency_of
 
@@ -145,10 +161,8 @@ def run(cfg: DictConfig, run_dir: Path) -> dict[str, Path]:
     out = Path(cfg.out) if cfg.out else base or run_dir / "testset.jsonl"
     if base is not None:
         result = replace(result, samples=fresh_ids(result.samples, known))
-    extra = {"corpus": corpus.source, "seed": gcfg.seed, "backend": writer.backend, "model": writer.model_id,
-             "prompt": writer.prompt_version, "kinds_configured": dict(gcfg.kinds),
-             "cache": {"hits": getattr(llm, "hits", None), "misses": getattr(llm, "misses", None)},
-             **duplicates_report(corpus)}
+    extra = {**written_with(corpus, writer, gcfg, embed is not None),
+             "cache": {"hits": getattr(llm, "hits", None), "misses": getattr(llm, "misses", None)}}
     paths = write_outputs(result, corpus, out, extra, bool(cfg.parquet), base)
     rep = result.report
     print(rep.message())

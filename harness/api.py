@@ -502,7 +502,7 @@ def generate(corpus: Any = "shipped", n: int = 20, *, llm: Any = None, out: str 
     """
     from omegaconf import OmegaConf
 
-    from ragsweep.gen.app import duplicates_report, gen_config, make_writer, write_outputs
+    from ragsweep.gen.app import gen_config, make_writer, write_outputs, written_with
     from ragsweep.gen.generate import generate as run_generate
     from ragsweep.metrics.llm.factory import concurrency_of
 
@@ -522,8 +522,7 @@ def generate(corpus: Any = "shipped", n: int = 20, *, llm: Any = None, out: str 
         embed = OnnxMiniLM().embed
     # The round trip's judge is the writer's model, as in ragsweep gen.
     result = run_generate(docs.originals(), writer, gcfg, embed=embed, judge=llm, progress=progress)
-    extra = {"corpus": docs.source, "seed": gcfg.seed, "backend": writer.backend, "model": writer.model_id,
-             "prompt": writer.prompt_version, "kinds_configured": dict(gcfg.kinds), **duplicates_report(docs)}
+    extra = written_with(docs, writer, gcfg, embed is not None)
     report = result.report.to_dict({"seconds": round(result.seconds, 2), "attempts": result.attempts, **extra})
     out_path = None
     if out is not None:

@@ -119,4 +119,7 @@ def test_a_test_set_is_written_from_originals_only(tmp_path):
     testset = ragsweep.generate(str(kb), n=6, gates={"embed": False})
     assert testset.samples and {e.doc_id for s in testset.samples for e in s.evidence} <= {"copy0.txt", "rail.txt"}
     assert testset.report["duplicates"]["copies"] == 3
+    # ... and how the set was written, so it can be written again: every gate, the version.
+    assert testset.report["gates"]["embed"] is False and testset.report["gates"]["min_support"] == 0.6
+    assert testset.report["gates"]["specific"] is True and testset.report["ragsweep"]
     assert read_folder(kb).duplicates.groups() == [["copy0.txt", "copy1.txt", "copy2.txt", "copy3.txt"]]

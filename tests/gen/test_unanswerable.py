@@ -65,6 +65,7 @@ def test_the_default_mix_writes_them_and_the_report_counts_them(generated):
     assert len(samples) == N and len(unanswerable) == 6
     assert report["accepted_by_kind"] == {"single_hop": 24, "unanswerable": 6}
     assert report["kinds_configured"]["unanswerable"] == 0.1
+    assert report["gates"]["absent_cover"] == 0.75 and report["gates"]["definitions"] is False
     assert report["tried_by_kind"]["unanswerable"] >= 6
     assert report["overlap"]["n"] == 24  # no evidence, no overlap
     assert "unanswerable: 6 accepted" in done.stdout and "by kind: single_hop=24, unanswerable=6" in done.stdout
