@@ -39,6 +39,9 @@ REASONS: dict[str, str] = {
     "duplicate_text": "the question equals an accepted one after normalisation",
     "duplicate_embedding": "the question is a near-duplicate of an accepted one (embedding cosine)",
     "high_overlap": "the question shares more of its content words with its evidence documents than gates.max_overlap",
+    "restated": "the reference holds every content word of its question: it restates a sentence instead of "
+                "answering ('What was the critical success of the album Shotgun Willie?' -> 'The album Shotgun "
+                "Willie (1973) was critically successful.')",
     "definition": "the question only asks who or what a named thing is ('Who was Kevin Mark DuBrow?', 'What is "
                   "Canty Bay known for?'): its reference can only restate a sentence (gates.definitions)",
     "unspecific": "another document holds every content word of the question, so it does not say which document it "
@@ -250,6 +253,18 @@ def definition_question(question: str) -> bool:
     return bool(m) and not _DEFINITION_NOT.search(m.group("name"))
 
 
+def restates(question: str, reference: str, min_words: int = 3) -> bool:
+    """Whether ``reference`` holds every content word of ``question`` (at least ``min_words`` of them; the
+    wh-phrase's nouns "name", "title", "year" left out): it restates its sentence instead of answering
+    ("What was the critical success of the album Shotgun Willie?" -> "The album Shotgun Willie (1973)
+    was critically successful."; "Who is the fictional character Kimberly Ann Hart?" -> "Kimberly Ann
+    Hart is a fictitious character in ...")."""
+    from ragsweep.gen.absence import question_words
+
+    words = question_words(question)
+    return len(words) >= min_words and words <= set(content_words(reference))
+
+
 def _unnamed_pronoun(question: str) -> bool:
     """A pronoun subject after an auxiliary ("did he", "was it") with no name before it in the question."""
     m = _AUX_PRONOUN.search(question)
@@ -298,6 +313,8 @@ def check_sample(sample: TestSample, corpus: Corpus, cfg: GateConfig) -> str | N
     ref = content_tokens(sample.reference)
     if not ref or (_ASKS_NAME.search(q) and _UNNAMED.match(sample.reference[:1].lower() + sample.reference[1:])):
         return "empty_reference"
+    if restates(q, sample.reference):
+        return "restated"
     # Every evidence sentence: the question may be about one and its answer in another ("Where did
     # Shakespeare appear in ...?" from "He has also appeared on stage in ..." and "It is located in ...").
     if any(unresolved_subject(q, sample.reference, corpus.get(sp.doc_id).text, sp.start, sp.end)

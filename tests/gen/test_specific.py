@@ -107,3 +107,28 @@ def test_the_definition_gate_rejects_unless_definitions_are_asked_for():
                         (Span("c", 0, len(text)),), "single_hop", {}, (text,))
     assert check_sample(sample, ALBUMS, GateConfig(min_question_words=4)) == "definition"
     assert check_sample(sample, ALBUMS, GateConfig(min_question_words=4, definitions=True)) is None
+
+
+@pytest.mark.parametrize("question, reference, restated", [
+    ("What was the critical success of the album 'Shotgun Willie'?",
+     "The album 'Shotgun Willie' (1973) was critically successful.", True),       # packaged 1.5B, HotpotQA
+    ("What was the title of the I'Anson Baronetcy of Bassetbury?",
+     "The I'Anson Baronetcy of Bassetbury was a title in the Baronetage of England.", True),
+    ("When was the album Night Harbour released?", "1994", False),
+    ("Who produced the movie 'Annoying Orange'?", "Daneboe's company Annoying Orange, Inc.", False),  # adds the answer
+    ("What is IL-6?", "IL-6 is an interleukin.", False),                      # too few words to tell
+])
+def test_a_reference_that_restates_its_question_by_hand(question, reference, restated):
+    from ragsweep.gen.gates import restates
+
+    assert restates(question, reference) is restated
+
+
+def test_check_sample_rejects_a_restating_reference():
+    text = ALBUMS.get("a").text
+    sample = TestSample("s", "When was the second album by the Kestrel Band released?",
+                        "The second album by the Kestrel Band was released in 1994.",
+                        (Span("a", 0, len(text)),), "single_hop", {}, (text,))
+    assert check_sample(sample, ALBUMS, GateConfig()) == "restated"
+    answer = TestSample("s", sample.question, "in 1994", sample.evidence, "single_hop", {}, sample.quotes)
+    assert check_sample(answer, ALBUMS, GateConfig()) is None
