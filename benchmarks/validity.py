@@ -30,7 +30,9 @@ split-half agreement is high and a generated set has to reach it. They share the
     python benchmarks/validity.py --out validity.md                   # also write the tables as markdown
 
 Generated test sets are written once to ``--testsets`` (default ``$RAGSWEEP_CACHE_DIR/validity``) and
-reused; every retrieval stage is cached in ``--cache`` (``$RAGSWEEP_CACHE_DIR``).
+reused as they are, even after the generator changes (each ``.report.json`` records its gates and prompt
+version): give a changed generator a new ``--testsets`` folder. Every retrieval stage is cached in
+``--cache`` (``$RAGSWEEP_CACHE_DIR``), and the LLM calls in the LLM cache.
 """
 
 from __future__ import annotations
