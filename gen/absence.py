@@ -18,6 +18,10 @@ paraphrase in a document sharing almost no word with the question is the case it
 
 The gate is strict on purpose: a false rejection costs one candidate, a false acceptance teaches a
 test set to punish a correct answer.
+
+The word index (:class:`CorpusWords`) also serves the specificity gate of every other kind
+(:func:`unspecific`): a question all of whose words another document holds does not say which
+document it asks about.
 """
 
 from __future__ import annotations

@@ -3,9 +3,9 @@ and writes the test set, its report and (optionally) a Parquet copy."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import logging
-import dataclasses
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
