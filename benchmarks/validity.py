@@ -30,8 +30,9 @@ split-half agreement is high and a generated set has to reach it. They share the
     python benchmarks/validity.py --out validity.md                   # also write the tables as markdown
 
 Generated test sets are written once to ``--testsets`` (default ``$RAGSWEEP_CACHE_DIR/validity``) and
-reused as they are, even after the generator changes (each ``.report.json`` records its gates and prompt
-version): give a changed generator a new ``--testsets`` folder. Every retrieval stage is cached in
+reused as they are, even after the generator changes, with a warning when the ``.report.json`` beside
+one shows other gate settings or lacks a check this code runs: give a changed generator a new
+``--testsets`` folder. Every retrieval stage is cached in
 ``--cache`` (``$RAGSWEEP_CACHE_DIR``), and the LLM calls in the LLM cache.
 """
 
@@ -390,6 +391,38 @@ def gen_settings(overrides: Sequence[str]) -> tuple[dict[str, Any], str]:
     return {str(k): v for k, v in settings.items()}, tag
 
 
+def gate_settings(settings: Mapping[str, Any]) -> dict[str, Any]:
+    """The gate settings ``ragsweep.generate`` would use with these keyword ``settings``, as a report
+    records them (``gates``): to tell a cached set written with other checks."""
+    import dataclasses
+
+    from omegaconf import OmegaConf
+
+    from ragsweep.gen.app import gen_config
+    from ragsweep.harness.api import _config
+
+    cfg = _config("gen", ["llm=none"])
+    if settings:
+        cfg = OmegaConf.merge(cfg, OmegaConf.create(dict(settings)))
+    return {**dataclasses.asdict(gen_config(cfg, 1).gates), "embed": bool(cfg.gates.embed)}
+
+
+def stale(report: Mapping[str, Any], settings: Mapping[str, Any]) -> str | None:
+    """Why a cached set's ``report`` does not match the checks this code would run, or None: a gate
+    setting differs, or a check (a rejection reason) is new. A report written before gates were
+    recorded is stale too: its checks are unknown."""
+    from ragsweep.gen.gates import REASONS
+
+    recorded = report.get("gates")
+    if recorded is None:
+        return "its report does not record its gates (written before they were recorded)"
+    if missing := sorted(set(REASONS) - set(report.get("reasons") or {})):
+        return f"written before the checks {', '.join(missing)} existed"
+    now = gate_settings(settings)
+    changed = sorted(k for k in set(now) | set(recorded) if now.get(k) != recorded.get(k))
+    return f"written with other gate settings ({', '.join(changed)})" if changed else None
+
+
 def synthetic_set(corpus: Any, name: str, writer: str, n: int, seed: int, folder: Path,
                   overrides: Sequence[str] = ()) -> tuple[QuestionSet, float | None, Path]:
     """The generated test set for ``writer`` (``none`` or ``local``) with the gen ``overrides``: read
@@ -404,7 +437,8 @@ def synthetic_set(corpus: Any, name: str, writer: str, n: int, seed: int, folder
     # (so the sets, and the README's figures, are those of before the kind existed) unless --gen asks.
     settings["kinds"] = {"unanswerable": 0, **(settings.get("kinds") or {})}
     path = folder / f"{name}-{writer}-n{n}-seed{seed}{'-' + tag if tag else ''}.jsonl"
-    if path.is_file():
+    reused = path.is_file()
+    if reused:
         samples = read_testset(path)
         check_against(samples, corpus, str(path))
     else:
@@ -413,7 +447,11 @@ def synthetic_set(corpus: Any, name: str, writer: str, n: int, seed: int, folder
               f"llm={writer} n={n} seed={seed} {' '.join(overrides)} out={path}", file=sys.stderr, flush=True)
         samples = list(ragsweep.generate(corpus, n, llm=llm, seed=seed, out=path, **settings).samples)
     report = path.with_name(path.stem + ".report.json")
-    seconds = json.loads(report.read_text(encoding="utf-8")).get("seconds") if report.is_file() else None
+    recorded = json.loads(report.read_text(encoding="utf-8")) if report.is_file() else {}
+    if reused and (why := stale(recorded, settings)):
+        print(f"  warning: {path.name}: {why}; it is used as it is. To measure this code's generator, give "
+              f"--testsets a new folder", file=sys.stderr, flush=True)
+    seconds = recorded.get("seconds")
     samples = [s for s in samples if s.evidence]  # an unanswerable question has no relevant document
     judged = [{span.doc_id: 1.0 for span in s.evidence} for s in samples]
     return ([s.question for s in samples], judged), seconds, path

@@ -290,3 +290,31 @@ def test_a_resample_that_ties_every_system_is_counted_not_fatal(validity):
     boot = validity.bootstrap(scores, scores, lambda h, s: {"tau": validity.kendall_tau(h.mean(0), s.mean(0))},
                               n_resamples=100, seed=0)["tau"]
     assert boot.point == 1.0 and 0 < boot.undefined < 100
+
+
+def test_a_cached_set_written_with_other_checks_is_named_stale(validity):
+    from ragsweep.gen.gates import REASONS
+
+    fresh = {"gates": validity.gate_settings({}), "reasons": dict(REASONS)}
+    assert validity.stale(fresh, {}) is None
+    assert "max_overlap" in validity.stale(fresh, {"gates": {"max_overlap": 0.8}})
+    assert "does not record its gates" in validity.stale({"seconds": 3.0}, {})
+    older = {**fresh, "reasons": {k: v for k, v in REASONS.items() if k != "restated"}}
+    assert validity.stale(older, {}) == "written before the checks restated existed"
+
+
+def test_a_stale_cached_set_is_used_with_a_warning(validity, tmp_path, capsys):
+    import json
+
+    from ragsweep.gen.documents import read_shipped
+
+    corpus, args = read_shipped(), ("shipped", "none", 3, 0, tmp_path, ["gates.embed=false"])
+    first, _, path = validity.synthetic_set(corpus, *args)            # written
+    again, _, _ = validity.synthetic_set(corpus, *args)               # read back: the same checks
+    assert again == first and len(first[0]) == 3
+    assert "warning" not in capsys.readouterr().err
+    report = path.with_name(path.stem + ".report.json")
+    body = json.loads(report.read_text())
+    report.write_text(json.dumps({k: v for k, v in body.items() if k != "gates"}))
+    assert validity.synthetic_set(corpus, *args)[0] == first          # still used, as it is ...
+    assert "does not record its gates" in capsys.readouterr().err     # ... with a warning
