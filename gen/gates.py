@@ -42,6 +42,8 @@ REASONS: dict[str, str] = {
     "restated": "the reference holds every content word of its question: it restates a sentence instead of "
                 "answering ('What was the critical success of the album Shotgun Willie?' -> 'The album Shotgun "
                 "Willie (1973) was critically successful.')",
+    "partial_name": "the question asks for a person and the reference is one capitalised word ('Lee', 'Smith'): a "
+                    "surname, not the person",
     "definition": "the question only asks who or what a named thing is ('Who was Kevin Mark DuBrow?', 'What is "
                   "Canty Bay known for?'): its reference can only restate a sentence (gates.definitions)",
     "unspecific": "another document holds every content word of the question, so it does not say which document it "
@@ -253,6 +255,24 @@ def definition_question(question: str) -> bool:
     return bool(m) and not _DEFINITION_NOT.search(m.group("name"))
 
 
+# A question that asks for a person: "Who ...?", "Which actress ...?", "What is the name of the player ...?".
+_ASKS_PERSON = re.compile(
+    r"^\W*(?:who\b|(?:which|what)\s+(?:is\s+the\s+name\s+of\s+the\s+)?(?:actor|actress|player|singer|"
+    r"musician|writer|author|director|composer|poet|painter|artist|politician|person|man|woman|footballer|coach|"
+    r"scientist|athlete|rapper|comedian|presenter|producer)\b)", re.I)
+
+
+def bare_surname(question: str, reference: str) -> bool:
+    """Whether a question that asks for a person is answered with one capitalised word ("Which actress is
+    best known for her films from the 1980s Korean cinema?" -> "Lee"; "Who was named the Most Valuable
+    Player of Super Bowl XLVIII?" -> "Smith"): a surname many people share, which HotpotQA's mid-article
+    paragraphs use for someone they name in full elsewhere. An acronym or a name with a digit passes; a
+    one-word company answering "Who" ("Pfizer") is rejected too, which costs one candidate."""
+    ref = reference.strip().rstrip(".")
+    one_word = re.fullmatch(r"[^\W\d_]{2}[\w'’-]*", ref) is not None
+    return bool(_ASKS_PERSON.match(question)) and one_word and ref[0].isupper() and ref[1].islower()
+
+
 def restates(question: str, reference: str, min_words: int = 3) -> bool:
     """Whether ``reference`` holds every content word of ``question`` (at least ``min_words`` of them; the
     wh-phrase's nouns "name", "title", "year" left out): it restates its sentence instead of answering
@@ -315,6 +335,8 @@ def check_sample(sample: TestSample, corpus: Corpus, cfg: GateConfig) -> str | N
         return "empty_reference"
     if restates(q, sample.reference):
         return "restated"
+    if bare_surname(q, sample.reference):
+        return "partial_name"
     # Every evidence sentence: the question may be about one and its answer in another ("Where did
     # Shakespeare appear in ...?" from "He has also appeared on stage in ..." and "It is located in ...").
     if any(unresolved_subject(q, sample.reference, corpus.get(sp.doc_id).text, sp.start, sp.end)

@@ -132,3 +132,26 @@ def test_check_sample_rejects_a_restating_reference():
     assert check_sample(sample, ALBUMS, GateConfig()) == "restated"
     answer = TestSample("s", sample.question, "in 1994", sample.evidence, "single_hop", {}, sample.quotes)
     assert check_sample(answer, ALBUMS, GateConfig()) is None
+
+
+@pytest.mark.parametrize("question, reference, partial", [
+    ("Which actress is best known for her films from the 1980s Korean cinema?", "Lee", True),   # packaged 1.5B
+    ("Who was named the Most Valuable Player of Super Bowl XLVIII?", "Smith", True),
+    ("What is the name of the player who scored the winning goal?", "Müller.", True),
+    ("Who composed A Bayou Legend?", "William Grant Still", False),
+    ("Which band released the album Nevermind?", "Nirvana", False),            # not a person
+    ("Who developed the vaccine?", "GSK", False),                              # an acronym
+    ("When was Smith named the most valuable player?", "2014", False),
+])
+def test_a_bare_surname_for_a_person_by_hand(question, reference, partial):
+    from ragsweep.gen.gates import bare_surname
+
+    assert bare_surname(question, reference) is partial
+
+
+def test_check_sample_rejects_a_bare_surname():
+    text = "Kestrel was the band's drummer for ten years. Later Kestrel founded a record label in Leeds."
+    corpus = Corpus([Document("k", text)], source="mem")
+    sample = TestSample("s", "Who founded a record label in Leeds after drumming?", "Kestrel",
+                        (Span("k", 0, len(text)),), "single_hop", {}, (text,))
+    assert check_sample(sample, corpus, GateConfig()) == "partial_name"
