@@ -423,6 +423,22 @@ def stale(report: Mapping[str, Any], settings: Mapping[str, Any]) -> str | None:
     return f"written with other gate settings ({', '.join(changed)})" if changed else None
 
 
+def read_report(path: Path) -> tuple[dict[str, Any], str | None]:
+    """A generated set's ``.report.json`` ({} when there is none), and why it could not be read (None when
+    it could): a broken report costs the set its recorded settings and seconds, not the run."""
+    if not path.is_file():
+        return {}, None
+    try:
+        body = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError) as exc:
+        return {}, f"its report {path} cannot be read ({exc})"
+    except json.JSONDecodeError as exc:
+        return {}, f"its report {path} is not JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})"
+    if not isinstance(body, dict):
+        return {}, f"its report {path} is not a JSON object"
+    return body, None
+
+
 def synthetic_set(corpus: Any, name: str, writer: str, n: int, seed: int, folder: Path,
                   overrides: Sequence[str] = ()) -> tuple[QuestionSet, float | None, Path]:
     """The generated test set for ``writer`` (``none`` or ``local``) with the gen ``overrides``: read
@@ -447,8 +463,8 @@ def synthetic_set(corpus: Any, name: str, writer: str, n: int, seed: int, folder
               f"llm={writer} n={n} seed={seed} {' '.join(overrides)} out={path}", file=sys.stderr, flush=True)
         samples = list(ragsweep.generate(corpus, n, llm=llm, seed=seed, out=path, **settings).samples)
     report = path.with_name(path.stem + ".report.json")
-    recorded = json.loads(report.read_text(encoding="utf-8")) if report.is_file() else {}
-    if reused and (why := stale(recorded, settings)):
+    recorded, why = read_report(report)
+    if reused and (why := why or stale(recorded, settings)):
         print(f"  warning: {path.name}: {why}; it is used as it is. To measure this code's generator, give "
               f"--testsets a new folder", file=sys.stderr, flush=True)
     seconds = recorded.get("seconds")

@@ -318,3 +318,15 @@ def test_a_stale_cached_set_is_used_with_a_warning(validity, tmp_path, capsys):
     report.write_text(json.dumps({k: v for k, v in body.items() if k != "gates"}))
     assert validity.synthetic_set(corpus, *args)[0] == first          # still used, as it is ...
     assert "does not record its gates" in capsys.readouterr().err     # ... with a warning
+
+
+def test_a_broken_report_is_named_and_the_set_still_used(validity, tmp_path):
+    report = tmp_path / "set.report.json"
+    assert validity.read_report(report) == ({}, None)                  # none: nothing to say
+    report.write_text('{"gates": ')
+    body, why = validity.read_report(report)
+    assert body == {} and why == f"its report {report} is not JSON (line 1, column 11: Expecting value)"
+    report.write_text("[1, 2]")
+    assert validity.read_report(report) == ({}, f"its report {report} is not a JSON object")
+    report.write_text('{"seconds": 3.5}')
+    assert validity.read_report(report) == ({"seconds": 3.5}, None)
