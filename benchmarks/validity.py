@@ -394,17 +394,11 @@ def gen_settings(overrides: Sequence[str]) -> tuple[dict[str, Any], str]:
 def gate_settings(settings: Mapping[str, Any]) -> dict[str, Any]:
     """The gate settings ``ragsweep.generate`` would use with these keyword ``settings``, as a report
     records them (``gates``): to tell a cached set written with other checks."""
-    import dataclasses
+    from ragsweep.gen.app import gates_record, gen_config
+    from ragsweep.harness.api import gen_settings_config
 
-    from omegaconf import OmegaConf
-
-    from ragsweep.gen.app import gen_config
-    from ragsweep.harness.api import _config
-
-    cfg = _config("gen", ["llm=none"])
-    if settings:
-        cfg = OmegaConf.merge(cfg, OmegaConf.create(dict(settings)))
-    return {**dataclasses.asdict(gen_config(cfg, 1).gates), "embed": bool(cfg.gates.embed)}
+    cfg = gen_settings_config(settings=settings)
+    return gates_record(gen_config(cfg, 1).gates, bool(cfg.gates.embed))
 
 
 def stale(report: Mapping[str, Any], settings: Mapping[str, Any]) -> str | None:

@@ -134,8 +134,8 @@ class AbsenceCheck:
         self.corpus, self.embed = corpus, embed
         self.cover, self.max_cosine, self.top_docs = cover, max_cosine, top_docs
         self.about_cover = min(about_cover, cover)
-        table = words or CorpusWords(corpus)
-        self.words, self.index, self.names = table.words, table.index, table.names
+        self.table = words or CorpusWords(corpus)
+        self.words, self.index, self.names = self.table.words, self.table.index, self.table.names
         self._vectors: dict[str, np.ndarray] = {}  # document id -> its sentences' rows
 
     def check(self, question: str) -> Absence:
@@ -143,7 +143,7 @@ class AbsenceCheck:
         words = question_words(question)
         anchor = anchors(question, self.names) & words
         if anchor:
-            docs = set.intersection(*(self.index.get(a, set()) for a in anchor))
+            docs = self.table.holding_all(anchor)
         else:
             docs = set().union(*(self.index.get(w, set()) for w in words)) if words else set()
         shared = Counter({d: len(words & self.words[d]) for d in docs})

@@ -120,6 +120,11 @@ def write_outputs(result: Result, corpus: Corpus, out: Path, extra: dict[str, An
     return paths
 
 
+def gates_record(gates: GateConfig, embed: bool) -> dict[str, Any]:
+    """Every gate setting as a report records it (``gates``), with whether the embedding checks ran."""
+    return {**dataclasses.asdict(gates), "embed": embed}
+
+
 def written_with(corpus: Corpus, writer: Any, gcfg: GenConfig, embed: bool) -> dict[str, Any]:
     """What a generation report records of how its set was written, so that it can be written again: the
     corpus, seed, writer, prompt version, kinds, every gate threshold and the ragsweep version; and the
@@ -132,7 +137,7 @@ def written_with(corpus: Corpus, writer: Any, gcfg: GenConfig, embed: bool) -> d
         ours = None
     return {"corpus": corpus.source, "seed": gcfg.seed, "backend": writer.backend, "model": writer.model_id,
             "prompt": writer.prompt_version, "kinds_configured": dict(gcfg.kinds),
-            "gates": {**dataclasses.asdict(gcfg.gates), "embed": embed}, "ragsweep": ours, **duplicates_report(corpus)}
+            "gates": gates_record(gcfg.gates, embed), "ragsweep": ours, **duplicates_report(corpus)}
 
 
 def run(cfg: DictConfig, run_dir: Path) -> dict[str, Path]:

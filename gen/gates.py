@@ -17,6 +17,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from ragsweep.gen.absence import question_words
 from ragsweep.gen.documents import Corpus
 from ragsweep.gen.kinds import kind_problem
 from ragsweep.gen.testset import UNANSWERABLE_KIND, TestSample
@@ -279,8 +280,6 @@ def restates(question: str, reference: str, min_words: int = 3) -> bool:
     ("What was the critical success of the album Shotgun Willie?" -> "The album Shotgun Willie (1973)
     was critically successful."; "Who is the fictional character Kimberly Ann Hart?" -> "Kimberly Ann
     Hart is a fictitious character in ...")."""
-    from ragsweep.gen.absence import question_words
-
     words = question_words(question)
     return len(words) >= min_words and words <= set(content_words(reference))
 

@@ -19,12 +19,15 @@ import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ragsweep.harness.board import Row
 from ragsweep.metrics.errors import InputError
 from ragsweep.metrics.spec import MetricSpec, RagSample
 from ragsweep.metrics.values import ScoredSample
+
+if TYPE_CHECKING:
+    from omegaconf import DictConfig
 
 
 def _config(name: str, overrides: Sequence[str] = ()) -> Any:
@@ -486,6 +489,20 @@ def _corpus(corpus: Any) -> Any:
     raise InputError(f"{path}: not a corpus (a folder of documents, a JSONL of {{id, text}}, or a BEIR folder)")
 
 
+def gen_settings_config(n: int = 20, seed: int = 0, settings: Mapping[str, Any] | None = None) -> DictConfig:
+    """The ``gen`` config :func:`generate` runs with: ``conf/gen.yaml`` with ``llm=none`` (the writer is
+    passed apart), ``n``, ``seed`` and the keyword ``settings`` merged in; an unknown key is an InputError."""
+    from omegaconf import OmegaConf
+
+    cfg = _config("gen", ["llm=none", f"n={n}", f"seed={seed}"])
+    if settings:
+        unknown = sorted(set(settings) - set(cfg))
+        if unknown:
+            raise InputError(f"generate() has no setting {', '.join(unknown)} (see conf/gen.yaml)")
+        cfg = OmegaConf.merge(cfg, OmegaConf.create(dict(settings)))
+    return cfg
+
+
 def generate(corpus: Any = "shipped", n: int = 20, *, llm: Any = None, out: str | Path | None = None,
              seed: int = 0, progress: bool = False, **settings: Any) -> TestSet:
     """Write a test set from a corpus, as ``ragsweep gen`` does.
@@ -500,18 +517,11 @@ def generate(corpus: Any = "shipped", n: int = 20, *, llm: Any = None, out: str 
         settings: Any other key of ``conf/gen.yaml`` as a keyword (``max_docs=50``,
             ``kinds={"single_hop": 1}``, ``gates={"min_support": 0.7}``).
     """
-    from omegaconf import OmegaConf
-
     from ragsweep.gen.app import gen_config, make_writer, write_outputs, written_with
     from ragsweep.gen.generate import generate as run_generate
     from ragsweep.metrics.llm.factory import concurrency_of
 
-    cfg = _config("gen", ["llm=none", f"n={n}", f"seed={seed}"])
-    if settings:
-        unknown = sorted(set(settings) - set(cfg))
-        if unknown:
-            raise InputError(f"generate() has no setting {', '.join(unknown)} (see conf/gen.yaml)")
-        cfg = OmegaConf.merge(cfg, OmegaConf.create(settings))
+    cfg = gen_settings_config(n, seed, settings)
     docs = _corpus(corpus)
     writer = make_writer(llm, int(cfg.max_tokens))
     gcfg = gen_config(cfg, concurrency_of(llm) if llm is not None else 1, rule_writer=llm is None)
