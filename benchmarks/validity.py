@@ -403,13 +403,17 @@ def gate_settings(settings: Mapping[str, Any]) -> dict[str, Any]:
 
 def stale(report: Mapping[str, Any], settings: Mapping[str, Any]) -> str | None:
     """Why a cached set's ``report`` does not match the checks this code would run, or None: a gate
-    setting differs, or a check (a rejection reason) is new. A report written before gates were
+    setting differs, a check (a rejection reason) is new, or the documents were cut into other sentence
+    units (:data:`gen.units.UNITS`). A report written before gates were
     recorded is stale too: its checks are unknown."""
     from ragsweep.gen.gates import REASONS
+    from ragsweep.gen.units import UNITS
 
     recorded = report.get("gates")
     if recorded is None:
         return "its report does not record its gates (written before they were recorded)"
+    if (units := report.get("units")) != UNITS:
+        return f"written from other sentence units ({units or 'before ' + UNITS})"
     if missing := sorted(set(REASONS) - set(report.get("reasons") or {})):
         return f"written before the checks {', '.join(missing)} existed"
     now = gate_settings(settings)

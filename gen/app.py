@@ -21,6 +21,7 @@ from ragsweep.gen.generate import GenConfig, Result, check_n, generate
 from ragsweep.gen.parts import build
 from ragsweep.gen.testset import KINDS, read_testset, write_testset
 from ragsweep.gen.topup import append_samples, fresh_ids, read_base
+from ragsweep.gen.units import UNITS
 from ragsweep.metrics.errors import InputError, fail
 
 log = logging.getLogger("ragsweep")
@@ -61,6 +62,7 @@ def gen_config(cfg: DictConfig, concurrency: int, rule_writer: bool = False) -> 
                                       absent_cosine=_share(g, "absent_cosine", 0.8),
                                       definitions=_flag(g, "definitions", False),
                                       specific=_flag(g, "specific", True),
+                                      named_subject=_flag(g, "named_subject", True),
                                       kind_check=_flag(g, "kind_check", True), roundtrip=_flag(g, "roundtrip", True),
                                       roundtrip_hops=_flag(g, "roundtrip_hops", True),
                                       roundtrip_min_f1=_share(g, "roundtrip_min_f1", 0.5)))
@@ -127,7 +129,8 @@ def gates_record(gates: GateConfig, embed: bool) -> dict[str, Any]:
 
 def written_with(corpus: Corpus, writer: Any, gcfg: GenConfig, embed: bool) -> dict[str, Any]:
     """What a generation report records of how its set was written, so that it can be written again: the
-    corpus, seed, writer, prompt version, kinds, every gate threshold and the ragsweep version; and the
+    corpus, seed, writer, prompt version, kinds, every gate threshold, how documents were cut into sentence
+    units (:data:`gen.units.UNITS`) and the ragsweep version; and the
     copies found among the documents."""
     from importlib.metadata import PackageNotFoundError, version
 
@@ -137,7 +140,7 @@ def written_with(corpus: Corpus, writer: Any, gcfg: GenConfig, embed: bool) -> d
         ours = None
     return {"corpus": corpus.source, "seed": gcfg.seed, "backend": writer.backend, "model": writer.model_id,
             "prompt": writer.prompt_version, "kinds_configured": dict(gcfg.kinds),
-            "gates": gates_record(gcfg.gates, embed), "ragsweep": ours, **duplicates_report(corpus)}
+            "gates": gates_record(gcfg.gates, embed), "units": UNITS, "ragsweep": ours, **duplicates_report(corpus)}
 
 
 def run(cfg: DictConfig, run_dir: Path) -> dict[str, Path]:

@@ -3,7 +3,8 @@
 The code, not the model, chooses the evidence: every candidate is a few sentence units
 (:mod:`gen.units`) that the writer shows the model, so every span is verbatim by construction.
 
-- ``single_hop``: one sentence with an answer phrase, shown with the sentence before it.
+- ``single_hop``: one sentence with an answer phrase that names its subject (not "It was ...", "The car
+  was ...": :func:`gen.units.names_subject`; ``gates.named_subject``), shown with the sentence before it.
 - ``conditional``: one sentence stating a condition (if, when, unless, ...), same context.
 - ``multi_hop``: bridges first: a sentence that mentions a named entity (not as its subject), then
   a sentence about that entity, which opens with it ("... born in Warsaw" -> "Warsaw is the capital
@@ -31,7 +32,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TypeVar
 
-from ragsweep.gen.units import CONDITION, Unit, answer_phrases
+from ragsweep.gen.units import CONDITION, Unit, answer_phrases, names_subject
 
 _MAX_PAIR_DOCS = 400  # documents scanned for shared entities (the index is quadratic in the worst case)
 T = TypeVar("T")
@@ -64,9 +65,13 @@ class Candidate:
         return tuple(dict.fromkeys(u.doc_id for u in self.shown))
 
 
-def _with_context(units: list[Unit], i: int) -> tuple[tuple[Unit, ...], tuple[int, ...]]:
-    """The sentence, preceded by its neighbour when that is adjacent (it often names the subject)."""
-    if i > 0 and units[i - 1].index == units[i].index - 1:
+def _with_context(units: list[Unit], i: int,
+                  named_subject: bool = False) -> tuple[tuple[Unit, ...], tuple[int, ...]]:
+    """The sentence, preceded by its neighbour when that is adjacent (it often names the subject). With
+    ``named_subject``, only a neighbour that names its own: the writer asks about the context sentence now and
+    then, and "The car was powered by ..." gave "What engine did the car use?"."""
+    before = units[i - 1] if i > 0 else None
+    if before is not None and before.index == units[i].index - 1 and (not named_subject or names_subject(before.text)):
         return (units[i - 1], units[i]), (1,)
     return (units[i],), (0,)
 
@@ -85,15 +90,17 @@ def _round_robin(per_doc: Mapping[str, Sequence[T]], order: list[str]) -> Iterat
         depth += 1
 
 
-def _single(units: dict[str, list[Unit]], order: list[str], rng: random.Random, kind: str) -> Iterator[Candidate]:
+def _single(units: dict[str, list[Unit]], order: list[str], rng: random.Random, kind: str,
+            named_subject: bool = True) -> Iterator[Candidate]:
     per_doc: dict[str, list[int]] = {}
     for doc_id in order:
         ok = [i for i, u in enumerate(units[doc_id])
-              if (CONDITION.search(u.text) if kind == "conditional" else answer_phrases(u.text))]
+              if (CONDITION.search(u.text) if kind == "conditional" else answer_phrases(u.text))
+              and (not named_subject or names_subject(u.text))]
         rng.shuffle(ok)
         per_doc[doc_id] = ok
     for doc_id, i in _round_robin(per_doc, order):
-        shown, required = _with_context(units[doc_id], i)
+        shown, required = _with_context(units[doc_id], i, named_subject)
         yield Candidate(kind, shown, required)
 
 
@@ -214,15 +221,16 @@ def _bump(counts: dict[str, int], key: str) -> int:
 
 
 def candidates(units: dict[str, list[Unit]], kind: str, seed: int,
-               topics: Mapping[str, str] | None = None) -> Iterator[Candidate]:
+               topics: Mapping[str, str] | None = None, named_subject: bool = True) -> Iterator[Candidate]:
     """All candidates of one kind over the documents that have units, in a seeded order.
     ``topics`` (document -> title or subject) lets a multi_hop bridge reach a sentence that calls its
-    document's subject "it" or "she"."""
+    document's subject "it" or "she". ``named_subject``: single_hop, conditional and unanswerable questions
+    are asked only of sentences that name their subject (:func:`gen.units.names_subject`)."""
     rng = random.Random(f"{seed}:{kind}")
     order = sorted(units)
     rng.shuffle(order)
     if kind in ("single_hop", "conditional", "unanswerable"):
-        return _single(units, order, rng, kind)
+        return _single(units, order, rng, kind, named_subject)
     if kind in ("multi_hop", "comparative"):
         return _pairs(units, order, rng, kind, topics)
     if kind == "follow_up":

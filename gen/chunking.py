@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from functools import cached_property
@@ -176,6 +177,32 @@ def sentence_spans(text: str) -> list[tuple[int, int]]:
         trail = len(piece) - len(piece.rstrip())
         if end - trail > start + lead:
             out.append((start + lead, end - trail))
+    return out
+
+
+# A sentence end with no space after it: two paragraphs joined without one ("... in Wyoming.Powder River is a
+# tributary of ..."). nupunkt keeps such a pair as one sentence. Measured: 1,424 of HotpotQA's 1,995 passages
+# (each is two Wikipedia paragraphs glued), 23 of SciFact's 5,183 abstracts ("(SAP).Methods and Results"), none of
+# the shipped corpus. The next word must be a capitalised word that ends there, so "Atf1.Pcr1" (a gene) and
+# "U.S.Army" stay whole.
+_GLUED = re.compile(r"(?<=[a-z0-9)\]\"'”’])\.(?=[A-Z][a-z]*[a-z](?![\w.]))")
+
+
+def unglued(text: str, spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """``spans`` cut after every glued sentence end inside them (:data:`_GLUED`); the pieces cover each span.
+
+    The test-set units use it, so a question's evidence is one sentence of one paragraph, not the end of one
+    article and the start of another (the writer read relations across such a pair the wrong way round). The
+    sentence chunker does not: it packs sentences into chunks, where a glued pair moves a boundary by one
+    sentence at most, and its cache keys and the published sweep figures stay as they are.
+    """
+    out = []
+    for start, end in spans:
+        cut = start
+        for m in _GLUED.finditer(text, start, end):
+            out.append((cut, m.end()))
+            cut = m.end()
+        out.append((cut, end))
     return out
 
 

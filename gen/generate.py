@@ -42,7 +42,7 @@ from ragsweep.gen.gates import (
 )
 from ragsweep.gen.roundtrip import agreement, answer_from_evidence
 from ragsweep.gen.testset import FOLLOW_UP_KIND, KINDS, UNANSWERABLE_KIND, TestSample
-from ragsweep.gen.units import corpus_units, topic_of
+from ragsweep.gen.units import corpus_units, names_subject, topic_of
 from ragsweep.gen.writer import Draft, WriteFailed, Writer
 from ragsweep.metrics.errors import InputError, JudgeError
 from ragsweep.metrics.llm.base import LLM, Usage
@@ -220,7 +220,10 @@ async def agenerate(corpus: Corpus, writer: Writer, cfg: GenConfig, *,
                             words=words) if need_absence else None)
     report = Report(requested=n)
     # A top-up does not draw again the candidates its set's questions were written from.
-    streams = {k: (c for c in candidates(units, k, cfg.seed, topics) if c.key not in cfg.known_candidates) for k, _ in mix}
+    streams = {k: (c for c in candidates(units, k, cfg.seed, topics, cfg.gates.named_subject)
+                   if c.key not in cfg.known_candidates) for k, _ in mix}
+    report.units = {"sentences": sum(map(len, units.values())),
+                    "unnamed_subject": sum(not names_subject(u.text) for us in units.values() for u in us)}
     max_attempts = cfg.max_attempts or 20 * n + 50
     schedule = _Schedule(kind_quotas(n, mix), streams, report, cfg.max_tries_per_sample, max_attempts)
     dups = DuplicateFilter(embed, cfg.gates.dup_cosine)

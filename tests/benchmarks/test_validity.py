@@ -295,12 +295,18 @@ def test_a_resample_that_ties_every_system_is_counted_not_fatal(validity):
 def test_a_cached_set_written_with_other_checks_is_named_stale(validity):
     from ragsweep.gen.gates import REASONS
 
-    fresh = {"gates": validity.gate_settings({}), "reasons": dict(REASONS)}
+    from ragsweep.gen.units import UNITS
+
+    fresh = {"gates": validity.gate_settings({}), "reasons": dict(REASONS), "units": UNITS}
     assert validity.stale(fresh, {}) is None
     assert "max_overlap" in validity.stale(fresh, {"gates": {"max_overlap": 0.8}})
     assert "does not record its gates" in validity.stale({"seconds": 3.0}, {})
     older = {**fresh, "reasons": {k: v for k, v in REASONS.items() if k != "restated"}}
     assert validity.stale(older, {}) == "written before the checks restated existed"
+    # Glued paragraphs cut into separate units write other questions from the same seed.
+    assert validity.stale({k: v for k, v in fresh.items() if k != "units"}, {}) == \
+        f"written from other sentence units (before {UNITS})"
+    assert validity.stale({**fresh, "units": "nupunkt"}, {}) == "written from other sentence units (nupunkt)"
 
 
 def test_a_stale_cached_set_is_used_with_a_warning(validity, tmp_path, capsys):

@@ -81,3 +81,47 @@ def test_params_distinguish_cache_keys():
     keys = {c.key() for c in chunkers()}
     assert len(keys) == len(chunkers())
     assert set(CHUNKERS) == {"none", "recursive", "sentence", "token"}
+
+
+# --- paragraphs joined without a space (gen.chunking.unglued) ------------------------------------------
+
+
+def test_glued_paragraphs_become_separate_question_units():
+    from ragsweep.gen.units import document_units
+
+    # HotpotQA's passages are two Wikipedia paragraphs joined with no space after the first one's full stop.
+    text = ("Wild Horse Creek is a tributary of the Powder River in northern Wyoming.Powder River is a tributary "
+            "of the Yellowstone River, approximately 375 mi long in Montana.")
+    units = document_units(Document("k1", text))
+    assert [u.text for u in units] == [
+        "Wild Horse Creek is a tributary of the Powder River in northern Wyoming.",
+        "Powder River is a tributary of the Yellowstone River, approximately 375 mi long in Montana."]
+    assert all(text[u.start:u.end] == u.text for u in units)
+    assert [u.index for u in units] == [0, 1]
+
+
+@pytest.mark.parametrize("text, pieces", [
+    ('It is a sequel to "Puss in Boots".Puss in Boots is a 2011 film. It won.',
+     ['It is a sequel to "Puss in Boots".', "Puss in Boots is a 2011 film.", "It won."]),
+    ("Stable angina pectoris (SAP).Methods and Results: we enrolled 40 patients.",
+     ["Stable angina pectoris (SAP).", "Methods and Results: we enrolled 40 patients."]),
+    ("He died in 1989.James Henry Miller was a singer.", ["He died in 1989.", "James Henry Miller was a singer."]),
+    # not a joint: a gene name, initials, a decimal, a file name
+    ("The factor Atf1.Pcr1 binds DNA. The U.S.Army left.", ["The factor Atf1.Pcr1 binds DNA.", "The U.S.Army left."]),
+    ("It rose by 3.5 per cent. See notes.txt for more.", ["It rose by 3.5 per cent.", "See notes.txt for more."]),
+])
+def test_unglued_cuts_only_at_a_full_stop_followed_by_a_capitalised_word(text, pieces):
+    from ragsweep.gen.chunking import sentence_spans, unglued
+
+    spans = unglued(text, sentence_spans(text))
+    assert [text[s:e] for s, e in spans] == pieces
+    assert spans[0][0] == 0 and all(a[1] <= b[0] for a, b in zip(spans, spans[1:]))
+
+
+def test_the_sentence_chunker_keeps_its_spans_for_glued_text():
+    # The chunker's cache keys and published sweep figures rest on nupunkt's spans as they are.
+    from ragsweep.gen.chunking import sentence_spans
+
+    text = "The creek is in Wyoming.Powder River is long. It flows north."
+    assert [text[s:e] for s, e in sentence_spans(text)] == ["The creek is in Wyoming.Powder River is long.",
+                                                            "It flows north."]

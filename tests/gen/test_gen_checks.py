@@ -500,6 +500,26 @@ def test_a_pronoun_the_question_never_names_is_not_self_contained(question, ok):
     assert self_contained(question, GateConfig()) is ok
 
 
+@pytest.mark.parametrize("question, nameless", [
+    ("What engine did the car use?", True),
+    ("Who was the plaintiff in the lawsuit?", True),
+    ("What happened after the war?", True),
+    ("In which year did the ship sink?", True),
+    ("What engine did the McLaren MP4/5 use?", False),          # a name
+    ("Who was the plaintiff in the 1985 lawsuit?", False),       # a number
+    ('What engine did the car in "Rush" use?', False),          # a quote
+    ("Which engine powers most cars?", False),                  # no definite "the": a general question
+    ("Obesity increases the risk of the disease.", False),       # a claim, not a question
+    ("Where did Ada Morrow record the album?", False),          # named after the wh-word
+])
+def test_a_question_that_names_nothing_is_not_self_contained(question, nameless):
+    from ragsweep.gen.gates import names_nothing, self_contained
+
+    assert names_nothing(question) is nameless
+    if nameless:
+        assert self_contained(question, GateConfig()) is False
+
+
 def test_the_rule_writer_fills_the_set_when_one_of_its_kinds_never_passes():
     """SciFact: rule-written follow-ups never pass (abstracts name no subject a pronoun can stand for), and
     the rule writer has no max_tries_per_sample, so follow_up took 6,041 of 6,050 attempts and

@@ -3,6 +3,7 @@ another document also holds does not say which document it asks about: ``unspeci
 gate ("Who was Kevin Mark DuBrow?" has no answer but a restated sentence: ``definition``)."""
 
 import json
+from dataclasses import replace
 
 import pytest
 
@@ -18,8 +19,8 @@ from ragsweep.metrics.llm import ScriptedLLM
 ALBUMS = Corpus([
     Document("a", "Night Harbour is the second album by the Kestrel Band. The album was released in 1994 on a small "
                   "label in Leeds after two years of recording."),
-    Document("b", "Paper Lanterns is an album by the singer Ada Morrow. The album was released in 2003 and reached "
-                  "the top ten in Ireland within a month."),
+    Document("b", "Paper Lanterns is an album by the singer Ada Morrow. The album was released in 2003 in Leeds and "
+                  "reached the top ten in Ireland within a month."),
     Document("c", "The Kestrel Band is an English rock group from Leeds, formed by three brothers who met at school."),
 ], source="mem")
 
@@ -55,13 +56,15 @@ def _writer(question_of):
 
 def test_generate_rejects_an_unspecific_question_and_reports_the_other_document():
     def vague(doc, sentence):  # vague for the release sentences, named for the others
-        if "released" in sentence:
-            return "When was the album released?"
+        if "released" in sentence:  # names Leeds, which both release sentences name
+            return "When was the album released in Leeds?"
         return {"a": "Which band recorded Night Harbour over two years?", "b": "Who is the singer Ada Morrow?",
                 "c": "How did the brothers of the Kestrel Band meet?"}[doc]
 
+    # named_subject off: "The album was released ..." names no album, so by default it is never asked at all
+    # (test_a_sentence_that_does_not_name_its_subject_is_not_asked); here the gate after the writer is tested.
     cfg = GenConfig(n=6, kinds=(("single_hop", 1.0),), seed=1, max_attempts=40, min_sentence_chars=20,
-                    gates=GateConfig(roundtrip=False, min_question_words=4))
+                    gates=GateConfig(roundtrip=False, min_question_words=4, named_subject=False))
     result = generate(ALBUMS, _writer(vague), cfg)
     assert result.samples and all("released" not in s.question for s in result.samples)
     assert result.report.rejected["unspecific"] >= 1
@@ -69,7 +72,7 @@ def test_generate_rejects_an_unspecific_question_and_reports_the_other_document(
     assert example["question"].startswith("When was the album released") and example["unspecific_doc"] in {"a", "b"}
 
     off = GenConfig(n=6, kinds=cfg.kinds, seed=1, max_attempts=40, min_sentence_chars=20,
-                    gates=GateConfig(roundtrip=False, min_question_words=4, specific=False))
+                    gates=GateConfig(roundtrip=False, min_question_words=4, specific=False, named_subject=False))
     loose = generate(ALBUMS, _writer(vague), off)
     assert any("released" in s.question for s in loose.samples) and loose.report.rejected["unspecific"] == 0
 
@@ -155,3 +158,61 @@ def test_check_sample_rejects_a_bare_surname():
     sample = TestSample("s", "Who founded a record label in Leeds after drumming?", "Kestrel",
                         (Span("k", 0, len(text)),), "single_hop", {}, (text,))
     assert check_sample(sample, corpus, GateConfig()) == "partial_name"
+
+
+# --- sentences that do not name their subject (gen.units.names_subject; gates.named_subject) ---------------
+
+
+@pytest.mark.parametrize("sentence, named", [
+    ("Night Harbour is the second album by the Kestrel Band.", True),
+    ("The Kestrel Band is an English rock group from Leeds.", True),
+    ("The 2013 Conference USA season was the 19th season of soccer in the conference.", True),
+    ("In 1994 the band moved to Leeds.", True),
+    ("It is included on his major label debut album, Remington.", False),
+    ("She also performed alongside the Beatles in their film.", False),
+    ("Their debut album was released in 2006.", False),
+    ("The album was released in 1994 on a small label.", False),
+    ("The car, built in 1991, was powered by a V8 engine.", False),
+    ("Created by Richard Levinson and William Link, the series ran for eight seasons.", False),
+    ("Located in Leeds, the studio opened in 1990.", False),
+    ("Sterling Heights is a city in Michigan.", True),              # a name ending in -ing
+    ("Reading is a town in Berkshire, England.", True),            # ... not followed by a preposition
+])
+def test_names_subject(sentence, named):
+    from ragsweep.gen.units import names_subject
+
+    assert names_subject(sentence) is named
+
+
+def test_a_sentence_that_does_not_name_its_subject_is_not_asked():
+    asked: list[str] = []
+
+    def record(doc, sentence):
+        asked.append(sentence)
+        return {"a": "Which band recorded Night Harbour over two years?", "b": "Who is the singer Ada Morrow?",
+                "c": "How did the brothers of the Kestrel Band meet?"}[doc]
+
+    cfg = GenConfig(n=6, kinds=(("single_hop", 1.0),), seed=1, max_attempts=40, min_sentence_chars=20,
+                    gates=GateConfig(roundtrip=False, min_question_words=4))
+    result = generate(ALBUMS, _writer(record), cfg)
+    assert asked and not any(s.startswith("The album was released") for s in asked)
+    assert {s.startswith(("Night Harbour", "Paper Lanterns", "The Kestrel Band")) for s in asked} == {True}
+    # 5 sentences in all, 2 of them "The album was released ...": counted in the report, not asked
+    assert result.report.units == {"sentences": 5, "unnamed_subject": 2}
+    assert result.report.to_dict()["sentence_units"] == {"sentences": 5, "unnamed_subject": 2}
+    asked.clear()
+    generate(ALBUMS, _writer(record), replace(cfg, gates=replace(cfg.gates, named_subject=False)))
+    assert any(s.startswith("The album was released") for s in asked)       # off: asked as before
+
+
+def test_a_context_sentence_that_does_not_name_its_subject_is_not_shown():
+    from ragsweep.gen.candidates import candidates
+    from ragsweep.gen.units import corpus_units
+
+    corpus = Corpus([Document("d", "The car was powered by a Cosworth V8 engine and ran on Pirelli tyres. "
+                                   "Pirelli is a tyre company based in Milan, Italy, founded in 1872.")], source="mem")
+    units = corpus_units(corpus, ["d"], 20)
+    shown = [[u.text[:10] for u in c.shown] for c in candidates(units, "single_hop", 0)]
+    assert shown == [["Pirelli is"]]                                    # asked alone, the car not shown
+    loose = [[u.text[:10] for u in c.shown] for c in candidates(units, "single_hop", 0, named_subject=False)]
+    assert sorted(loose) == [["The car wa"], ["The car wa", "Pirelli is"]]
