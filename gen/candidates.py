@@ -72,7 +72,7 @@ def _with_context(units: list[Unit], i: int,
     then, and "The car was powered by ..." gave "What engine did the car use?"."""
     before = units[i - 1] if i > 0 else None
     if before is not None and before.index == units[i].index - 1 and (not named_subject or names_subject(before.text)):
-        return (units[i - 1], units[i]), (1,)
+        return (before, units[i]), (1,)
     return (units[i],), (0,)
 
 
