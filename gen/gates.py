@@ -512,6 +512,9 @@ class Report:
         if self.accepted < self.requested:
             line += (f"; the corpus is exhausted: no more candidates for {', '.join(self.exhausted) or 'any kind'}"
                      f", so the test set has {self.requested - self.accepted} fewer samples than requested")
+            if left := self.units.get("left_out"):
+                line += (f" ({left} of its {self.units['sentences']} sentences were not asked: they do not name "
+                         "their subject; gates.named_subject=false asks them)")
         elif self.exhausted:
             line += f"; candidates ran out for {', '.join(self.exhausted)}, other kinds filled their share"
         if self.gave_up:

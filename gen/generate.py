@@ -222,8 +222,9 @@ async def agenerate(corpus: Corpus, writer: Writer, cfg: GenConfig, *,
     # A top-up does not draw again the candidates its set's questions were written from.
     streams = {k: (c for c in candidates(units, k, cfg.seed, topics, cfg.gates.named_subject)
                    if c.key not in cfg.known_candidates) for k, _ in mix}
-    report.units = {"sentences": sum(map(len, units.values())),
-                    "unnamed_subject": sum(not names_subject(u.text) for us in units.values() for u in us)}
+    unnamed = sum(not names_subject(u.text) for us in units.values() for u in us)
+    report.units = {"sentences": sum(map(len, units.values())), "unnamed_subject": unnamed,
+                    "left_out": unnamed if cfg.gates.named_subject else 0}
     max_attempts = cfg.max_attempts or 20 * n + 50
     schedule = _Schedule(kind_quotas(n, mix), streams, report, cfg.max_tries_per_sample, max_attempts)
     dups = DuplicateFilter(embed, cfg.gates.dup_cosine)

@@ -198,8 +198,12 @@ def test_a_sentence_that_does_not_name_its_subject_is_not_asked():
     assert asked and not any(s.startswith("The album was released") for s in asked)
     assert {s.startswith(("Night Harbour", "Paper Lanterns", "The Kestrel Band")) for s in asked} == {True}
     # 5 sentences in all, 2 of them "The album was released ...": counted in the report, not asked
-    assert result.report.units == {"sentences": 5, "unnamed_subject": 2}
-    assert result.report.to_dict()["sentence_units"] == {"sentences": 5, "unnamed_subject": 2}
+    assert result.report.units == {"sentences": 5, "unnamed_subject": 2, "left_out": 2}
+    assert result.report.to_dict()["sentence_units"] == result.report.units
+    # Short of questions, the end-of-run line says which sentences were not asked, and how to ask them.
+    assert result.report.accepted < 6
+    assert "(2 of its 5 sentences were not asked: they do not name their subject; gates.named_subject=false" \
+        in result.report.message()
     asked.clear()
     generate(ALBUMS, _writer(record), replace(cfg, gates=replace(cfg.gates, named_subject=False)))
     assert any(s.startswith("The album was released") for s in asked)       # off: asked as before
