@@ -32,12 +32,11 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TypeVar
 
-from ragsweep.gen.units import CONDITION, Unit, answer_phrases, names_subject
+from ragsweep.gen.units import CONDITION, PRONOUN_OPENER, Unit, answer_phrases, names_subject
 
 _MAX_PAIR_DOCS = 400  # documents scanned for shared entities (the index is quadratic in the worst case)
 T = TypeVar("T")
 FOLLOW_UP_GAP = 4     # a follow-up's sentence is at most this many sentences after the first turn's
-_OPENS_WITH_PRONOUN = re.compile(r"^(?:It|Its|She|Her|He|His|They|Their)\b")
 
 
 @dataclass(frozen=True)
@@ -104,7 +103,6 @@ def _single(units: dict[str, list[Unit]], order: list[str], rng: random.Random, 
         yield Candidate(kind, shown, required)
 
 
-_PRONOUN_OPENER = re.compile(r"^(?:It|Its|She|Her|He|His|They|Their)\b")  # a bridge to the document's subject
 
 
 # After a sentence's subject: its verb (perhaps after an adverb), or an apposition ("Warsaw, the capital, ...").
@@ -132,7 +130,7 @@ def _bridges(units: dict[str, list[Unit]], docs: list[str],
     for doc_id in docs:
         for u in units[doc_id]:
             subject = _subject(u)
-            if subject is None and _PRONOUN_OPENER.match(u.text) and topics.get(doc_id):
+            if subject is None and PRONOUN_OPENER.match(u.text) and topics.get(doc_id):
                 subject = topics[doc_id]
             if subject is not None and any(p.text != subject for p in answer_phrases(u.text)):
                 about.setdefault(subject, []).append(u)
@@ -208,7 +206,7 @@ def _follow_ups(units: dict[str, list[Unit]], order: list[str], rng: random.Rand
         asked = [i for i, u in enumerate(doc) if answer_phrases(u.text)]
         pairs = [(i, j) for i in asked for j in asked
                  if 0 < doc[j].index - doc[i].index <= FOLLOW_UP_GAP
-                 and (doc[i].entities & doc[j].entities or _OPENS_WITH_PRONOUN.match(doc[j].text))]
+                 and (doc[i].entities & doc[j].entities or PRONOUN_OPENER.match(doc[j].text))]
         rng.shuffle(pairs)
         per_doc[doc_id] = pairs
     for doc_id, (i, j) in _round_robin(per_doc, order):
