@@ -42,7 +42,7 @@ from ragsweep.gen.gates import (
 )
 from ragsweep.gen.roundtrip import agreement, answer_from_evidence
 from ragsweep.gen.testset import FOLLOW_UP_KIND, KINDS, UNANSWERABLE_KIND, TestSample
-from ragsweep.gen.units import corpus_units, names_subject, topic_of
+from ragsweep.gen.units import Unit, corpus_units, names_subject, topic_of
 from ragsweep.gen.writer import Draft, WriteFailed, Writer
 from ragsweep.metrics.errors import InputError, JudgeError
 from ragsweep.metrics.llm.base import LLM, Usage
@@ -271,7 +271,8 @@ async def agenerate(corpus: Corpus, writer: Writer, cfg: GenConfig, *,
                 report.reject("write_failed", {"candidate": cand.key, "error": str(draft)[:300]}, cand.kind)
             else:
                 usage = usage + draft.usage
-                if (ok := _gate(draft, cand, corpus, cfg, writer, dups, report, absence, words)) is not None:
+                if (ok := _gate(draft, cand, corpus, cfg, writer, dups, report, absence, words,
+                                           units, topics)) is not None:
                     passed.append(ok)
             if stopped:
                 break
@@ -382,9 +383,46 @@ def _widen_evidence(draft: Draft, cand: Candidate, min_support: float) -> Draft:
     return replace(draft, evidence=widened, provenance={**draft.provenance, "evidence_widened": len(extra)})
 
 
+#: A sentence that refers to something without naming it in full: a pronoun, or an opening "The <noun>".
+_REFERS = re.compile(r"^The [a-z]|\b(?:[Ii]t|[Ii]ts|[Hh]e|[Ss]he|[Hh]is|[Hh]er|[Tt]hey|[Tt]heir)\b")
+
+
+def _bare(name: str) -> str:
+    """A name compared loosely: lower case, without a leading article or trailing punctuation."""
+    return re.sub(r"^(?:the|a|an)\s+", "", name.strip().strip(".,;:\"'").lower())
+
+
+def _name_topic(draft: Draft, units: dict[str, list[Unit]], topics: dict[str, str], min_support: float) -> Draft:
+    """A reference that is its document's subject, asked of a sentence that calls the subject by part of its
+    name, a pronoun or "The <noun>" ("Vance ordered the low streets ... evacuated" -> "Who ordered ...?" ->
+    "Teodora Vance"; "The company runs two routes ..." -> "Calder Ferries"): the evidence gains the document's
+    first sentence that names the subject in full, so the reference stands in its evidence. Otherwise the draft
+    is unchanged (and the answerability gate rejects it). On the shipped corpus, 13 of the 1.5B's 52 single_hop
+    drafts asked for the subject this way and were all rejected as unsupported before."""
+    if support_ratio(draft.reference, " ".join(u.text for u in draft.evidence)) >= min_support:
+        return draft
+    ref = _bare(draft.reference)
+    for doc in dict.fromkeys(u.doc_id for u in draft.evidence):
+        topic = topics.get(doc, "")
+        if not ref or _bare(topic) != ref:
+            continue
+        words = {w for w in re.findall(r"[A-Z][\w'’-]{2,}", topic)} - {"The"}
+        if not any(_REFERS.search(u.text) or words & set(re.findall(r"[A-Z][\w'’-]{2,}", u.text))
+                   for u in draft.evidence if u.doc_id == doc):
+            continue
+        naming = next((u for u in units.get(doc, ()) if ref in u.text.lower()), None)
+        if naming is None or naming in draft.evidence:
+            continue
+        order = {d: i for i, d in enumerate(dict.fromkeys(u.doc_id for u in draft.evidence))}
+        evidence = tuple(sorted((*draft.evidence, naming), key=lambda u: (order[u.doc_id], u.start)))
+        return replace(draft, evidence=evidence, provenance={**draft.provenance, "evidence_named": True})
+    return draft
+
+
 def _gate(draft: Draft, cand: Candidate, corpus: Corpus, cfg: GenConfig, writer: Writer,
           dups: DuplicateFilter, report: Report, absence: AbsenceCheck | None = None,
-          words: CorpusWords | None = None) -> _Passed | None:
+          words: CorpusWords | None = None, units: dict[str, list[Unit]] | None = None,
+          topics: dict[str, str] | None = None) -> _Passed | None:
     """The deterministic gates (and the absence gate) in order; None when one rejected the draft.
     A draft that passes joins the duplicate gate at once, so the next of its batch is checked against it."""
     unanswerable = cand.kind == UNANSWERABLE_KIND
@@ -392,6 +430,8 @@ def _gate(draft: Draft, cand: Candidate, corpus: Corpus, cfg: GenConfig, writer:
         draft = replace(draft, reference=UNANSWERABLE, evidence=())
     else:
         draft = _widen_evidence(draft, cand, cfg.gates.min_support)
+        if units is not None:
+            draft = _name_topic(draft, units, topics or {}, cfg.gates.min_support)
     evidence = tuple(Span(u.doc_id, u.start, u.end) for u in draft.evidence)
     # The share of the question's content words found in its evidence documents (gates.evidence_overlap).
     docs = dict.fromkeys(u.doc_id for u in draft.evidence)

@@ -20,8 +20,9 @@ MIX = (("single_hop", 0.4), ("multi_hop", 0.2), ("comparative", 0.2), ("conditio
 def _longest(sentence, k=2, besides=""):
     """The sentence's ``k`` longest words that ``besides`` does not hold."""
     other = set(re.findall(r"[a-z]{4,}", besides.lower()))
-    words = [w for w in set(re.findall(r"[A-Za-z]{4,}", sentence)) if w.lower() not in other]
-    return sorted(words, key=lambda w: (-len(w), w))[:k]
+    every = sorted(set(re.findall(r"[A-Za-z]{4,}", sentence)), key=lambda w: (-len(w), w))
+    words = [w for w in every if w.lower() not in other]
+    return (words + [w for w in every if w not in words])[:k]  # short of k: the shared ones too
 
 
 def good_reply(messages, schema):

@@ -177,6 +177,12 @@ def test_check_sample_rejects_a_bare_surname():
     ("Located in Leeds, the studio opened in 1990.", False),
     ("Sterling Heights is a city in Michigan.", True),              # a name ending in -ing
     ("Reading is a town in Berkshire, England.", True),            # ... not followed by a preposition
+    ("Written by Ottokar Kernstock, it was sung to the tune of the imperial anthem.", False),
+    ("Born and raised in Wrenmouth, he studied physics at Calder University.", False),
+    ("A sequel to \"Dawn of the Planet of the Apes\" (2014), it is the third installment.", False),
+    ("In 2012, he portrayed Pip in the film adaptation of Great Expectations.", False),
+    ("In 2012, Jeremy Irvine portrayed Pip in the film adaptation.", True),
+    ("Born to Run is the third studio album by Bruce Springsteen.", True),   # a title, not a participle phrase
 ])
 def test_names_subject(sentence, named):
     from ragsweep.gen.units import names_subject
@@ -220,3 +226,117 @@ def test_a_context_sentence_that_does_not_name_its_subject_is_not_shown():
     assert shown == [["Pirelli is"]]                                    # asked alone, the car not shown
     loose = [[u.text[:10] for u in c.shown] for c in candidates(units, "single_hop", 0, named_subject=False)]
     assert sorted(loose) == [["The car wa"], ["The car wa", "Pirelli is"]]
+
+
+def test_a_heading_joined_to_the_lead_sentence_is_cut_from_it():
+    from ragsweep.gen.units import document_units
+
+    doc = Document("vance.md", "# Teodora Vance\n\nTeodora Vance is the mayor of Port Calder since 2018. "
+                               "On the night of the flood Vance ordered the low streets to be evacuated early.")
+    units = document_units(doc, 20)
+    assert [u.text for u in units] == ["Teodora Vance is the mayor of Port Calder since 2018.",
+                                       "On the night of the flood Vance ordered the low streets to be evacuated early."]
+    assert all(doc.text[u.start:u.end] == u.text for u in units)
+    # a heading alone, or a heading with a short line under it, gives no unit
+    assert document_units(Document("h.md", "# Heading only\n\nToo short."), 20) == []
+
+
+MAYOR = Corpus([
+    Document("vance.md", "# Teodora Vance\n\nTeodora Vance is the mayor of Port Calder since 2018. "
+                         "She was re-elected in May 2022 with 54 percent of the vote. "
+                         "On the night of the flood Vance ordered the low streets to be evacuated early. "
+                         "Port Calder raised the harbour wall by 1.2 metres in 2021 after a long public debate."),
+    Document("quay.md", "# Old Quay\n\nThe Old Quay is the oldest wharf of Port Calder, built in 1790. "
+                        "Ships of up to 4,000 tonnes can berth there at high water. "
+                        "The wharf's tide gauge has recorded the water level every hour since 1911."),
+], source="mem")
+
+
+def _subject_writer(question_of):
+    """Asks for the document's subject (its heading) of the last shown sentence."""
+    def reply(messages, schema):
+        data = json.loads(messages[-1]["content"])
+        sentence = data["sentences"][-1]
+        doc = next(d for d in MAYOR.documents if sentence in d.text)
+        question, answer = question_of(sentence, doc.text.split("\n", 1)[0].lstrip("# "))
+        return {"question": question, "answer": answer, "used": [len(data["sentences"])]}
+    return LLMWriter(ScriptedLLM(reply))
+
+
+def test_a_reference_naming_the_documents_subject_gets_the_sentence_that_names_it():
+    def subject(sentence, topic):
+        if "ordered" in sentence:
+            return "Who ordered the low streets of Port Calder to be evacuated on the night of the flood?", topic
+        if "tide gauge" in sentence:
+            return "Which wharf of Port Calder has a tide gauge recording every hour since 1911?", topic
+        if "harbour wall" in sentence:  # names neither the mayor nor refers to her: not hers to answer
+            return "Who raised the harbour wall of Port Calder by 1.2 metres in 2021?", topic
+        if "Ships" in sentence:
+            return "How large can ships berthing at the Old Quay of Port Calder be?", "up to 4,000 tonnes"
+        if "1790" in sentence:
+            return "In which year was the Old Quay of Port Calder built?", "1790"
+        return "In which year did Teodora Vance become mayor of Port Calder?", "2018"
+
+    cfg = GenConfig(n=7, kinds=(("single_hop", 1.0),), seed=0, max_attempts=10, min_sentence_chars=20,
+                    gates=GateConfig(roundtrip=False, min_question_words=4, specific=False))
+    result = generate(MAYOR, _subject_writer(subject), cfg)
+    by_q = {s.question: s for s in result.samples}
+    vance = by_q["Who ordered the low streets of Port Calder to be evacuated on the night of the flood?"]
+    # "Vance ordered ..." holds only her surname: the lead sentence that names her in full joins the evidence
+    assert vance.reference == "Teodora Vance" and vance.provenance["evidence_named"] is True
+    assert [MAYOR.get(sp.doc_id).text[sp.start:sp.end] for sp in vance.evidence] == [
+        "Teodora Vance is the mayor of Port Calder since 2018.",
+        "On the night of the flood Vance ordered the low streets to be evacuated early."]
+    quay = by_q["Which wharf of Port Calder has a tide gauge recording every hour since 1911?"]
+    assert quay.reference == "Old Quay" and [sp.start for sp in quay.evidence] == [12, 135]  # the lead, the gauge
+    # The harbour-wall sentence neither names the mayor nor refers to anyone: her name stays unsupported.
+    assert not any("harbour wall" in q for q in by_q)
+    assert result.report.rejected["unsupported"] == 1 and len(result.samples) == 5
+    assert result.report.examples["unsupported"][0]["question"].startswith("Who raised the harbour wall")
+
+
+@pytest.mark.parametrize("question, evidence, ordinal", [
+    # the packaged 1.5B on HotpotQA: "Seed of Chucky is ... the fifth installment of the Child's Play series"
+    ("What is the name of the first installment of the Child's Play series?",
+     "Seed of Chucky is a 2004 American film, the fifth installment of the \"Child's Play\" series.", "first"),
+    ("What was the second series of the BBC radio show 'Release the Hounds'?",
+     "Reggie Yates hosted the ITV2 reality show \"Release the Hounds\" from 2013 until 2017.", "second"),
+    ("What is Kansas's fourth live album?", "Device is the 3rd live album by Kansas.", "fourth"),
+    ("Who hosted the 57th Filmfare Awards?", "Saif Ali Khan hosted the 56th Filmfare Awards.", "57th"),
+    # stated, in words or digits
+    ("What is the second solo album by Bob Welch?", "Three Hearts is the 2nd solo album by Bob Welch.", None),
+    ("Which country hosted the 4th Pan American Games?", "The fourth Pan American Games were held in Brazil.", None),
+    ("What was the first album released by Hector on Stilts?", "Pretty Please is the debut album of Hector on Stilts.",
+     None),
+    ("Who was the 21st President of the United States?", "Chester A. Arthur was the 21st president.", None),
+    # not an ordinal that picks one of a series
+    ("Who was born first, Pablo Trapero or Aleksander Ford?", "Pablo Trapero was born in 1971.", None),
+    ("When did the Dolphins win the title for the first time?", "The Dolphins won the title in 1972.", None),
+])
+def test_an_ordinal_the_evidence_does_not_state(question, evidence, ordinal):
+    from ragsweep.gen.gates import unstated_ordinal
+
+    assert unstated_ordinal(question, evidence) == ordinal
+
+
+def test_check_sample_rejects_an_unstated_ordinal():
+    text = ALBUMS.get("a").text
+    sample = TestSample("s", "What is the name of the first album by the Kestrel Band?", "Night Harbour",
+                        (Span("a", 0, len(text)),), "single_hop", {}, (text,))
+    assert check_sample(sample, ALBUMS, GateConfig()) == "unstated_ordinal"
+    stated = replace(sample, question="What is the name of the second album by the Kestrel Band?")
+    assert check_sample(stated, ALBUMS, GateConfig()) is None
+
+
+@pytest.mark.parametrize("question, reference, given", [
+    ("What is the name of the movie Prometheus?", "Prometheus (2012)", True),     # packaged 1.5B, HotpotQA
+    ("What is the name of the movie Prometheus?", "Prometheus", True),
+    ("Who directed the 2012 film Prometheus?", "Ridley Scott (director)", False),
+    ("Who are Chuck and Sarah assigned to train under?", "Craig and Laura Turner (Fred Willard and Swoosie Kurtz)",
+     False),
+    ("In which year was Prometheus released?", "(2012)", False),                   # only an aside: kept whole
+])
+def test_a_question_that_gives_its_reference_away(question, reference, given):
+    from ragsweep.gen.gates import gives_away
+
+    assert gives_away(question, reference) is given
