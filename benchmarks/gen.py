@@ -6,6 +6,7 @@
     python benchmarks/gen.py                               # none (n=20) and local (n=10)
     python benchmarks/gen.py --backends none local_small --n-local 5
     python benchmarks/gen.py --backends local --gen gates.roundtrip=false llm.parallel=2   # any gen override
+    python benchmarks/gen.py --backends local --n-local 20 --seed 0 1 2   # three candidate streams, pooled
 
    Each backend runs as ``ragsweep gen`` does (round trip and kind check on unless overridden); the
    table also gives the prompt tokens llama.cpp evaluated per accepted pair (tok/acc counts the prompt
@@ -123,7 +124,9 @@ def main() -> None:
     parser.add_argument("--backends", nargs="+", default=["none", "local"])
     parser.add_argument("--n", type=int, default=20, help="samples for llm=none")
     parser.add_argument("--n-local", type=int, default=10, help="samples for LLM backends (slow on CPU)")
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--seed", type=int, nargs="+", default=[0],
+                        help="one run per seed (each a different document order, so other candidates); with several "
+                             "seeds a pooled line per backend adds up accepted questions, minutes, calls and tokens")
     parser.add_argument("--gen", nargs="*", default=[], metavar="KEY=VALUE",
                         help="ragsweep gen overrides for every backend, e.g. gates.roundtrip=false llm.parallel=2")
     parser.add_argument("--beir", default=str(ROOT.parent / "shared" / "data" / "scifact"))
@@ -140,13 +143,36 @@ def main() -> None:
           f"{'acc/min':>8s} {'tok/acc':>8s} {'eval-tok/acc':>12s} {'out-tok/acc':>11s} {'calls/acc':>9s} "
           f"{'round trip':>10s}")
     for backend in args.backends:
-        r = throughput(backend, args.n if backend == "none" else args.n_local, args.seed, args.gen)
-        print(f"{r['backend']:12s} {r['model']:36s} {r['accepted']:8d} {r['rejected']:8d} {r['minutes']:8.2f} "
-              f"{r['accepted_per_minute']:8.1f} {r['tokens_per_accepted']:8.1f} {r['evaluated_per_accepted']:12.1f} "
-              f"{r['completion_tokens_per_accepted']:11.1f} "
-              f"{r['calls_per_accepted']:9.2f} {r['roundtrip']:>10s}", flush=True)
-        print(f"{'':12s} rejected: " + (", ".join(f"{k}={v}" for k, v in r["rejected_by_reason"].items()) or "none"),
-              flush=True)
+        runs = []
+        for seed in args.seed:
+            r = throughput(backend, args.n if backend == "none" else args.n_local, seed, args.gen)
+            runs.append(r)
+            label = r["backend"] if len(args.seed) == 1 else f"{r['backend']} s{seed}"
+            print(f"{label:12s} {r['model']:36s} {r['accepted']:8d} {r['rejected']:8d} {r['minutes']:8.2f} "
+                  f"{r['accepted_per_minute']:8.1f} {r['tokens_per_accepted']:8.1f} "
+                  f"{r['evaluated_per_accepted']:12.1f} {r['completion_tokens_per_accepted']:11.1f} "
+                  f"{r['calls_per_accepted']:9.2f} {r['roundtrip']:>10s}", flush=True)
+            print(f"{'':12s} rejected: " + (", ".join(f"{k}={v}" for k, v in r["rejected_by_reason"].items())
+                                            or "none"), flush=True)
+        if len(runs) > 1:
+            print(pooled(runs), flush=True)
+
+
+def pooled(runs: list[dict]) -> str:
+    """One line for several runs of a backend: their sums, so a run's luck with its candidates weighs as its
+    share of the minutes (the mean of per-run rates would let a short run count as much as a long one)."""
+    accepted = sum(int(r["accepted"]) for r in runs)
+    minutes = sum(float(r["minutes"]) for r in runs)
+    rates = [float(r["accepted_per_minute"]) for r in runs]
+
+    def per(key: str) -> float:
+        return sum(float(r[key]) * int(r["accepted"]) for r in runs) / accepted if accepted else float("nan")
+
+    return (f"{runs[0]['backend'] + ' all':12s} {runs[0]['model']:36s} {accepted:8d} "
+            f"{sum(int(r['rejected']) for r in runs):8d} {minutes:8.2f} {accepted / minutes if minutes else 0:8.1f} "
+            f"{per('tokens_per_accepted'):8.1f} {per('evaluated_per_accepted'):12.1f} "
+            f"{per('completion_tokens_per_accepted'):11.1f} {per('calls_per_accepted'):9.2f} "
+            f"{'':>10s}\n{'':12s} per run: {min(rates):.1f} to {max(rates):.1f} accepted a minute over {len(runs)} seeds")
 
 
 if __name__ == "__main__":

@@ -30,8 +30,8 @@ REASONS: dict[str, str] = {
     "not_self_contained": "the question points at an unseen text ('according to the passage', 'this study') or at a "
                           "thing it does not name ('the town', 'the band', 'on board')",
     "trivial": "the question copies its evidence, or gives its own answer away",
-    "empty_reference": "the reference names nothing: a pronoun ('He'), stop words only, or a generic noun where "
-                       "a name is asked ('The film, marking ...')",
+    "empty_reference": "the reference names nothing: a pronoun ('He'), stop words only, a generic noun where "
+                       "a name is asked ('The film, marking ...'), or a title without its name ('HMS')",
     "unresolved_subject": "the evidence sentence's subject is a pronoun ('He drew all the illustrations ...') and "
                           "the question names nobody the document names before it, so it may pin the fact on "
                           "another name in the sentence",
@@ -53,6 +53,9 @@ REASONS: dict[str, str] = {
                         "(gates.absent_cover) or a sentence close to it (gates.absent_cosine), so it may answer it",
     "unstated_ordinal": "the question states an ordinal its evidence does not ('the first installment' of a sentence "
                         "about 'the fifth installment'): the writer misread which one (gen.gates.unstated_ordinal)",
+    "inverted_relation": "the question asks for X's relation where its evidence says X is that relation of the "
+                         "reference ('Who is Jerry Van Dyke's younger brother?' -> 'Dick Van Dyke', of 'Jerry Van Dyke "
+                         "... is the younger brother of Dick Van Dyke')",
     "wrong_kind": "the question is not of its kind: a multi_hop or comparative one that uses one sentence, a "
                   "conditional one without a condition (gates.kind_check; gen.kinds)",
     "roundtrip_disagrees": "answered from its evidence alone, the question gets another answer than its reference "
@@ -374,6 +377,31 @@ def unstated_ordinal(question: str, evidence: str) -> str | None:
     return None
 
 
+#: A title or prefix standing for the name it belongs to ("What ship was involved in the Dieppe Raid?" -> "HMS").
+_BARE_TITLE = re.compile(r"(?i:the\s+)?(?:HMS|HMAS|HMCS|USS|RMS|SS|MV|Sir|Dame|Dr|Mr|Mrs|Ms|St|Saint|Lord|Lady|"
+                         r"King|Queen|Prince|Princess|General|President|Senator|Mount|Lake|Fort)")
+_POSSESSIVE = re.compile(r"(?P<owner>[A-Z][\w.'’-]*(?:\s+[A-Z][\w.'’-]*)*)['’]s\s+"
+                         r"(?P<rel>[a-z]+(?:\s+[a-z]+)?)\b")
+
+
+def inverted_relation(question: str, reference: str, evidence: str) -> bool:
+    """Whether the question asks for "X's <relation>" while its evidence says X is the <relation> of the
+    reference: the writer turned the relation round ("Who was Beatrice Helen Beckett's first wife?" ->
+    "Anthony Eden", of "Beatrice Helen Beckett ... was the first wife of the British statesman Anthony Eden")."""
+    ref = content_tokens(reference)[:2]
+    low = evidence.lower()
+    for m in _POSSESSIVE.finditer(question):
+        owner = m.group("owner").split()[-1].lower()
+        for rel in dict.fromkeys((m.group("rel"), m.group("rel").split()[0])):
+            at = low.find(f"the {rel} of ")
+            if at < 0 or owner not in low[:at]:
+                continue
+            after = content_tokens(evidence[at + len(rel) + 8: at + len(rel) + 8 + 80])
+            if ref and all(t in after for t in ref):
+                return True
+    return False
+
+
 def check_sample(sample: TestSample, corpus: Corpus, cfg: GateConfig) -> str | None:
     """The per-sample gates, in order: verbatim, self-contained, answerability, unstated ordinal, trivial,
     overlap cap, kind.
@@ -393,8 +421,11 @@ def check_sample(sample: TestSample, corpus: Corpus, cfg: GateConfig) -> str | N
         return "unsupported"
     if unstated_ordinal(q, ev):
         return "unstated_ordinal"
+    if inverted_relation(q, sample.reference, ev):
+        return "inverted_relation"
     ref = content_tokens(sample.reference)
-    if not ref or (_ASKS_NAME.search(q) and _UNNAMED.match(sample.reference[:1].lower() + sample.reference[1:])):
+    if (not ref or (_ASKS_NAME.search(q) and _UNNAMED.match(sample.reference[:1].lower() + sample.reference[1:]))
+            or _BARE_TITLE.fullmatch(sample.reference.strip(" .,\"'"))):
         return "empty_reference"
     if restates(q, sample.reference):
         return "restated"

@@ -340,3 +340,38 @@ def test_a_question_that_gives_its_reference_away(question, reference, given):
     from ragsweep.gen.gates import gives_away
 
     assert gives_away(question, reference) is given
+
+
+@pytest.mark.parametrize("question, reference, evidence, inverted", [
+    # the packaged 1.5B on HotpotQA, both read as wrong references
+    ("Who is Jerry Van Dyke's younger brother?", "Dick Van Dyke",
+     "Jerry Van Dyke (born July 27, 1931) is an American comedian and actor, the younger brother of Dick Van Dyke.",
+     True),
+    ("Who was Beatrice Helen Beckett's first wife?", "Anthony Eden",
+     "Beatrice Helen Beckett (27 July 1905 – 29 June 1957) was the first wife of the British statesman Anthony Eden.",
+     True),
+    # the right way round
+    ("Who was Anthony Eden's first wife?", "Beatrice Helen Beckett",
+     "Beatrice Helen Beckett (27 July 1905 – 29 June 1957) was the first wife of the British statesman Anthony Eden.",
+     False),
+    ("Who is Dick Van Dyke's younger brother?", "Jerry Van Dyke",
+     "Jerry Van Dyke (born July 27, 1931) is an American comedian and actor, the younger brother of Dick Van Dyke.",
+     False),
+    ("What is Lil' Mo's fifth studio album?", "The Scarlet Letter",
+     "The Scarlet Letter is the fifth studio album by American recording artist Lil' Mo.", False),
+])
+def test_a_relation_turned_round(question, reference, evidence, inverted):
+    from ragsweep.gen.gates import inverted_relation
+
+    assert inverted_relation(question, reference, evidence) is inverted
+
+
+def test_a_title_without_its_name_is_an_empty_reference():
+    corpus = Corpus([Document("d", 'HMS "Calpe" was a British Royal Navy destroyer escort that took part in the '
+                                   "Dieppe Raid of 19 August 1942.")], source="mem")
+    text = corpus.get("d").text
+    sample = TestSample("s", "What ship took part in the Dieppe Raid of 1942?", "HMS", (Span("d", 0, len(text)),),
+                        "single_hop", {}, (text,))
+    assert check_sample(sample, corpus, GateConfig()) == "empty_reference"
+    named = replace(sample, reference='HMS "Calpe"')
+    assert check_sample(named, corpus, GateConfig()) is None
