@@ -403,8 +403,8 @@ def inverted_relation(question: str, reference: str, evidence: str) -> bool:
 
 
 def check_sample(sample: TestSample, corpus: Corpus, cfg: GateConfig) -> str | None:
-    """The per-sample gates, in order: verbatim, self-contained, answerability, unstated ordinal, trivial,
-    overlap cap, kind.
+    """The per-sample gates, in order: verbatim, self-contained, definition, answerability, unstated ordinal,
+    inverted relation, empty reference, restated, partial name, unresolved subject, trivial, overlap cap, kind.
     An ``unanswerable`` sample (no evidence) gets the self-contained gate here; its absence gate is
     :class:`gen.absence.AbsenceCheck`."""
     if reason := verbatim(sample, corpus):

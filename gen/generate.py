@@ -271,8 +271,8 @@ async def agenerate(corpus: Corpus, writer: Writer, cfg: GenConfig, *,
                 report.reject("write_failed", {"candidate": cand.key, "error": str(draft)[:300]}, cand.kind)
             else:
                 usage = usage + draft.usage
-                if (ok := _gate(draft, cand, corpus, cfg, writer, dups, report, absence, words,
-                                           units, topics)) is not None:
+                ok = _gate(draft, cand, corpus, cfg, writer, dups, report, absence, words, units, topics)
+                if ok is not None:
                     passed.append(ok)
             if stopped:
                 break
