@@ -121,7 +121,7 @@ def _subject(unit: Unit) -> str | None:
 
 
 def _bridges(units: dict[str, list[Unit]], docs: list[str],
-             topics: Mapping[str, str]) -> list[tuple[Unit, Unit, str]]:
+             topics: Mapping[tuple[str, int], str]) -> list[tuple[Unit, Unit, str]]:
     """(a, b, entity): ``a`` mentions an entity that is not its subject, ``b`` is about that entity (opens with it,
     or opens with a pronoun in the document titled with it) and holds an answer phrase besides it.
     A 1.5B writer turns such a pair into a bridge question; given two sentences that merely share a
@@ -130,8 +130,8 @@ def _bridges(units: dict[str, list[Unit]], docs: list[str],
     for doc_id in docs:
         for u in units[doc_id]:
             subject = _subject(u)
-            if subject is None and PRONOUN_OPENER.match(u.text) and topics.get(doc_id):
-                subject = topics[doc_id]
+            if subject is None and PRONOUN_OPENER.match(u.text) and topics.get((doc_id, u.start)):
+                subject = topics[doc_id, u.start]
             if subject is not None and any(p.text != subject for p in answer_phrases(u.text)):
                 about.setdefault(subject, []).append(u)
     holders: dict[str, set[str]] = {}
@@ -165,7 +165,7 @@ def _coverage_order(pairs: list[P], rng: random.Random) -> list[P]:
 
 
 def _pairs(units: dict[str, list[Unit]], order: list[str], rng: random.Random, kind: str,
-           topics: Mapping[str, str] | None = None) -> Iterator[Candidate]:
+           topics: Mapping[tuple[str, int], str] | None = None) -> Iterator[Candidate]:
     docs = order[:_MAX_PAIR_DOCS]
     bridges = _bridges(units, docs, topics or {}) if kind == "multi_hop" else []
     for a, b, entity in _coverage_order(bridges, rng):
@@ -199,14 +199,18 @@ def _pairs(units: dict[str, list[Unit]], order: list[str], rng: random.Random, k
         yield Candidate(kind, (a, b), (0, 1))
 
 
-def _follow_ups(units: dict[str, list[Unit]], order: list[str], rng: random.Random) -> Iterator[Candidate]:
+def _follow_ups(units: dict[str, list[Unit]], order: list[str], rng: random.Random,
+                topics: Mapping[tuple[str, int], str] | None = None) -> Iterator[Candidate]:
+    """Two nearby sentences of one document (of one article, where ``topics`` tells a glued document's articles
+    apart: a second turn's "He" in the next article is another man)."""
     per_doc: dict[str, list[tuple[int, int]]] = {}
     for doc_id in order:
         doc = units[doc_id]
         asked = [i for i, u in enumerate(doc) if answer_phrases(u.text)]
         pairs = [(i, j) for i in asked for j in asked
                  if 0 < doc[j].index - doc[i].index <= FOLLOW_UP_GAP
-                 and (doc[i].entities & doc[j].entities or PRONOUN_OPENER.match(doc[j].text))]
+                 and (doc[i].entities & doc[j].entities or PRONOUN_OPENER.match(doc[j].text))
+                 and (topics is None or topics.get((doc_id, doc[i].start)) == topics.get((doc_id, doc[j].start)))]
         rng.shuffle(pairs)
         per_doc[doc_id] = pairs
     for doc_id, (i, j) in _round_robin(per_doc, order):
@@ -218,12 +222,13 @@ def _bump(counts: dict[str, int], key: str) -> int:
     return counts[key]
 
 
-def candidates(units: dict[str, list[Unit]], kind: str, seed: int,
-               topics: Mapping[str, str] | None = None, named_subject: bool = True) -> Iterator[Candidate]:
+def candidates(units: dict[str, list[Unit]], kind: str, seed: int, topics: Mapping[tuple[str, int], str] | None = None,
+               named_subject: bool = True) -> Iterator[Candidate]:
     """All candidates of one kind over the documents that have units, in a seeded order.
-    ``topics`` (document -> title or subject) lets a multi_hop bridge reach a sentence that calls its
-    document's subject "it" or "she". ``named_subject``: single_hop, conditional and unanswerable questions
-    are asked only of sentences that name their subject (:func:`gen.units.names_subject`)."""
+    ``topics`` ((document, unit start) -> title or subject: :func:`gen.units.unit_topics`) lets a multi_hop
+    bridge reach a sentence that calls its document's (or its article's) subject "it" or "she", and keeps a
+    follow-up's two turns in one article. ``named_subject``: single_hop, conditional and unanswerable
+    questions are asked only of sentences that name their subject (:func:`gen.units.names_subject`)."""
     rng = random.Random(f"{seed}:{kind}")
     order = sorted(units)
     rng.shuffle(order)
@@ -232,5 +237,5 @@ def candidates(units: dict[str, list[Unit]], kind: str, seed: int,
     if kind in ("multi_hop", "comparative"):
         return _pairs(units, order, rng, kind, topics)
     if kind == "follow_up":
-        return _follow_ups(units, order, rng)
+        return _follow_ups(units, order, rng, topics)
     raise ValueError(f"unknown question kind {kind!r}")

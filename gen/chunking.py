@@ -185,11 +185,11 @@ def sentence_spans(text: str) -> list[tuple[int, int]]:
 # (each is two Wikipedia paragraphs glued), 23 of SciFact's 5,183 abstracts ("(SAP).Methods and Results"), none of
 # the shipped corpus. The next word must be a capitalised word that ends there, so "Atf1.Pcr1" (a gene) and
 # "U.S.Army" stay whole.
-_GLUED = re.compile(r"(?<=[a-z0-9)\]\"'”’])\.(?=[A-Z][a-z]*[a-z](?![\w.]))")
+GLUED = re.compile(r"(?<=[a-z0-9)\]\"'”’])\.(?=[A-Z][a-z]*[a-z](?![\w.]))")
 
 
 def unglued(text: str, spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
-    """``spans`` cut after every glued sentence end inside them (:data:`_GLUED`); the pieces cover each span.
+    """``spans`` cut after every glued sentence end inside them (:data:`GLUED`); the pieces cover each span.
 
     The test-set units use it, so a question's evidence is one sentence of one paragraph, not the end of one
     article and the start of another (61 of 100 hand-read HotpotQA pairs were asked of such a pair). The
@@ -199,7 +199,7 @@ def unglued(text: str, spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
     out = []
     for start, end in spans:
         cut = start
-        for m in _GLUED.finditer(text, start, end):
+        for m in GLUED.finditer(text, start, end):
             out.append((cut, m.end()))
             cut = m.end()
         out.append((cut, end))

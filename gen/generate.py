@@ -42,7 +42,7 @@ from ragsweep.gen.gates import (
 )
 from ragsweep.gen.roundtrip import agreement, answer_from_evidence
 from ragsweep.gen.testset import FOLLOW_UP_KIND, KINDS, UNANSWERABLE_KIND, TestSample
-from ragsweep.gen.units import Unit, corpus_units, names_subject, topic_of
+from ragsweep.gen.units import Unit, corpus_units, names_subject, unit_topics
 from ragsweep.gen.writer import Draft, WriteFailed, Writer
 from ragsweep.metrics.errors import InputError, JudgeError
 from ragsweep.metrics.llm.base import LLM, Usage
@@ -201,7 +201,9 @@ async def agenerate(corpus: Corpus, writer: Writer, cfg: GenConfig, *,
     if cfg.max_docs:
         doc_ids = doc_ids[: cfg.max_docs]
     units = corpus_units(corpus, doc_ids, cfg.min_sentence_chars)
-    topics = {d: topic_of(corpus.get(d)) for d in units}
+    # Each unit's topic, shown to the writer beside its sentence: its document's, or its own article's in a
+    # document that glues several together (gen.units.unit_topics).
+    topics = {(u.doc_id, u.start): t for d, us in units.items() for u, t in zip(us, unit_topics(corpus.get(d), us))}
     mix = [(k, w) for k, w in cfg.kinds if k in writer.kinds and w > 0]
     dropped = [k for k, w in cfg.kinds if w > 0 and k not in writer.kinds]
     if dropped:
@@ -241,7 +243,7 @@ async def agenerate(corpus: Corpus, writer: Writer, cfg: GenConfig, *,
     async def attempt(cand: Candidate) -> Draft | WriteFailed:
         async with limiter:
             try:
-                return await writer.write(cand, [topics[u.doc_id] for u in cand.shown], *_variations(cand, cfg))
+                return await writer.write(cand, [topics[u.doc_id, u.start] for u in cand.shown], *_variations(cand, cfg))
             except WriteFailed as exc:
                 return exc
 
@@ -392,26 +394,30 @@ def _bare(name: str) -> str:
     return re.sub(r"^(?:the|a|an)\s+", "", name.strip().strip(".,;:\"'").lower())
 
 
-def _name_topic(draft: Draft, units: dict[str, list[Unit]], topics: dict[str, str], min_support: float) -> Draft:
-    """A reference that is its document's subject, asked of a sentence that calls the subject by part of its
-    name, a pronoun or "The <noun>" ("Vance ordered the low streets ... evacuated" -> "Who ordered ...?" ->
-    "Teodora Vance"; "The company runs two routes ..." -> "Calder Ferries"): the evidence gains the document's
-    first sentence that names the subject in full, so the reference stands in its evidence. Otherwise the draft
-    is unchanged (and the answerability gate rejects it). On the shipped corpus the packaged 1.5B asked for the
-    subject this way in 14 of its 52 single_hop drafts, all rejected as unsupported before; with this (and the
-    lead sentences a heading had hidden), 3 of 39 single_hop drafts were unsupported."""
+def _name_topic(draft: Draft, units: dict[str, list[Unit]], topics: dict[tuple[str, int], str],
+                min_support: float) -> Draft:
+    """A reference that is its sentence's topic (its document's subject, or its article's in a document that glues
+    several), asked of a sentence that calls the subject by part of its name, a pronoun or "The <noun>" ("Vance
+    ordered the low streets ... evacuated" -> "Who ordered ...?" -> "Teodora Vance"; "The company runs two routes
+    ..." -> "Calder Ferries"): the evidence gains the first sentence of that topic that names the subject in
+    full, so the reference stands in its evidence. Otherwise the draft is unchanged (and the answerability
+    gate rejects it). On the shipped corpus the packaged 1.5B asked for the subject this way in 14 of its 52
+    single_hop drafts, all rejected as unsupported before; with this (and the lead sentences a heading had
+    hidden), 3 of 39 single_hop drafts were unsupported."""
     if support_ratio(draft.reference, " ".join(u.text for u in draft.evidence)) >= min_support:
         return draft
     ref = _bare(draft.reference)
-    for doc in dict.fromkeys(u.doc_id for u in draft.evidence):
-        topic = topics.get(doc, "")
-        if not ref or _bare(topic) != ref:
+    if not ref:
+        return draft
+    for unit in draft.evidence:
+        topic = topics.get((unit.doc_id, unit.start), "")
+        if _bare(topic) != ref:
             continue
         words = {w for w in re.findall(r"[A-Z][\w'’-]{2,}", topic)} - {"The"}
-        if not any(_REFERS.search(u.text) or words & set(re.findall(r"[A-Z][\w'’-]{2,}", u.text))
-                   for u in draft.evidence if u.doc_id == doc):
+        if not (_REFERS.search(unit.text) or words & set(re.findall(r"[A-Z][\w'’-]{2,}", unit.text))):
             continue
-        naming = next((u for u in units.get(doc, ()) if ref in u.text.lower()), None)
+        naming = next((u for u in units.get(unit.doc_id, ())
+                       if topics.get((u.doc_id, u.start)) == topic and ref in u.text.lower()), None)
         if naming is None or naming in draft.evidence:
             continue
         order = {d: i for i, d in enumerate(dict.fromkeys(u.doc_id for u in draft.evidence))}
@@ -423,7 +429,7 @@ def _name_topic(draft: Draft, units: dict[str, list[Unit]], topics: dict[str, st
 def _gate(draft: Draft, cand: Candidate, corpus: Corpus, cfg: GenConfig, writer: Writer,
           dups: DuplicateFilter, report: Report, absence: AbsenceCheck | None = None,
           words: CorpusWords | None = None, units: dict[str, list[Unit]] | None = None,
-          topics: dict[str, str] | None = None) -> _Passed | None:
+          topics: dict[tuple[str, int], str] | None = None) -> _Passed | None:
     """The deterministic gates (and the absence gate) in order; None when one rejected the draft.
     A draft that passes joins the duplicate gate at once, so the next of its batch is checked against it."""
     unanswerable = cand.kind == UNANSWERABLE_KIND

@@ -379,6 +379,8 @@ def rule_follow_up(cand: Candidate, topic: str, pronoun: str) -> Draft:
     """A first question of ``cand.shown[0]`` and a follow-up of ``cand.shown[1]`` that both name the
     document's subject, the follow-up with a pronoun in its place (:mod:`gen.followup`): ``it`` / ``its``,
     or ``she`` / ``her``, ``he`` / ``his`` / ``him`` as the document speaks of its subject (``pronoun``)."""
+    if not topic:
+        raise WriteFailed("the document's subject is not known (its text opens with a pronoun)")
     u1, u2 = cand.shown[0], cand.shown[1]
     firsts, seconds = _questions(u1, topic, pronoun), _questions(u2, topic, pronoun)
     h = int(hashlib.sha256(cand.key.encode()).hexdigest()[:8], 16)  # the same pair, the same questions

@@ -176,3 +176,21 @@ def test_candidates_are_two_sentences_of_one_document(corpus):
     first = [c for _, c in zip(range(40), candidates(units, "follow_up", 0))]
     assert first and all(isinstance(c, Candidate) and len(c.shown) == 2 for c in first)
     assert all(c.shown[0].doc_id == c.shown[1].doc_id and c.shown[0].index < c.shown[1].index for c in first)
+
+
+def test_the_rule_writer_writes_no_follow_up_when_the_subject_is_unknown():
+    import asyncio
+
+    from ragsweep.gen.documents import Document
+    from ragsweep.gen.rules import RuleWriter
+    from ragsweep.gen.writer import WriteFailed
+
+    doc = Document("k2", "Marrow founded Tidewright Energy in Port Calder in 2009 with two partners. "
+                         "She designed its first turbine prototype in 2011 at the university.")
+    units = document_units(doc, 20)
+    cand = Candidate("follow_up", (units[0], units[1]), (0, 1))
+    draft = asyncio.run(RuleWriter().write(cand, ["Ines Marrow", "Ines Marrow"]))
+    assert "she" in draft.question.lower().split() or "her" in draft.question.lower().split()
+    # A passage opening with a pronoun has no topic (gen.units.unit_topics): no subject for the pronoun to stand for.
+    with pytest.raises(WriteFailed, match="subject is not known"):
+        asyncio.run(RuleWriter().write(cand, ["", ""]))

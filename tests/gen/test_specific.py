@@ -375,3 +375,76 @@ def test_a_title_without_its_name_is_an_empty_reference():
     assert check_sample(sample, corpus, GateConfig()) == "empty_reference"
     named = replace(sample, reference='HMS "Calpe"')
     assert check_sample(named, corpus, GateConfig()) is None
+
+
+# HotpotQA's passages glue two Wikipedia articles with no space after the full stop; no title, an opaque id.
+GLUED = Corpus([
+    Document("k7", "Ring of Fire is a song written by June Carter and Merle Kilgore in 1962.Lil Bit is an American "
+                   "rapper from Houston. She signed to the label Big Vault in 2004 after a mixtape. Her second album "
+                   "Hard Candy was released in 2011 and reached the Billboard Top 40."),
+    Document("k8", "Perth Street Bridge carries the A94 road over the River Tay in the centre of Perth, Scotland."),
+], source="mem")
+
+
+def test_each_article_of_a_glued_passage_has_its_own_topic():
+    from ragsweep.gen.units import document_units, unit_topics
+
+    doc = GLUED.get("k7")
+    units = document_units(doc, 20)
+    assert [u.text[:12] for u in units] == ["Ring of Fire", "Lil Bit is a", "She signed t", "Her second a"]
+    assert unit_topics(doc, units) == ["Ring of Fire", "Lil Bit", "Lil Bit", "Lil Bit"]
+    # A title or heading keeps one topic: a glued cut there is a section label, not another article.
+    titled = Document("4983", "Background: obesity is common in adults (SAP).Methods and Results were then "
+                              "compared across nine clinics.", {"title": "Obesity in adults"})
+    assert set(unit_topics(titled, document_units(titled, 20))) == {"Obesity in adults"}
+    # A passage that opens with a pronoun does not say whom it is about: no topic rather than "He".
+    fragment = Document("k9", "He was born in Leeds in 1950 and trained as an architect.Park Avenue is a "
+                              "boulevard in New York City that carries north and southbound traffic.")
+    assert unit_topics(fragment, document_units(fragment, 20)) == ["", "Park Avenue"]
+
+
+def test_the_writer_is_shown_the_topic_of_the_sentences_own_article():
+    shown = []
+
+    def reply(messages, schema):
+        data = json.loads(messages[-1]["content"])
+        shown.append((data["sentences"][-1][:12], data["topics"][-1]))
+        sentence, used = data["sentences"][-1], [len(data["sentences"])]
+        if "Hard Candy" in sentence:  # "Her": the rapper named two sentences before
+            return {"question": "Which rapper from Houston released the album Hard Candy in 2011?",
+                    "answer": "Lil Bit", "used": used}
+        if "Big Vault" in sentence:
+            return {"question": "Which label did the rapper Lil Bit sign to in 2004?", "answer": "Big Vault",
+                    "used": used}
+        if "Houston" in sentence:
+            return {"question": "Which city is the American rapper Lil Bit from?", "answer": "Houston", "used": used}
+        return {"question": "Who wrote the 1962 song Ring of Fire with Merle Kilgore?", "answer": "June Carter",
+                "used": used}
+
+    cfg = GenConfig(n=4, kinds=(("single_hop", 1.0),), seed=0, max_attempts=6, min_sentence_chars=20,
+                    gates=GateConfig(roundtrip=False, specific=False, named_subject=False))
+    result = generate(GLUED, LLMWriter(ScriptedLLM(reply)), cfg)
+    assert ("Her second a", "Lil Bit") in shown and ("Ring of Fire", "Ring of Fire") in shown
+    candy = next(s for s in result.samples if "Hard Candy" in s.question)
+    # "Her" refers to the second article's subject, so the sentence naming Lil Bit joins the evidence;
+    # with the passage's first article as the topic, the name stayed unsupported.
+    assert candy.provenance["evidence_named"] is True
+    assert [GLUED.get("k7").text[sp.start:sp.end][:12] for sp in candy.evidence] == ["Lil Bit is a", "Her second a"]
+
+
+def test_a_follow_up_does_not_join_two_articles_of_a_glued_passage():
+    from ragsweep.gen.candidates import candidates
+    from ragsweep.gen.units import document_units, unit_topics
+
+    doc = Document("k3", "Arthur Ransome wrote the novel Swallows and Amazons in 1930 in the Lake District. He was "
+                         "born in Leeds in 1884 and worked as a journalist in Russia.Swallows and Amazons is a "
+                         "children's novel published by Jonathan Cape. It sold 9,000 copies in its first year.")
+    units = {"k3": document_units(doc, 20)}
+    topics = {("k3", u.start): t for u, t in zip(units["k3"], unit_topics(doc, units["k3"]))}
+    assert topics[("k3", units["k3"][2].start)] == "Swallows and Amazons"
+    pairs = {tuple(u.text[:10] for u in c.shown) for c in candidates(units, "follow_up", 0, topics)}
+    every = {tuple(u.text[:10] for u in c.shown) for c in candidates(units, "follow_up", 0)}
+    # "It" is the novel, not Ransome
+    across = {("Arthur Ran", "Swallows a"), ("Arthur Ran", "It sold 9,"), ("He was bor", "It sold 9,")}
+    assert across <= every and not across & pairs
+    assert pairs == every - across and {("Arthur Ran", "He was bor"), ("Swallows a", "It sold 9,")} <= pairs
