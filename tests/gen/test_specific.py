@@ -393,6 +393,16 @@ def test_each_article_of_a_glued_passage_has_its_own_topic():
     units = document_units(doc, 20)
     assert [u.text[:12] for u in units] == ["Ring of Fire", "Lil Bit is a", "She signed t", "Her second a"]
     assert unit_topics(doc, units) == ["Ring of Fire", "Lil Bit", "Lil Bit", "Lil Bit"]
+    # The sentence before is shown as context only from the same article: "Ring of Fire ..." ends another one.
+    from ragsweep.gen.candidates import candidates
+
+    topics = {(u.doc_id, u.start): t for u, t in zip(units, unit_topics(doc, units))}
+    shown = {c.shown[-1].text[:12]: [u.text[:12] for u in c.shown]
+             for c in candidates({"k7": units}, "single_hop", 0, topics, named_subject=False)}
+    assert shown["Lil Bit is a"] == ["Lil Bit is a"] and shown["Her second a"] == ["She signed t", "Her second a"]
+    loose = {c.shown[-1].text[:12]: [u.text[:12] for u in c.shown]
+             for c in candidates({"k7": units}, "single_hop", 0, named_subject=False)}
+    assert loose["Lil Bit is a"] == ["Ring of Fire", "Lil Bit is a"]
     # A title or heading keeps one topic: a glued cut there is a section label, not another article.
     titled = Document("4983", "Background: obesity is common in adults (SAP).Methods and Results were then "
                               "compared across nine clinics.", {"title": "Obesity in adults"})
