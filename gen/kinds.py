@@ -17,7 +17,7 @@ in order), on content words (:func:`metrics.offline.content_words`):
 - ``conditional``: the question states a condition: "if", "unless", "provided", "in case", "only
   after", "whenever", "under what conditions", "in patients with", or a "when" clause that is not the
   question's wh-word ("What happens to X when Y?", "When a child is under 16, why ...?"; not "When was
-  X born?"); or its reference is the condition ("When are sailings cancelled?" -> "When the mean wind
+  X born?", nor a quoted title: "When did 'When a Man Falls in Love' air?"); or its reference is the condition ("When are sailings cancelled?" -> "When the mean wind
   speed is above 45 knots").
 - ``single_hop`` and ``unanswerable``: no test here (the absence gate checks the latter).
 """
@@ -44,6 +44,8 @@ _CONDITION = re.compile(
     r"under what (?:conditions?|circumstances)|in (?:patients|people|children|adults|cases) (?:with|who|under|over))\b",
     re.I)
 _WHEN_CLAUSE = re.compile(r"(?<!^)\bwhen\b|^\s*when\b[^?]*,", re.I)
+# A quoted title is not a condition: "When did the series 'When a Man Falls in Love' air?" (1.5B, HotpotQA).
+_QUOTED = re.compile(r"(?<!\w)[\"“'‘][^\"“”'‘’]+[\"”'’](?!\w)")
 # A reference that is the condition itself ("When are sailings cancelled?" -> "When the wind is above 45 knots").
 _CONDITION_ANSWER = re.compile(r"^\W*(?:only )?(?:if|when|whenever|unless|provided|as long as|once|in case)\b", re.I)
 
@@ -82,7 +84,8 @@ def kind_problem(kind: str, question: str, reference: str, sentences: Sequence[s
             return "the question asks for no comparison"
         return None
     if kind == "conditional":
-        if _CONDITION.search(question) or _WHEN_CLAUSE.search(question) or _CONDITION_ANSWER.match(reference):
+        bare = _QUOTED.sub("", question)
+        if _CONDITION.search(bare) or _WHEN_CLAUSE.search(bare) or _CONDITION_ANSWER.match(reference):
             return None
         return "neither the question nor its answer states a condition"
     return None

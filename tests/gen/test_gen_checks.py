@@ -47,6 +47,10 @@ def test_kind_check_of_a_bridge():
      "When the mean wind speed at Gannet Point is above 45 knots", [], None),  # the answer is the condition
     ("conditional", "When was aspirin first advised against for children?", "1986", [], "states a condition"),
     ("conditional", "Which syndrome makes aspirin unsafe for children?", "Reye's syndrome", [], "states a condition"),
+    # a "when" inside a quoted title is no condition (1.5B, HotpotQA); the same words unquoted are one
+    ("conditional", "When did the South Korean television series 'When a Man Falls in Love' air?", "2013", [],
+     "states a condition"),
+    ("conditional", "What happens to Jane's boat when the \"Old Quay\" floods?", "it sinks", [], None),
     ("single_hop", "When was Marie Curie born?", "1867", CURIE[:1], None),
 ])
 def test_kind_check_by_hand(kind, question, reference, sentences, problem):
