@@ -50,7 +50,8 @@ REASONS: dict[str, str] = {
     "unspecific": "another document holds every content word of the question, so it does not say which document it "
                   "asks about ('When was the album released?'; gates.specific)",
     "answer_in_corpus": "unanswerable: a document naming all the question's names and numbers holds most of its words "
-                        "(gates.absent_cover) or a sentence close to it (gates.absent_cosine), so it may answer it",
+                        "(gates.absent_cover) or a sentence close to it (gates.absent_cosine), so it may answer it; "
+                        "or the round trip answered it from the sentences its writer was shown",
     "unstated_ordinal": "the question states an ordinal its evidence does not ('the first installment' of a sentence "
                         "about 'the fifth installment'): the writer misread which one (gen.gates.unstated_ordinal)",
     "inverted_relation": "the question asks for X's relation where its evidence says X is that relation of the "

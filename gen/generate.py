@@ -46,7 +46,7 @@ from ragsweep.gen.units import Unit, corpus_units, names_subject, unit_topics
 from ragsweep.gen.writer import Draft, WriteFailed, Writer
 from ragsweep.metrics.errors import InputError, JudgeError
 from ragsweep.metrics.llm.base import LLM, Usage
-from ragsweep.metrics.refusal import UNANSWERABLE
+from ragsweep.metrics.refusal import UNANSWERABLE, declines
 
 log = logging.getLogger(__name__)
 
@@ -278,7 +278,8 @@ async def agenerate(corpus: Corpus, writer: Writer, cfg: GenConfig, *,
                     passed.append(ok)
             if stopped:
                 break
-        # The round trips, only for questions every cheap gate let through (unanswerable ones have no evidence).
+        # The round trips, only for questions every cheap gate let through (an unanswerable one is asked of the
+        # sentences its writer was shown, and must not be answered from them).
         if roundtrip is not None:
             passed = list(await asyncio.gather(*(check(p) for p in passed)))
         for p in passed:
@@ -321,8 +322,10 @@ async def _round_trip(p: _Passed, judge: LLM | None, min_f1: float, hops: bool =
     alone; when one sentence alone gives the reference, the question does not need the other (a single-hop shortcut,
     Min et al., ACL 2019: "Compositional questions do not necessitate multi-hop reasoning") and is
     rejected as ``one_sentence_answers``."""
-    if judge is None or not p.texts or p.sample.kind == UNANSWERABLE_KIND:
+    if judge is None or not p.texts:
         return p
+    if p.sample.kind == UNANSWERABLE_KIND:
+        return await _round_trip_unanswerable(p, judge)
     # A follow-up turn leaves its subject to the conversation: ask its standalone form (gen.followup).
     info = p.sample.provenance.get("follow_up")
     question = str(info.get("standalone") or p.sample.question) if isinstance(info, dict) else p.sample.question
@@ -355,6 +358,25 @@ async def _round_trip(p: _Passed, judge: LLM | None, min_f1: float, hops: bool =
                          provenance={**sample.provenance, "reference_written": p.sample.reference})
     return replace(p, sample=sample, example={**p.example, "roundtrip": trip}, usage=usage,
                    reason=reason, outcome=outcome)
+
+
+async def _round_trip_unanswerable(p: _Passed, judge: LLM) -> _Passed:
+    """An unanswerable question asked of the sentences its writer was shown (``p.texts``): when the model answers
+    it from them instead of saying they do not, they do answer it, and it is rejected as ``answer_in_corpus``
+    ("What is the distance between Brierfield railway station and Burnley Central railway station?", written
+    from "Brierfield railway station ... is 2+1/4 mi east of Burnley Central railway station": 5 of its 7 words
+    in that document, below ``gates.absent_cover``, so the word check let it through)."""
+    try:
+        done = await answer_from_evidence(judge, p.sample.question, p.texts)
+    except JudgeError as exc:
+        return replace(p, reason="roundtrip_failed", outcome="failed",
+                       example={**p.example, "roundtrip_error": str(exc)[:300]})
+    answer = str(done.parsed.answer).strip()
+    trip = {"answer": answer[:200], "declined": declines(answer) is not None}
+    reason, outcome = (None, "agreed") if trip["declined"] else ("answer_in_corpus", "answered_unanswerable")
+    sample = replace(p.sample, provenance={**p.sample.provenance, "roundtrip": trip})
+    return replace(p, sample=sample, example={**p.example, "roundtrip": trip}, usage=done.usage, reason=reason,
+                   outcome=outcome)
 
 
 def _fuller_name(answer: str, reference: str, texts: Sequence[str]) -> str | None:
@@ -473,4 +495,6 @@ def _gate(draft: Draft, cand: Candidate, corpus: Corpus, cfg: GenConfig, writer:
         report.reject(reason, example, cand.kind)
         return None
     dups.add(draft.question, vec)
-    return _Passed(sample, example, tuple(u.text for u in draft.evidence))
+    # An unanswerable question has no evidence: its round trip reads the sentences its writer was shown.
+    texts = tuple(u.text for u in (cand.shown if unanswerable else draft.evidence))
+    return _Passed(sample, example, texts)

@@ -315,3 +315,36 @@ def test_score_ranks_a_refusal_above_a_made_up_answer(generated, ragsweep):
     explanations = [json.loads(line) for line in (cwd / "out1" / "explanations.jsonl").read_text().splitlines()]
     why = next(e for e in explanations if e["metric"] == "factual_correctness" and e["status"] == "undefined")
     assert "unanswerable" in why["explanation"]["reason"] and "refusal" in why["explanation"]["reason"]
+
+
+def test_the_round_trip_rejects_an_unanswerable_question_its_own_sentences_answer():
+    """The 1.5B asked "What is the distance between Brierfield railway station and Burnley Central railway
+    station?" of the very sentence that gives it; the word check (5 of 7 words) let it through."""
+    corpus = Corpus([
+        Document("k915", "Brierfield railway station serves the small town of Brierfield, Lancashire, England and is "
+                         "on the East Lancashire Line 2+1/4 mi east of Burnley Central railway station towards Colne."),
+        Document("k16", "Colne is a market town in Lancashire, England, at the end of the East Lancashire Line."),
+    ], source="mem")
+    questions = {"k915": "What is the distance between Brierfield railway station and Burnley Central railway station?",
+                 "k16": "In which year did the market in Colne first receive its charter?"}
+    asked = []
+
+    def reply(messages, schema):
+        data = json.loads(messages[-1]["content"])
+        if "missing" in schema.model_fields:  # the writer
+            doc = "k915" if "Brierfield" in data["sentences"][0] else "k16"
+            return {"question": questions[doc], "missing": "a fact"}
+        asked.append((data["question"], data["sentences"]))  # the round trip: answers only what its sentences say
+        return {"answer": "2+1/4 mi" if "Brierfield" in data["question"] else "not stated"}
+
+    llm = ScriptedLLM(reply)
+    result = generate(corpus, LLMWriter(llm), GenConfig(n=2, kinds=(("unanswerable", 1.0),), seed=0,
+                                                        max_attempts=4, min_sentence_chars=20), judge=llm)
+    assert [s.question for s in result.samples] == [questions["k16"]]
+    kept = result.samples[0]
+    assert kept.reference == UNANSWERABLE and kept.provenance["roundtrip"] == {"answer": "not stated", "declined": True}
+    # asked of the sentences the writer was shown, not of evidence (it has none)
+    assert (questions["k915"], [corpus.get("k915").text]) in asked
+    assert result.report.rejected["answer_in_corpus"] == 1
+    assert result.report.examples["answer_in_corpus"][0]["roundtrip"] == {"answer": "2+1/4 mi", "declined": False}
+    assert result.report.roundtrip["answered_unanswerable"] == 1
