@@ -90,12 +90,17 @@ _PRONOUN_START = re.compile(r"^(?:it|they|he|she|this|these|those|its|their)\b",
 # "that" passes when a name, a quote, a relative clause or a participle follows and says which one
 # ("the band Foo Fighters", "the film based on ...", "the event that was staged at ..."). At the start too:
 # "The group is headquartered in what?" (rule writer); no more of people's 1,909 questions trip it for that.
+# The nouns from "terminal" on were added after the sixth hand-read ("In what year did the terminal handle 294,000
+# passengers?", "What brand of clothing did the store sell in 2017?"): none of people's 1,909 questions trips
+# them, and of the 651 distinct 1.5B questions in this README's sets only those two do.
 _UNNAMED = re.compile(
     r"\b(?:[Tt]he|[Tt]his|[Tt]hat)\s+(?:town|city|village|band|group|team|club|film|movie|song|album|book|novel|series|show|"
     r"episode|company|firm|unit|mine|event|game|season|player|ship|station|party|school|university|church|river|"
     r"lake|island|building|stadium|venue|museum|hotel|airport|bridge|road|park|festival|tournament|race|award|"
     r"magazine|newspaper|play|opera|project|program(?:me)?|product|device|singer|actor|actress|author|writer|director|"
-    r"character|man|woman|person|country|state|region|area|district|duo|trio|quartet|couple|pair)\b(?!\s+(?:[A-Z\"'“‘(]|that\b|which\b|who\b|"
+    r"character|man|woman|person|country|state|region|area|district|duo|trio|quartet|couple|pair|"
+    r"terminal|store|shop|restaurant|hospital|factory|prison|agency|organi[sz]ation|institution|college|league|"
+    r"division|campaign|war|competition|network|channel|label|brand|vehicle|aircraft|car|policy|treaty)\b(?!\s+(?:[A-Z\"'“‘(]|that\b|which\b|who\b|"
     r"whose\b|where\b|named\b|called\b|known\b|of\b|from\b|for\b|with\b|\w+ed\b|\w+en\b))|\bon board\b")
 # The setting of a report, taken as known: "What is the objective of the study?", "the age range of the
 # individuals examined", "between the eccentric and non-eccentric groups" (SciFact abstracts, 1.5B writer).

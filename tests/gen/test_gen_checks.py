@@ -296,6 +296,10 @@ def test_the_pass_rate_bound_that_gives_a_kind_up_early():
     ("What was the weight of the gold coins on board?", False),
     ("In which year did the band play at the Super Bowl XXXIII half-time show?", False),
     ("Who was the head coach of the team in Walter Camp's sixth season?", False),
+    ("In what year did the terminal handle 294,000 passengers?", False),  # sixth read
+    ("What brand of clothing did the store sell in 2017?", False),
+    ("What is the name of the policy that was formally titled 'An Act to Promote the Defense of the United States'?",
+     True),
     ("What is the name of the event that was staged at the Mount Panorama Circuit?", True),
     ("What is the name of the film based on Albert Camus' novel?", True),
     ("What did the band Foo Fighters release in 2011?", True),
