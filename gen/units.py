@@ -18,9 +18,11 @@ from ragsweep.gen.chunking import GLUED, sentence_spans, unglued
 from ragsweep.gen.documents import Corpus, Document
 from ragsweep.metrics.errors import InputError
 
-#: How documents are cut into units, recorded in every generation report (``units``): a change here writes other
-#: questions from the same corpus and seed, so a cached set written otherwise is stale (benchmarks/validity.py).
-UNITS = "nupunkt+unglued"
+#: How documents are cut into units and what topic each is shown under, recorded in every generation report
+#: (``units``): a change here writes other questions from the same corpus and seed, so a cached set written
+#: otherwise is stale (benchmarks/validity.py). "+article-topics": each article of a glued passage has its own
+#: topic (:func:`unit_topics`).
+UNITS = "nupunkt+unglued+article-topics"
 MIN_CHARS = 40    # shorter sentences rarely hold a question's worth of fact
 MAX_CHARS = 400   # longer "sentences" are tables or lists that the splitter could not cut
 
