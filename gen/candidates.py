@@ -233,8 +233,9 @@ def candidates(units: dict[str, list[Unit]], kind: str, seed: int, topics: Mappi
     """All candidates of one kind over the documents that have units, in a seeded order.
     ``topics`` ((document, unit start) -> title or subject: :func:`gen.units.unit_topics`) lets a multi_hop
     bridge reach a sentence that calls its document's (or its article's) subject "it" or "she", and keeps a
-    follow-up's two turns, and a sentence and the context shown before it, in one article. ``named_subject``: single_hop, conditional and unanswerable
-    questions are asked only of sentences that name their subject (:func:`gen.units.names_subject`)."""
+    follow-up's two turns, and a sentence and the context shown before it, in one article.
+    ``named_subject``: single_hop, conditional and unanswerable questions are asked only of sentences that
+    name their subject (:func:`gen.units.names_subject`)."""
     rng = random.Random(f"{seed}:{kind}")
     order = sorted(units)
     rng.shuffle(order)

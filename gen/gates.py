@@ -100,7 +100,8 @@ _UNNAMED = re.compile(
     r"magazine|newspaper|play|opera|project|program(?:me)?|product|device|singer|actor|actress|author|writer|director|"
     r"character|man|woman|person|country|state|region|area|district|duo|trio|quartet|couple|pair|"
     r"terminal|store|shop|restaurant|hospital|factory|prison|agency|organi[sz]ation|institution|college|league|"
-    r"division|campaign|war|competition|network|channel|label|brand|vehicle|aircraft|car|policy|treaty)\b(?!\s+(?:[A-Z\"'“‘(]|that\b|which\b|who\b|"
+    r"division|campaign|war|competition|network|channel|label|brand|vehicle|aircraft|car|policy|treaty)\b"
+    r"(?!\s+(?:[A-Z\"'“‘(]|that\b|which\b|who\b|"
     r"whose\b|where\b|named\b|called\b|known\b|of\b|from\b|for\b|with\b|\w+ed\b|\w+en\b))|\bon board\b")
 # The setting of a report, taken as known: "What is the objective of the study?", "the age range of the
 # individuals examined", "between the eccentric and non-eccentric groups" (SciFact abstracts, 1.5B writer).

@@ -243,7 +243,8 @@ async def agenerate(corpus: Corpus, writer: Writer, cfg: GenConfig, *,
     async def attempt(cand: Candidate) -> Draft | WriteFailed:
         async with limiter:
             try:
-                return await writer.write(cand, [topics[u.doc_id, u.start] for u in cand.shown], *_variations(cand, cfg))
+                shown_topics = [topics[u.doc_id, u.start] for u in cand.shown]
+                return await writer.write(cand, shown_topics, *_variations(cand, cfg))
             except WriteFailed as exc:
                 return exc
 

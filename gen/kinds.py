@@ -17,8 +17,8 @@ in order), on content words (:func:`metrics.offline.content_words`):
 - ``conditional``: the question states a condition: "if", "unless", "provided", "in case", "only
   after", "whenever", "under what conditions", "in patients with", or a "when" clause that is not the
   question's wh-word ("What happens to X when Y?", "When a child is under 16, why ...?"; not "When was
-  X born?", nor a quoted title: "When did 'When a Man Falls in Love' air?"); or its reference is the condition ("When are sailings cancelled?" -> "When the mean wind
-  speed is above 45 knots").
+  X born?", nor a quoted title: "When did 'When a Man Falls in Love' air?"); or its reference is the
+  condition ("When are sailings cancelled?" -> "When the mean wind speed is above 45 knots").
 - ``single_hop`` and ``unanswerable``: no test here (the absence gate checks the latter).
 """
 
