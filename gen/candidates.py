@@ -64,6 +64,11 @@ class Candidate:
         return tuple(dict.fromkeys(u.doc_id for u in self.shown))
 
 
+def _same_article(topics: Mapping[tuple[str, int], str] | None, a: Unit, b: Unit) -> bool:
+    """Whether two units of a document share an article (:func:`gen.units.unit_topics`); True without ``topics``."""
+    return topics is None or topics.get((a.doc_id, a.start)) == topics.get((b.doc_id, b.start))
+
+
 def _with_context(units: list[Unit], i: int, named_subject: bool = False,
                   topics: Mapping[tuple[str, int], str] | None = None) -> tuple[tuple[Unit, ...], tuple[int, ...]]:
     """The sentence, preceded by its neighbour when that is adjacent (it often names the subject). With
@@ -76,7 +81,7 @@ def _with_context(units: list[Unit], i: int, named_subject: bool = False,
     before = units[i - 1] if i > 0 else None
     unit = units[i]
     if (before is not None and before.index == unit.index - 1 and (not named_subject or names_subject(before.text))
-            and (topics is None or topics.get((before.doc_id, before.start)) == topics.get((unit.doc_id, unit.start)))):
+            and _same_article(topics, before, unit)):
         return (before, units[i]), (1,)
     return (units[i],), (0,)
 
@@ -216,7 +221,7 @@ def _follow_ups(units: dict[str, list[Unit]], order: list[str], rng: random.Rand
         pairs = [(i, j) for i in asked for j in asked
                  if 0 < doc[j].index - doc[i].index <= FOLLOW_UP_GAP
                  and (doc[i].entities & doc[j].entities or PRONOUN_OPENER.match(doc[j].text))
-                 and (topics is None or topics.get((doc_id, doc[i].start)) == topics.get((doc_id, doc[j].start)))]
+                 and _same_article(topics, doc[i], doc[j])]
         rng.shuffle(pairs)
         per_doc[doc_id] = pairs
     for doc_id, (i, j) in _round_robin(per_doc, order):

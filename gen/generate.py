@@ -316,6 +316,11 @@ class _Passed:
     usage: Usage = field(default_factory=Usage)
 
 
+def _trip_failed(p: _Passed, exc: JudgeError) -> _Passed:
+    """``p`` rejected because its round-trip call failed (the error is kept in the report's example)."""
+    return replace(p, reason="roundtrip_failed", outcome="failed", example={**p.example, "roundtrip_error": str(exc)[:300]})
+
+
 async def _round_trip(p: _Passed, judge: LLM | None, min_f1: float, hops: bool = True) -> _Passed:
     """Answer ``p``'s question from its evidence with ``judge`` and compare with its reference.
 
@@ -333,8 +338,7 @@ async def _round_trip(p: _Passed, judge: LLM | None, min_f1: float, hops: bool =
     try:
         done = await answer_from_evidence(judge, question, p.texts)
     except JudgeError as exc:
-        return replace(p, reason="roundtrip_failed", outcome="failed",
-                       example={**p.example, "roundtrip_error": str(exc)[:300]})
+        return _trip_failed(p, exc)
     answer = str(done.parsed.answer).strip()
     verdict = agreement(answer, p.sample.reference, min_f1)
     trip: dict[str, Any] = {"answer": answer[:200], **verdict.to_dict()}
@@ -345,8 +349,7 @@ async def _round_trip(p: _Passed, judge: LLM | None, min_f1: float, hops: bool =
             try:
                 one = await answer_from_evidence(judge, question, [text])
             except JudgeError as exc:
-                return replace(p, reason="roundtrip_failed", outcome="failed",
-                               example={**p.example, "roundtrip_error": str(exc)[:300]})
+                return _trip_failed(p, exc)
             usage = usage + one.usage
             alone.append(str(one.parsed.answer).strip())
         trip["alone"] = [a[:200] for a in alone]
@@ -370,8 +373,7 @@ async def _round_trip_unanswerable(p: _Passed, judge: LLM) -> _Passed:
     try:
         done = await answer_from_evidence(judge, p.sample.question, p.texts)
     except JudgeError as exc:
-        return replace(p, reason="roundtrip_failed", outcome="failed",
-                       example={**p.example, "roundtrip_error": str(exc)[:300]})
+        return _trip_failed(p, exc)
     answer = str(done.parsed.answer).strip()
     trip = {"answer": answer[:200], "declined": declines(answer) is not None}
     reason, outcome = (None, "agreed") if trip["declined"] else ("answer_in_corpus", "answered_unanswerable")

@@ -9,6 +9,7 @@ features that pair units for multi-hop and comparative questions.
 
 from __future__ import annotations
 
+import bisect
 import re
 from dataclasses import dataclass
 from functools import cached_property
@@ -150,7 +151,12 @@ def _named_by_opening(doc: Document) -> bool:
     and a file name that names nothing ("k1273", "4983")."""
     if str(doc.metadata.get("title") or "").strip() or doc.text.lstrip().startswith("#"):
         return False
-    return bool(_OPAQUE_ID.match(PurePosixPath(doc.id).stem.replace("-", " ").replace("_", " ")))
+    return bool(_OPAQUE_ID.match(_stem(doc)))
+
+
+def _stem(doc: Document) -> str:
+    """The document's file name without extension, dashes and underscores read as spaces."""
+    return PurePosixPath(doc.id).stem.replace("-", " ").replace("_", " ")
 
 
 def _opening_name(text: str) -> str:
@@ -159,9 +165,9 @@ def _opening_name(text: str) -> str:
     pronoun ("He was ...": a topic "He" names nothing)."""
     if PRONOUN_OPENER.match(text.lstrip()):
         return ""
-    words = text.split()
+    words = text.split(None, 8)[:8]  # the name is in the first eight words; the rest is not split
     lead = []
-    for w in words[:8]:
+    for w in words:
         if w[:1].isupper() or (lead and w.lower() in ("of", "de", "the", "and", "von", "van", "la")):
             lead.append(w.strip(",;:()\"'"))
         elif lead:
@@ -181,7 +187,7 @@ def topic_of(doc: Document) -> str:
     first = doc.text.lstrip().split("\n", 1)[0].strip()
     if first.startswith("#"):
         return first.lstrip("# ").strip()[:120]
-    stem = PurePosixPath(doc.id).stem.replace("-", " ").replace("_", " ")
+    stem = _stem(doc)
     if not _OPAQUE_ID.match(stem):
         return stem
     # An id such as "k1273" or "4983" names nothing a question could use ("the k1273 mine"): the
@@ -201,11 +207,8 @@ def unit_topics(doc: Document, units: list[Unit]) -> list[str]:
     if not _named_by_opening(doc):
         return [topic] * len(units)
     cuts = [m.end() for m in GLUED.finditer(doc.text)]
-    out = []
-    for u in units:
-        at = max((c for c in cuts if c <= u.start), default=None)
-        out.append(topic if at is None else _opening_name(doc.text[at:]))
-    return out
+    names = [topic] + [_opening_name(doc.text[c:]) for c in cuts]  # each article's name, read once
+    return [names[bisect.bisect_right(cuts, u.start)] for u in units]
 
 
 def names_subject(text: str) -> bool:
