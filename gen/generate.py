@@ -318,7 +318,8 @@ class _Passed:
 
 def _trip_failed(p: _Passed, exc: JudgeError) -> _Passed:
     """``p`` rejected because its round-trip call failed (the error is kept in the report's example)."""
-    return replace(p, reason="roundtrip_failed", outcome="failed", example={**p.example, "roundtrip_error": str(exc)[:300]})
+    return replace(p, reason="roundtrip_failed", outcome="failed",
+                   example={**p.example, "roundtrip_error": str(exc)[:300]})
 
 
 async def _round_trip(p: _Passed, judge: LLM | None, min_f1: float, hops: bool = True) -> _Passed:
