@@ -274,6 +274,23 @@ def test_evaluate_cuts_each_variant_at_its_k_and_searches_once(validity, tmp_pat
     assert len(calls) == 1
     assert out["human"]["ndcg@10"][0].tolist() == pytest.approx([1 / np.log2(3), 0.0])
     assert out["human"]["recall@10"][0].tolist() == [1.0, 0.0]
+    assert out["human"]["first"][0].tolist() == [2, 0]  # a is second at K=10, gone at K=1
+
+
+def test_first_relevant_and_where_it_lands(validity):
+    assert validity.first_relevant(["x", "r", "y"], {"r": 1.0, "z": 1.0}) == 2
+    assert validity.first_relevant(["x", "y"], {"r": 1.0}) == 0
+    assert validity.first_relevant(["r0", "r"], {"r0": 0.0, "r": 2.0}) == 2  # a grade of 0 is not relevant
+    assert validity.landing(np.array([1, 1, 3, 0])) == pytest.approx((0.5, 0.25, 0.25))
+
+
+def test_landing_rows_read_the_variant_people_rank_first(validity):
+    names = ["weak", "strong"]
+    human = {"ndcg@10": np.array([[0.0, 1.0], [0.0, 0.5]]), "first": np.array([[0, 1], [0, 3]])}
+    synthetic = {"ndcg@10": np.array([[1.0, 1.0]] * 4), "first": np.array([[1, 1], [1, 1], [1, 2], [0, 0]])}
+    rows = validity.landing_rows("c", names, {"human": human, "gen": synthetic})
+    assert rows == ["| c | human | strong | 2 | 0.50 | 0.50 | 0.00 | 0.50 |",
+                    "| c | gen | strong | 4 | 0.50 | 0.25 | 0.25 | 0.67 |"]
 
 
 def test_a_resample_that_ties_every_system_is_counted_not_fatal(validity):
