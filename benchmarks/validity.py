@@ -358,8 +358,9 @@ def landing_rows(corpus: str, names: Sequence[str], scores: Mapping[str, Mapping
     rows = []
     for s, by_metric in scores.items():
         first, later, missed = landing(by_metric[FIRST][:, best])
+        when_found = f"{first / (first + later):.2f}" if first + later else "– (none found)"
         rows.append(f"| {corpus} | {s} | {names[best]} | {len(by_metric[FIRST])} | {first:.2f} | {later:.2f} "
-                    f"| {missed:.2f} | {first / (first + later) if first + later else float('nan'):.2f} |")
+                    f"| {missed:.2f} | {when_found} |")
     return rows
 
 

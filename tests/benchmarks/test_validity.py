@@ -291,6 +291,9 @@ def test_landing_rows_read_the_variant_people_rank_first(validity):
     rows = validity.landing_rows("c", names, {"human": human, "gen": synthetic})
     assert rows == ["| c | human | strong | 2 | 0.50 | 0.50 | 0.00 | 0.50 |",
                     "| c | gen | strong | 4 | 0.50 | 0.25 | 0.25 | 0.67 |"]
+    lost = {"ndcg@10": np.zeros((2, 2)), "first": np.zeros((2, 2))}
+    assert validity.landing_rows("c", names, {"human": human, "gen": lost})[1] == \
+        "| c | gen | strong | 2 | 0.00 | 0.00 | 1.00 | – (none found) |"  # no NaN
 
 
 def test_a_resample_that_ties_every_system_is_counted_not_fatal(validity):
