@@ -15,7 +15,9 @@ them, the noise ceiling: tau between two disjoint random halves of the human que
 between a human half and a synthetic subsample of the same size. Two diagnostics: Kendall's tau on
 the dense variants alone (are only the lexical and hybrid variants misplaced?), and each set's
 question-evidence overlap (:func:`gen.gates.lexical_overlap`: the share of a question's content words
-found in its relevant documents, and how many; questions that copy their evidence favour BM25).
+found in its relevant documents, and how many; questions that copy their evidence favour BM25). A
+third: where each set's first relevant document lands in the ranking of people's best variant (first,
+ranks 2-10, missed); questions that find theirs first whenever they find it make K=1 look cheap.
 
 Two fixed variant sets, each with its own rows: ``mixed`` (14 variants, several near-tied, so people's
 own ranking of them is unstable) and ``separated`` (9 that differ by construction: retrieval mode,
