@@ -345,7 +345,7 @@ def first_relevant(ranked: Sequence[str], judged: Mapping[str, float]) -> int:
 
 
 def landing(first: np.ndarray) -> tuple[float, float, float]:
-    """Shares of questions whose first relevant document is ranked first, 2nd to last, and not at all,
+    """Shares of questions whose first relevant document is ranked first, lower (2nd to 10th), or not at all,
     from :func:`first_relevant` ranks (one per question)."""
     n = max(1, len(first))
     return float((first == 1).sum() / n), float((first > 1).sum() / n), float((first == 0).sum() / n)
