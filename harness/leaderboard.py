@@ -32,6 +32,7 @@ from ragsweep.harness.board import (
     varying_params,
 )
 from ragsweep.harness.cache import atomic_write
+from ragsweep.harness import explorer
 from ragsweep.harness.compare import Comparison
 from ragsweep.harness.report_html import render
 from ragsweep.harness.search import study_report
@@ -157,6 +158,11 @@ def write(root: Path, rows: list[Row], metrics: list[str], sort_by: str, *, top:
         texts["html"] = render(rows, metrics, sort_by, title=str(root), top=top, alpha=alpha, seed=seed)
     for kind, path in out.items():
         atomic_write(path, lambda tmp, text=texts[kind]: Path(tmp).write_text(text, encoding="utf-8"))
+    if html:
+        try:
+            out["explorer"] = explorer.write(root, rows, metrics, sort_by)
+        except InputError as exc:  # the board stands without it; say why the page is missing
+            log.warning("no question explorer: %s", exc)
     if study is not None:
         out["search"] = root / "search.json"
     return out

@@ -185,6 +185,8 @@ class RunSample:
             the history joined, or a condensed question); None: the question.
         rewrites: What a sweep searched with besides or instead of the query (``query=multi_query``:
             the rephrasings; ``hyde``: the hypothetical passage); None: the query alone.
+        kind: The test sample's kind (``single_hop``, ``multi_hop``, ``unanswerable``, ...), so that a
+            board or the question explorer can be read by kind; None in records written before it.
     """
 
     sample_id: str
@@ -206,6 +208,7 @@ class RunSample:
     history: tuple[Mapping[str, Any], ...] | None = None
     query: str | None = None
     rewrites: tuple[str, ...] | None = None
+    kind: str | None = None
 
     def rag_sample(self, cut: Cut) -> RagSample:
         """What a metric sees of this run when the pipeline passes on what ``cut`` keeps."""
@@ -240,7 +243,7 @@ class RunSample:
                 "evidence_texts": None if self.evidence_texts is None else list(self.evidence_texts),
                 "qrels": None if self.qrels is None else dict(self.qrels), "n_relevant": self.n_relevant,
                 "answers": dict(self.answers), "retrieved": rows, **self._conversation_fields(),
-                **self._application_fields()}
+                **self._application_fields(), **({} if self.kind is None else {"kind": self.kind})}
 
     def _conversation_fields(self) -> dict[str, Any]:
         """History and rewritten query, when there are (records of single questions keep their old form)."""
@@ -283,7 +286,8 @@ class RunSample:
                        row.get("raw"),
                        None if row.get("located") is None else tuple(dict(m) for m in row["located"]),
                        tuple(dict(t) for t in row["history"]) if row.get("history") else None, row.get("query"),
-                       tuple(row["rewrites"]) if row.get("rewrites") else None)
+                       tuple(row["rewrites"]) if row.get("rewrites") else None,
+                       None if row.get("kind") is None else str(row["kind"]))
         except (KeyError, TypeError, ValueError) as exc:
             raise InputError(f"{where}: not a run record ({type(exc).__name__}: {exc})") from exc
 

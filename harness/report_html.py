@@ -118,9 +118,13 @@ def metric_plots(rows: Sequence[Row], metric: str) -> list[str]:
         rest = [p for p in varying if p != axis]
         groups: dict[str, dict[Any, tuple[float, float, float]]] = {}
         for r in ok:
+            if r.params.get(axis) is None:  # a budget variant beside top-K ones has no top-K to plot at
+                continue
             s = r.stats[metric]
             groups.setdefault(_label(r, rest) if rest else "all", {})[r.params.get(axis)] = (
                 s["mean"], s["ci_low"], s["ci_high"])
+        if not groups:
+            continue
         best = sorted(groups.items(), key=lambda kv: -max(m for m, _, _ in kv[1].values()))[:MAX_SERIES]
         # Drawn in natural label order, so a series keeps its colour from one metric to the next.
         plots.append(line_chart(f"{metric} vs {axis}", axis, metric, sorted(best, key=lambda kv: _natural(kv[0]))))
@@ -262,6 +266,8 @@ def render(rows: Sequence[Row], metrics: Sequence[str], sort_by: str, *, title: 
              f"Baseline ★ <code>{esc(base)}</code>; paired bootstrap 95% CI of the difference, paired randomisation "
              f"test, Holm-corrected at alpha={alpha:g} (seed {seed}): ▼ significantly worse, ▲ better, ≈ tie. "
              f"{esc(cost_note(rows))}</p>",
+             '<p><a href="explorer.html">Open every question</a>: what each variant retrieved, where the evidence '
+             "was, what it answered and why each metric scored it so.</p>",
              _table(rows, metrics, sort_by, top), f'<p class="note">{esc(questions_note(alpha))}</p>']
     if top is not None and len(rows) > top:
         parts.append(f'<p class="note">{len(rows) - top} more rows in leaderboard.csv (shown: top {top}).</p>')

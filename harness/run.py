@@ -110,7 +110,7 @@ def located_run(sample: TestSample, corpus: Corpus, row: Mapping[str, Any], loca
         tuple(corpus.get(e.doc_id).text[e.start:e.end] for e in sample.evidence) if span_mode else None,
         None if span_mode else copy_grades(corpus.qrels[sample.id], corpus),  # type: ignore[index]
         None, "ok" if ok else "error", None if ok else str(row.get("error")), row.get("latency_ms"),
-        row.get("usage"), row.get("raw"), tuple(located), history=history_of(sample) or None)
+        row.get("usage"), row.get("raw"), tuple(located), history=history_of(sample) or None, kind=sample.kind)
 
 
 def pooled_relevant(runs: Sequence[RunSample]) -> list[int]:

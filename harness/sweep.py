@@ -227,7 +227,7 @@ def run_records(name: str, samples: list[TestSample], retrieved: list[list[Retri
             history=history_of(s) or None,
             query=queries[i] if queries is not None and queries[i] != s.question else None,
             rewrites=tuple(t for t in searched[i] if queries is None or t != queries[i]) or None
-            if searched is not None else None))
+            if searched is not None else None, kind=s.kind))
     return out
 
 
