@@ -36,6 +36,8 @@ _ESCAPE = re.compile(r"\\(x[0-9a-fA-F]{2}|u[0-9a-fA-F]{4}|U[0-9a-fA-F]{8}|[0-7]{
 _SIMPLE = {"n": "\n", "t": "\t", "r": "\r", "b": "\b", "f": "\f", "v": "\v", "a": "\a", "\\": "\\",
            "'": "'", '"': '"', "/": "/", "\n": ""}
 _CLOSE = {"[": "]", "(": ")"}
+#: The marker Ragas' multi-hop synthesizers put before each reference context (``<1-hop>\n\n``).
+_HOP = re.compile(r"^<\d+-hop>(?:\r?\n){0,2}")
 
 
 class CellError(ValueError):
@@ -174,9 +176,9 @@ def parse_literal(text: str) -> Any:
 
 
 def looks_like_list(text: str) -> bool:
-    """Whether a cell is written as a list literal: ``[`` then a quote, ``[``, ``{`` or ``]``.
+    """Whether a cell is written as a list of strings or lists: ``[`` then a quote, ``[``, ``{`` or ``]``.
 
-    ``[1] Smith et al.`` is plain text; ``['a', 'b`` is a list cut short, an error rather than text.
+    ``['a', 'b`` is such a list cut short (an error, not text); ``[1] Smith et al.`` is text.
     """
     rest = text.strip()[1:].lstrip() if text.strip().startswith("[") else ""
     return rest[:1] in ("'", '"', "[", "]", "{") or rest[:2] in ("u'", 'u"')
@@ -208,9 +210,20 @@ def list_cell(text: str, delimiter: str | None = None) -> list[Any] | None:
     stripped = text.strip()
     if not stripped:
         return None
-    if looks_like_list(stripped):
-        value = parse_literal(stripped)
-        return _unwrap(value) if isinstance(value, list) else [value]
+    if looks_like_list(stripped) or (stripped.startswith("[") and stripped.endswith("]")):
+        try:
+            value = parse_literal(stripped)
+        except CellError:
+            if looks_like_list(stripped):
+                raise
+        else:  # a bracketed literal of other things (``[1, 2]``) is returned for the caller to refuse
+            return _unwrap(value) if isinstance(value, list) else [value]
     if delimiter is None:
         return [stripped]
     return [p.strip() for p in stripped.split(delimiter) if p.strip()]
+
+
+def strip_hop_marker(context: str) -> str:
+    """A context without the ``<N-hop>`` marker Ragas' multi-hop test sets put before it: the marker
+    is not in the document, so it would only hinder locating the context and leak into exports."""
+    return _HOP.sub("", context, count=1)
