@@ -214,8 +214,8 @@ def _samples(data: Any, split: str | None) -> tuple[list[RagSample], dict[str, s
         raise InputError(f"cannot score a {type(data).__name__}: pass a path, a DataFrame, a datasets.Dataset, "
                          "a list of dicts or a list of RagSample")
     table = without_index((columns, rows, [f"row {i}" for i in range(1, len(rows) + 1)]), where)
-    # a DataFrame or Dataset is often read from a CSV file: its list cells are then text, read as the file's
-    samples, fields = samples_from_table(table, where, text_lists=where != "list")
+    # a DataFrame or Dataset is often read from a CSV file: its plain list cells are delimited as the file's
+    samples, fields = samples_from_table(table, where, delimited=where != "list")
     return samples, fields, table
 
 

@@ -39,6 +39,7 @@ Table = tuple[list[str], list[dict[str, Any]], list[str]]
 """``(columns, rows, row labels for messages)``."""
 
 _UNNAMED = re.compile(r"^Unnamed: \d+$")
+_LIST_FIELDS = ("contexts", "reference_contexts")
 
 
 def note(message: str) -> None:
@@ -213,9 +214,10 @@ def _typed_list(value: Any, where: str) -> tuple[str, ...] | None:
     raise InputError(f"{where}: expected a list of strings, got {type(value).__name__} {str(value)[:60]!r}")
 
 
-def list_value(cell: Any, where: str, delimiter: str | None, text: bool = True) -> tuple[str, ...] | None:
-    """A list cell: a list as it is; with ``text``, a string read with the cell grammar (blank: None)."""
-    if text and isinstance(cell, str):
+def list_value(cell: Any, where: str, delimiter: str | None) -> tuple[str, ...] | None:
+    """A list cell: a list as it is; a string read with the cell grammar (blank: None), from a CSV file
+    as from a DataFrame or JSON rows, so that one table reads alike however it arrived."""
+    if isinstance(cell, str):
         try:
             cell = list_cell(cell, delimiter)
         except CellError as exc:
@@ -264,7 +266,7 @@ def conversation_cell(cell: Any, where: str) -> tuple[str | None, tuple[dict[str
 
 
 def _sample_values(row: dict[str, Any], where: str, label: str, fields: dict[str, str], layout: Layout,
-                   text_cells: bool, text_lists: bool) -> dict[str, Any]:
+                   text_cells: bool, delimited: bool) -> dict[str, Any]:
     values: dict[str, Any] = {}
     for field, col in fields.items():
         place, cell = f"{where} {label}, column {col}", row.get(col)
@@ -276,29 +278,32 @@ def _sample_values(row: dict[str, Any], where: str, label: str, fields: dict[str
             if reply is not None and "answer" not in fields:
                 values["answer"] = reply
         elif normal(col) in layout.lists:
-            items = list_value(cell, place, layout.delimiter, text_cells or text_lists)
+            items = list_value(cell, place, layout.delimiter if delimited else None)
             if field == "reference":
                 values["reference"] = "\n\n".join(items) if items else None
                 values["references"] = items or None
             else:
                 values[field] = None if items is None else tuple(strip_hop_marker(t) for t in items)
-        elif text_cells and isinstance(cell, str):
-            values[field] = cell if cell.strip() else None
         else:
-            values[field] = _typed_text(cell, place)
+            text = _typed_text(cell, place)
+            if text is not None and text_cells and not text.strip():
+                text = None
+            # a layout whose one context is a text column (arcadia's chunk_content) gives a one-item list
+            values[field] = (text,) if field in _LIST_FIELDS and text is not None else text
     return values
 
 
 def samples_from_table(table: Table, where: str, *, text_cells: bool = False,
-                       text_lists: bool = False) -> tuple[list[RagSample], dict[str, str]]:
+                       delimited: bool | None = None) -> tuple[list[RagSample], dict[str, str]]:
     """Map a table's columns onto sample fields by its layout (:mod:`gen.formats.layouts`).
 
     Args:
         table: ``(columns, rows, row labels)``.
         where: What to name in messages (a path, or "DataFrame").
-        text_cells: Cells are CSV text: a blank cell is missing, list cells are read with the cell grammar.
-        text_lists: List cells that are strings are read with the cell grammar (a DataFrame read from a
-            CSV file); without it or ``text_cells`` a list column must hold lists (JSON, Python rows).
+        text_cells: Cells are CSV text: a blank cell is missing. A list cell that is a string is read
+            with the cell grammar whatever this says (a DataFrame read from a CSV holds such strings).
+        delimited: A plain list cell joins its items with the layout's delimiter, as in a CSV file or a
+            DataFrame read from one (None: as ``text_cells``); False: it is one item (JSON rows).
 
     Returns:
         The samples and the column that feeds each field present.
@@ -313,7 +318,8 @@ def samples_from_table(table: Table, where: str, *, text_cells: bool = False,
     fields = field_columns(where, columns, layout)
     samples, seen, replies = [], set(), 0
     for n, (row, label) in enumerate(zip(rows, labels), start=1):
-        values = _sample_values(row, where, label, fields, layout, text_cells, text_lists)
+        values = _sample_values(row, where, label, fields, layout, text_cells,
+                                text_cells if delimited is None else delimited)
         replies += "answer" in values and "answer" not in fields
         raw_id = row.get("id")
         sid = str(n) if raw_id is None or str(raw_id).strip() == "" else str(raw_id).strip()
@@ -337,6 +343,5 @@ def read_samples(path: str | Path, split: str | None = None) -> tuple[list[RagSa
     """
     path = Path(path)
     table = read_table(path, split)
-    samples, fields = samples_from_table(table, str(path), text_cells=path.suffix.lower() == ".csv",
-                                         text_lists=path.is_dir())
+    samples, fields = samples_from_table(table, str(path), text_cells=path.suffix.lower() == ".csv")
     return samples, fields, table

@@ -219,7 +219,7 @@ def list_cell(text: str, delimiter: str | None = None) -> list[Any] | None:
         else:  # a bracketed literal of other things (``[1, 2]``) is returned for the caller to refuse
             return _unwrap(value) if isinstance(value, list) else [value]
     if delimiter is None:
-        return [stripped]
+        return [text]
     return [p.strip() for p in stripped.split(delimiter) if p.strip()]
 
 

@@ -23,6 +23,8 @@ layout              marked by                                   fields
                                                                 own CSV)
 ``llamaindex``      ``query`` (LabelledRagDataset examples)     query, response, contexts,
                                                                 reference_answer, reference_contexts
+``arcadia_qa``      ``q`` + ``a`` (arcadia's QA test data)      q -> question, a -> reference,
+                                                                chunk_content -> the one reference context
 ==================  ==========================================  ========================================
 
 A table marked by none of these is still read when it has one of the usual column names (say
@@ -81,6 +83,8 @@ LAYOUTS: tuple[Layout, ...] = (
            {"question": ("query",), "answer": ("response",), "contexts": ("contexts",),
             "reference": ("reference_answer",), "reference_contexts": ("reference_contexts",)},
            frozenset({"contexts", "reference_contexts"})),
+    Layout("arcadia_qa", (frozenset({"q", "a"}),),
+           {"question": ("q",), "reference": ("a",), "reference_contexts": ("chunk_content",)}, frozenset()),
 )
 #: A table with some usual column but no mark: read with the usual names, plain list cells ``;``-separated.
 FALLBACK = Layout("columns", (), USUAL, _USUAL_LISTS, ";")
