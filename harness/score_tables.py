@@ -28,7 +28,12 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
-from ragsweep.gen.formats.cells import CellError, list_cell, parse_literal, strip_hop_marker
+from ragsweep.gen.formats.cells import (
+    CellError,
+    list_cell,
+    parse_literal,
+    strip_hop_marker,
+)
 from ragsweep.gen.formats.layouts import Layout, detect, normal, understood
 from ragsweep.gen.formats.rows import iter_json_lines, read_json
 from ragsweep.metrics.catalogue import RagSample

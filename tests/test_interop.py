@@ -17,7 +17,6 @@ import tokenize
 from pathlib import Path
 
 import pytest
-
 from ragsweep.gen.formats import read_external
 from ragsweep.harness.score import read_samples
 
@@ -92,7 +91,7 @@ def test_test_sets_keep_every_row_question_reference_and_context(name):
         got = sample.provenance.get("reference_contexts")
         assert got == (None if expected is None else [bare(t) for t in expected])
     # scored, the same rows give the same questions and contexts
-    scored, fields, _ = read_samples(INTEROP / name)
+    scored, _fields, _ = read_samples(INTEROP / name)
     assert [s.question for s in scored] == [r[q] for r in rows]
     assert [len(s.reference_contexts or ()) for s in scored] == [len(raw_list(r[ctx]) or ()) for r in rows]
 
@@ -143,7 +142,7 @@ def test_results_files_keep_every_row_and_field(name):
 
 def test_a_columnar_json_keeps_every_row():
     data = json.loads((INTEROP / "aragog_benchmark.json").read_text(encoding="utf-8"))
-    samples, fields, table = read_samples(INTEROP / "aragog_benchmark.json")
+    samples, _fields, table = read_samples(INTEROP / "aragog_benchmark.json")
     assert len(samples) == len(data["questions"]) == len(data["ground_truths"])
     assert [s.reference for s in samples] == data["ground_truths"]
     assert [r["questions"] for r in table[1]] == data["questions"]  # kept for result.csv

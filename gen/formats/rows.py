@@ -100,9 +100,9 @@ def read_json(path: Path) -> Any:
 def iter_json_lines(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
     """``(line number, object)`` for each non-blank line of a JSONL file (``.gz`` too); errors name
     the file and line."""
-    opened = gzip.open(path, "rt", encoding="utf-8-sig", newline="\n") if path.name.lower().endswith(".gz") \
-        else path.open(encoding="utf-8-sig", newline="\n")
-    with opened as fh:
+    gz = path.name.lower().endswith(".gz")
+    with (gzip.open(path, "rt", encoding="utf-8-sig", newline="\n") if gz
+          else path.open(encoding="utf-8-sig", newline="\n")) as fh:
         try:
             for lineno, line in enumerate(fh, 1):
                 if not line.strip():

@@ -8,7 +8,6 @@ import io
 from pathlib import Path
 
 import pytest
-
 from ragsweep.gen.formats import detect_format, read_external, write_external
 from ragsweep.gen.formats.cells import CellError, list_cell, parse_literal
 from ragsweep.metrics.errors import InputError

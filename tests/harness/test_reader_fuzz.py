@@ -15,13 +15,12 @@ from pathlib import Path
 import pytest
 
 hypothesis = pytest.importorskip("hypothesis")
-from hypothesis import HealthCheck, given, settings  # noqa: E402
-from hypothesis import strategies as st  # noqa: E402
-
-from ragsweep.gen.formats import read_external  # noqa: E402
-from ragsweep.gen.formats.cells import CellError, list_cell  # noqa: E402
-from ragsweep.harness.score import read_samples  # noqa: E402
-from ragsweep.metrics.errors import InputError  # noqa: E402
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from ragsweep.gen.formats import read_external
+from ragsweep.gen.formats.cells import CellError, list_cell
+from ragsweep.harness.score import read_samples
+from ragsweep.metrics.errors import InputError
 
 FUZZ = settings(max_examples=120, deadline=None, database=None,
                 suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])

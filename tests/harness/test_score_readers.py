@@ -10,7 +10,6 @@ import json
 from pathlib import Path
 
 import pytest
-
 import ragsweep
 from ragsweep.harness.score import read_samples
 from ragsweep.metrics.errors import InputError
@@ -32,7 +31,7 @@ def write(path: Path, text: str) -> Path:
 
 
 def test_numpy_list_cells_are_separate_contexts_and_the_index_column_is_dropped(tmp_path, capsys):
-    samples, fields, table = read_samples(write(tmp_path / "r.csv", RAGAS_01_RESULTS))
+    samples, _fields, table = read_samples(write(tmp_path / "r.csv", RAGAS_01_RESULTS))
     assert samples[0].contexts == ("Hamlet is a tragedy by William Shakespeare.",
                                    "It is set in Denmark; the prince is Hamlet.")
     assert samples[1].references == ("John Heminges", "Henry Condell")
