@@ -79,6 +79,28 @@ def test_several_references_best_match_for_lexical_all_joined_for_recall(tmp_pat
     assert len(recall["explanation"]["claims"]) == 2 and recall["value"] < 1.0
 
 
+class WordEmbedder:
+    """A bag-of-words embedder: the cosine of two texts is their word overlap, known exactly."""
+
+    VOCAB = ("alice", "bob", "wrote", "edited", "it")
+
+    def embed(self, texts):
+        return [[float(w in t.lower().replace(".", "").split()) + 1e-9 for w in self.VOCAB] for t in texts]
+
+
+def test_several_references_semantic_similarity_best_and_correctness_joined(tmp_path):
+    path = tmp_path / "multi.jsonl"
+    path.write_text(json.dumps({"question": "Who?", "answer": "Bob edited it.",
+                                "ground_truths": ["Alice wrote it.", "Bob edited it."]}) + "\n")
+    scores = ragsweep.score(str(path), ["answer_semantic_similarity", "factual_correctness"],
+                            embedder=WordEmbedder())
+    frame = scores.to_pandas()
+    assert frame["answer_semantic_similarity"][0] == pytest.approx(1.0)  # the second reference, word for word
+    correctness = next(e for e in scores.explanations if e["metric"] == "factual_correctness")
+    # claim-based: both references' sentences are claims to cover, so Alice's missing one costs recall
+    assert len(correctness["explanation"]["reference_claims"]) == 2 and correctness["value"] < 1.0
+
+
 def test_a_single_reference_is_never_split_on_semicolons(tmp_path):
     text = "question,answer,ground_truth,ground_truths\nq,a,\"Alice; Bob\",Alice;Bob\n"
     samples, _, _ = read_samples(write(tmp_path / "one.csv", text.replace(",ground_truths", "").replace(",Alice;Bob", "")))
