@@ -36,6 +36,7 @@ _ESCAPE = re.compile(r"\\(x[0-9a-fA-F]{2}|u[0-9a-fA-F]{4}|U[0-9a-fA-F]{8}|[0-7]{
 _SIMPLE = {"n": "\n", "t": "\t", "r": "\r", "b": "\b", "f": "\f", "v": "\v", "a": "\a", "\\": "\\",
            "'": "'", '"': '"', "/": "/", "\n": ""}
 _CLOSE = {"[": "]", "(": ")"}
+_SURROGATE = re.compile("[\ud800-\udfff]")
 #: The marker Ragas' multi-hop synthesizers put before each reference context (``<1-hop>\n\n``).
 _HOP = re.compile(r"^<\d+-hop>(?:\r?\n){0,2}")
 
@@ -56,7 +57,7 @@ def _unescape(body: str, at: int) -> str:
         return m.group(0)  # Python keeps an unknown escape as it is
 
     text = _ESCAPE.sub(one, body) if "\\" in body else body
-    if any("\ud800" <= c <= "\udfff" for c in text):
+    if _SURROGATE.search(text):
         # JSON writes a character outside the BMP as a surrogate pair; join pairs, refuse lone halves
         try:
             text = text.encode("utf-16", "surrogatepass").decode("utf-16")
