@@ -192,7 +192,7 @@ def _table_of(samples: Sequence[RagSample]) -> tuple[list[str], list[dict[str, A
 
 def _samples(data: Any, split: str | None) -> tuple[list[RagSample], dict[str, str], Any]:
     """Samples from a path, a DataFrame, a ``datasets.Dataset``, a list of dicts or of RagSamples."""
-    from ragsweep.harness.score import read_samples, samples_from_table
+    from ragsweep.harness.score_tables import read_samples, samples_from_table, without_index
 
     if isinstance(data, (str, Path)):
         return read_samples(data, split)
@@ -213,8 +213,9 @@ def _samples(data: Any, split: str | None) -> tuple[list[RagSample], dict[str, s
     else:
         raise InputError(f"cannot score a {type(data).__name__}: pass a path, a DataFrame, a datasets.Dataset, "
                          "a list of dicts or a list of RagSample")
-    table = (columns, rows, [f"row {i}" for i in range(1, len(rows) + 1)])
-    samples, fields = samples_from_table(table, where)
+    table = without_index((columns, rows, [f"row {i}" for i in range(1, len(rows) + 1)]), where)
+    # a DataFrame or Dataset is often read from a CSV file: its plain list cells are delimited as the file's
+    samples, fields = samples_from_table(table, where, delimited=where != "list")
     return samples, fields, table
 
 
@@ -265,10 +266,10 @@ def score(data: Any, metrics: Sequence[str] | None = None, *, judge: Any = None,
     """Score RAG outputs, as ``ragsweep score`` does.
 
     Args:
-        data: A CSV / JSONL / Parquet path or saved ``datasets`` folder, a pandas DataFrame, a
-            ``datasets.Dataset``, a list of dicts, or a list of :class:`RagSample`. Columns use the
-            usual names (``question, contexts, answer, ground_truths`` or ``user_input,
-            retrieved_contexts, response, reference, reference_contexts``).
+        data: A CSV / JSONL / JSON / Parquet path or saved ``datasets`` folder, a pandas DataFrame, a
+            ``datasets.Dataset``, a list of dicts, or a list of :class:`RagSample`. The layout is told
+            by the columns (ragas_once, Ragas 0.1 and 0.2+, DeepEval, LlamaIndex); list cells that
+            are text (``pd.read_csv`` of a results file) are read with the same grammar as the file.
         metrics: Metric names (aliases such as ``answer_similarity`` accepted); None: every metric the
             data supports (judged ones only with a judge).
         judge: An LLM from :data:`llm` (``ragsweep.llm.local()``); None: no judge.

@@ -1,6 +1,6 @@
 """``ragsweep score``: score recorded RAG outputs from a file and gate on thresholds.
 
-Reads CSV, JSONL, Parquet or a saved ``datasets`` folder whose columns use the usual
+Reads CSV, JSONL, JSON, Parquet or a saved ``datasets`` folder whose columns use the usual
 names (``question, contexts, answer, ground_truths`` or ``user_input, retrieved_contexts,
 response, reference, reference_contexts``), scores every row with the chosen metrics and writes
 ``result.csv``, ``summary.csv`` and ``explanations.jsonl`` to ``out``. Exit code 0 when every
@@ -11,11 +11,12 @@ summary counts them. A default ``out`` (named by the clock) is claimed for this 
 results that cannot be written to ``out`` at the end go to a fallback folder
 (:mod:`ragsweep.harness.outputs`).
 
-List cells in CSV (contexts, reference contexts, ground truths) are split on ``;``; a cell that
-holds a list literal (``["a; b", "c"]`` as JSON, or ``['a', 'b']`` as pandas writes lists) is
-read as that list, which is the way to keep a ``;`` inside a passage. With several ground
-truths the first is the reference the metrics see; the input cell is copied to ``result.csv``
-unchanged, so none is lost.
+Which tool wrote the file is told by its columns (ragas_once, Ragas 0.1 and 0.2+, DeepEval test
+cases and goldens, LlamaIndex; :mod:`gen.formats.layouts`), and list cells are read with one
+grammar -- JSON, Python and numpy literals, or the layout's delimiter (:mod:`harness.score_tables`).
+Several ground truths are all kept (:mod:`metrics.scoring` says how each metric uses them). In
+``result.csv`` the plain metric names are ragsweep's scores; an input column of the same name is
+kept as ``input_<name>``.
 
 Conversations: the question cell (``question``, ``user_input``, ``messages`` or ``conversation``) may
 hold a list of messages -- Ragas' multi-turn shape ``[{"type": "human" | "ai", "content": ...}, ...]``
@@ -27,25 +28,30 @@ message after it is the answer when no answer column is given (Ragas keeps the r
 
 from __future__ import annotations
 
-import ast
 import asyncio
 import csv
-import io
 import json
 import sys
-from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
 import hydra
 from omegaconf import DictConfig, OmegaConf
 
-from ragsweep.gen.documents import iter_jsonl
+from ragsweep.gen.formats.layouts import USUAL
 from ragsweep.harness.cache import atomic_write
 from ragsweep.harness.outputs import check_writable, config_yaml, named_by_clock, save
 from ragsweep.harness.parts import build
+from ragsweep.harness.score_tables import (  # noqa: F401 - the reading side, imported from here by callers
+    Table,
+    conversation_cell,
+    field_columns,
+    note,
+    read_samples,
+    read_table,
+    samples_from_table,
+)
 from ragsweep.metrics.catalogue import FIELDS, MetricSpec, RagSample, catalogue, resolve
-from ragsweep.metrics.conversation import role, split
 from ragsweep.metrics.errors import EXIT_NOT_SCORED, InputError, fail, scrub, scrub_all
 from ragsweep.metrics.refusal import is_unanswerable
 from ragsweep.metrics.scoring import (
@@ -58,252 +64,8 @@ from ragsweep.metrics.scoring import (
 )
 
 #: Accepted column names for each sample field, in the order they are looked for.
-ALIASES: dict[str, tuple[str, ...]] = {
-    "question": ("question", "user_input", "messages", "conversation"),
-    "answer": ("answer", "response"),
-    "contexts": ("contexts", "retrieved_contexts"),
-    "reference": ("reference", "ground_truth", "ground_truths"),
-    "reference_contexts": ("reference_contexts",),
-}
-LIST_COLUMNS = {"contexts", "retrieved_contexts", "reference_contexts", "ground_truths"}
-
-Table = tuple[list[str], list[dict[str, Any]], list[str]]
-"""``(columns, rows, row labels for messages)``."""
-
-
-def _text(path: Path) -> str:
-    try:
-        return path.read_text(encoding="utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise InputError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from exc
-
-
-def _read_csv(path: Path) -> Table:
-    rows, labels = [], []
-    # Any field size: Python's csv refuses fields over 131,072 characters by default, and a
-    # context, a long answer or a result.csv's JSON list of contexts easily holds more.
-    csv.field_size_limit(min(sys.maxsize, 2**31 - 1))
-    # strict: an unbalanced quote is an error, not a cell that swallows the rest of the file
-    reader = csv.reader(io.StringIO(_text(path), newline=""), strict=True)
-    try:
-        header = [h.strip() for h in next(reader, [])]
-        if len(set(header)) != len(header):
-            raise InputError(f"{path}: header names a column twice: {', '.join(header)}")
-        for i, cells in enumerate(reader, start=1):
-            if not any(c.strip() for c in cells):
-                continue
-            if len(cells) != len(header):
-                raise InputError(f"{path} row {i} (line {reader.line_num}): {len(cells)} fields, "
-                                 f"header has {len(header)} (unquoted comma or quote?)")
-            rows.append(dict(zip(header, cells)))
-            labels.append(f"row {i}")
-    except csv.Error as exc:
-        raise InputError(f"{path}: malformed CSV near line {reader.line_num}: {exc}") from exc
-    return header, rows, labels
-
-
-def _read_jsonl(path: Path) -> Table:
-    rows, labels = [], []
-    for n, row in iter_jsonl(path):
-        rows.append(row)
-        labels.append(f"line {n}")
-    return list(dict.fromkeys(k for r in rows for k in r)), rows, labels
-
-
-def _read_parquet(path: Path) -> Table:
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
-    try:
-        table = pq.read_table(path)
-    except (pa.ArrowException, OSError) as exc:
-        raise InputError(f"{path}: not a Parquet file ({exc})") from exc
-    return table.column_names, table.to_pylist(), [f"row {i}" for i in range(1, table.num_rows + 1)]
-
-
-def _read_dataset(path: Path, split: str | None) -> Table:
-    import datasets
-
-    try:
-        ds = datasets.load_from_disk(str(path))
-    except (FileNotFoundError, ValueError) as exc:
-        raise InputError(f"{path}: not a saved datasets folder ({exc})") from exc
-    if isinstance(ds, datasets.DatasetDict):
-        if split is None and len(ds) != 1:
-            raise InputError(f"{path}: splits {', '.join(ds)}; choose one with split=NAME")
-        name = split if split is not None else next(iter(ds))
-        if name not in ds:
-            raise InputError(f"{path}: no split {name!r}; splits: {', '.join(ds)}")
-        ds = ds[name]
-    return ds.column_names, ds.to_list(), [f"row {i}" for i in range(1, len(ds) + 1)]
-
-
-def _list_cell(text: str, where: str) -> tuple[str, ...] | None:
-    """A CSV list cell: a JSON or Python list literal, else ``;``-separated items; blank -> None."""
-    text = text.strip()
-    if not text:
-        return None
-    if text.startswith("[") and text.endswith("]"):
-        value: Any = None
-        for parse in (json.loads, ast.literal_eval):
-            try:
-                value = parse(text)
-                break
-            except (ValueError, SyntaxError):
-                continue
-        if value is None and text[:2] in ('["', "['"):
-            raise InputError(f"{where}: a list literal that does not parse")
-        if value is not None:
-            return _typed_list(value, where)
-    return tuple(p.strip() for p in text.split(";") if p.strip())
-
-
-def _typed_list(value: Any, where: str) -> tuple[str, ...] | None:
-    if value is None:
-        return None
-    if isinstance(value, (list, tuple)) and all(isinstance(v, str) for v in value):
-        return tuple(value)
-    raise InputError(f"{where}: expected a list of strings, got {type(value).__name__} {str(value)[:60]!r}")
-
-
-def _typed_text(value: Any, where: str) -> str | None:
-    if value is None or isinstance(value, str):
-        return value
-    raise InputError(f"{where}: expected a string, got {type(value).__name__} {str(value)[:60]!r}")
-
-
-def _turns(cell: Any, where: str) -> list[dict[str, Any]] | None:
-    """The messages of a question cell that holds a conversation; None when it holds plain text."""
-    value = cell
-    if isinstance(value, str):
-        if not value.lstrip().startswith("[{"):
-            return None
-        try:
-            value = json.loads(value)
-        except json.JSONDecodeError:
-            try:
-                value = ast.literal_eval(value.strip())
-            except (ValueError, SyntaxError):
-                raise InputError(f"{where}: a list of messages that does not parse") from None
-    if not isinstance(value, (list, tuple)):
-        return None
-    turns = []
-    for i, msg in enumerate(value):
-        if not isinstance(msg, dict) or not isinstance(msg.get("content"), str) or \
-                not isinstance(msg.get("role", msg.get("type")), str):
-            raise InputError(f"{where}, message {i}: expected {{\"role\" (or \"type\"), \"content\"}} strings")
-        turns.append({**{k: v for k, v in msg.items() if k not in ("type", "role")}, "role": role(msg)})
-    return turns
-
-
-def conversation_cell(cell: Any, where: str) -> tuple[str | None, tuple[dict[str, Any], ...] | None, str | None]:
-    """``(question, history, answer)`` of a question cell: plain text -> ``(text, None, None)``; a list of
-    messages -> its last user turn, the turns before it, and the assistant's reply after it (if any)."""
-    turns = _turns(cell, where)
-    if turns is None:
-        return _typed_text(cell, where), None, None
-    history, question, after = split(turns)
-    if question is None:
-        raise InputError(f"{where}: the conversation has no user (human) message")
-    reply = next((str(t["content"]) for t in reversed(after) if t["role"] == "assistant"), None)
-    return question, tuple(history) or None, reply
-
-
-def field_columns(path: Path, columns: Iterable[str]) -> dict[str, str]:
-    """Which input column feeds each sample field; two columns for one field is an InputError."""
-    present = set(columns)
-    out = {}
-    for field, names in ALIASES.items():
-        found = [n for n in names if n in present]
-        if len(found) > 1:
-            raise InputError(f"{path}: columns {' and '.join(found)} both give the {field}; keep one")
-        if found:
-            out[field] = found[0]
-    return out
-
-
-def read_table(path: str | Path, split: str | None = None) -> Table:
-    """The rows of a CSV, JSONL, Parquet file or saved ``datasets`` folder, with a label per row for messages."""
-    path = Path(path)
-    if not path.exists():
-        raise InputError(f"{path}: no such file or folder")
-    if path.is_dir():
-        table = _read_dataset(path, split)
-    else:
-        readers: dict[str, Callable[[Path], Table]] = {
-            ".csv": _read_csv, ".jsonl": _read_jsonl, ".parquet": _read_parquet}
-        if path.suffix.lower() not in readers:
-            raise InputError(f"{path}: unknown format {path.suffix!r}; expected .csv, .jsonl, .parquet "
-                             "or a saved datasets folder")
-        if path.stat().st_size == 0:
-            raise InputError(f"{path}: empty file")
-        table = readers[path.suffix.lower()](path)
-    return table
-
-
-def samples_from_table(table: Table, where: str, *, text_cells: bool = False) -> tuple[list[RagSample], dict[str, str]]:
-    """Map a table's columns onto sample fields (the usual column names, see ``ALIASES``).
-
-    Args:
-        table: ``(columns, rows, row labels)``.
-        where: What to name in messages (a path, or "DataFrame").
-        text_cells: Cells are CSV text: list columns hold ``;``-separated items or a list literal,
-            and a blank cell is missing.
-
-    Returns:
-        The samples and the column that feeds each field present.
-
-    Raises:
-        InputError: No rows, a duplicate id, a cell of the wrong type (naming row and column).
-    """
-    columns, rows, labels = table
-    if not rows:
-        raise InputError(f"{where}: no rows")
-    fields = field_columns(Path(where), columns)
-    samples, seen, replies = [], set(), 0
-    for n, (row, label) in enumerate(zip(rows, labels), start=1):
-        values: dict[str, Any] = {}
-        for field, col in fields.items():
-            place, cell = f"{where} {label}, column {col}", row.get(col)
-            if field == "question":
-                question, history, reply = conversation_cell(cell, place)
-                values["question"] = question if not text_cells or (question or "").strip() else None
-                if history:
-                    values["history"] = history
-                if reply is not None and "answer" not in fields:
-                    values["answer"], replies = reply, replies + 1
-            elif col in LIST_COLUMNS:
-                items = _list_cell(cell, place) if text_cells else _typed_list(cell, place)
-                values[field] = (items[0] if items else None) if field == "reference" else items
-            elif text_cells:
-                values[field] = cell if cell.strip() else None
-            else:
-                values[field] = _typed_text(cell, place)
-        raw_id = row.get("id")
-        sid = str(n) if raw_id is None or str(raw_id).strip() == "" else str(raw_id).strip()
-        if sid in seen:
-            raise InputError(f"{where} {label}, column id: duplicate id {sid!r}")
-        seen.add(sid)
-        samples.append(RagSample(id=sid, **values))
-    if replies:  # the answers are the conversations' last assistant messages
-        fields["answer"] = fields["question"]
-    return samples, fields
-
-
-def read_samples(path: str | Path, split: str | None = None) -> tuple[list[RagSample], dict[str, str], Table]:
-    """Read an input file into samples.
-
-    Returns:
-        The samples, the column of each field present, and the raw table (for ``result.csv``).
-
-    Raises:
-        InputError: Missing, empty or malformed file; duplicate id; a cell of the wrong type.
-    """
-    path = Path(path)
-    table = read_table(path, split)
-    samples, fields = samples_from_table(table, str(path), text_cells=path.suffix.lower() == ".csv")
-    return samples, fields, table
-
+#: The usual column names of each sample field (the other layouts: :mod:`gen.formats.layouts`).
+ALIASES = USUAL
 
 DEFAULT_JUDGED = ("faithfulness", "answer_relevancy", "context_precision", "context_recall")
 
@@ -347,13 +109,34 @@ def _write_csv(path: Path, header: list[str], rows: list[list[Any]]) -> None:
     atomic_write(path, write)
 
 
+INPUT_PREFIX = "input_"
+
+
+def input_names(inputs: list[str], ours: list[str]) -> list[str]:
+    """The names the input's columns get in ``result.csv``: their own, except one that is also one of
+    ours (an input that holds an earlier ``faithfulness`` score), which becomes ``input_<name>`` --
+    the plain name is always ragsweep's score, so a script reading that column gates on it."""
+    taken = set(ours) | set(inputs)
+    names = []
+    for col in inputs:
+        name = col
+        while name in ours or (name != col and name in taken):
+            name = INPUT_PREFIX + name
+        if name != col:
+            note(f"result.csv: the input's column {col!r} is written as {name!r}; {col!r} is ragsweep's score")
+            taken.add(name)
+        names.append(name)
+    return names
+
+
 def write_outputs(out: Path, samples: list[RagSample], table: Table, specs: list[MetricSpec],
                   scored: list, summary: list[dict[str, Any]], cfg_yaml: str) -> None:
     """``result.csv``, ``summary.csv``, ``explanations.jsonl`` and the resolved ``config.yaml``."""
     columns, rows, _ = table
     inputs = [c for c in columns if c != "id"]
     m = len(specs)
-    header = ["id", *inputs, *[c for s in specs for c in (s.name, f"{s.name}_status")]]
+    ours = ["id", *[c for s in specs for c in (s.name, f"{s.name}_status")]]
+    header = ["id", *input_names(inputs, ours), *ours[1:]]
     lines = []
     for i, (sample, row) in enumerate(zip(samples, rows)):
         results = [r.result for r in scored[i * m:(i + 1) * m]]

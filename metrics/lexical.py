@@ -246,18 +246,18 @@ _AR = ("answer", "reference")
 _CTX = ("contexts", "reference_contexts")
 
 SPECS: tuple[MetricSpec, ...] = (
-    MetricSpec("exact_match", exact_match, _AR,
+    MetricSpec("exact_match", exact_match, _AR, best_reference=True,
                description="answer equals the reference after SQuAD normalisation (0/1)"),
-    MetricSpec("token_f1", token_f1, _AR, description="SQuAD token F1 of answer vs reference"),
-    MetricSpec("bleu", bleu, _AR, description="sentence BLEU-4, Chen & Cherry smoothing 1"),
-    MetricSpec("rouge_l", rouge_l, _AR, description="ROUGE-L F1 (longest common word subsequence)"),
-    MetricSpec("string_similarity", string_similarity, _AR,
+    MetricSpec("token_f1", token_f1, _AR, best_reference=True, description="SQuAD token F1 of answer vs reference"),
+    MetricSpec("bleu", bleu, _AR, best_reference=True, description="sentence BLEU-4, Chen & Cherry smoothing 1"),
+    MetricSpec("rouge_l", rouge_l, _AR, best_reference=True, description="ROUGE-L F1 (longest common word subsequence)"),
+    MetricSpec("string_similarity", string_similarity, _AR, best_reference=True,
                description="1 - Levenshtein distance / longer length, answer vs reference"),
     MetricSpec("non_llm_context_recall", non_llm_context_recall, _CTX, options={"threshold": 0.5},
                description="share of reference contexts matched by a retrieved one (string similarity)"),
     MetricSpec("non_llm_context_precision", non_llm_context_precision, _CTX, options={"threshold": 0.5},
                description="average precision of retrieved contexts matching a reference one"),
-    MetricSpec("answer_semantic_similarity", answer_semantic_similarity, _AR, needs_embedder=True,
+    MetricSpec("answer_semantic_similarity", answer_semantic_similarity, _AR, best_reference=True, needs_embedder=True,
                options={"threshold": None}, value_range=(-1.0, 1.0),  # a cosine
                description="cosine of answer and reference embeddings (binary with a threshold)"),
 )

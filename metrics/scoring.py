@@ -16,6 +16,13 @@ for a lower-is-better metric, without calling the metric) or is left out of the 
 Conversations (``RagSample.history``): every metric reads the last user turn as the question; a
 judged metric whose prompt reads it gets the earlier turns with it (:mod:`metrics.conversation`).
 
+Several references (``RagSample.references``, from a ``ground_truths`` list): ``reference`` holds
+them all, joined by blank lines, which is what claim-based metrics read (context recall, factual
+correctness: every reference's facts count). A metric whose spec says ``best_reference`` (exact
+match, token F1, BLEU, ROUGE-L, string and semantic similarity) compares the answer with each
+reference alone and keeps the best score, as SQuAD's EM / F1 and multi-reference ROUGE do; its
+explanation gives ``reference_index`` and ``per_reference``.
+
 Unanswerable questions (reference ``"not in the knowledge base"``, :mod:`metrics.refusal`): a metric
 that compares with the reference or its contexts is ``undefined`` on them, with that reason, unless
 its spec says ``scores_unanswerable`` (``refusal``).
@@ -130,9 +137,10 @@ async def _run_metric(sample: RagSample, spec: MetricSpec, kwargs: dict[str, Any
     # the number of concurrent model calls; synchronous metrics hold it only while they run.
     async with limit:
         try:
-            out = fn(**call)
-            if inspect.isawaitable(out):
-                out = await out
+            if spec.best_reference and "reference" in call and len(sample.references or ()) > 1:
+                out = await _best_of_references(fn, call, sample.references, spec.higher_is_better)
+            else:
+                out = await _called(fn, call)
         except JudgeError as exc:  # its message and raw text are scrubbed of credentials already
             return MetricValue.error(str(exc) or "judge failed", raw=exc.raw)
         except Exception as exc:  # noqa: BLE001 - a metric bug must not lose the other rows
@@ -141,6 +149,27 @@ async def _run_metric(sample: RagSample, spec: MetricSpec, kwargs: dict[str, Any
     if not isinstance(out, MetricValue):
         return MetricValue.error(f"metric returned {type(out).__name__}, not a MetricValue")
     return out
+
+
+async def _called(fn: Any, call: dict[str, Any]) -> Any:
+    out = fn(**call)
+    return await out if inspect.isawaitable(out) else out
+
+
+async def _best_of_references(fn: Any, call: dict[str, Any], references: Sequence[str],
+                              higher_is_better: bool) -> Any:
+    """The metric against each reference alone, keeping the best ok score; the explanation names the
+    reference it came from and every reference's score. None ok: the first reference's result."""
+    results = [await _called(fn, {**call, "reference": ref}) for ref in references]
+    if not all(isinstance(r, MetricValue) for r in results):
+        return next(r for r in results if not isinstance(r, MetricValue))
+    ok = [(i, r) for i, r in enumerate(results) if r.status == "ok"]
+    if not ok:
+        return results[0]
+    pick = max if higher_is_better else min
+    i, best = pick(ok, key=lambda pair: pair[1].value)
+    return MetricValue(best.value, "ok", {**best.explanation, "reference_index": i,
+                                          "per_reference": [r.value for r in results]})
 
 
 async def score_samples(

@@ -44,6 +44,9 @@ class RagSample:
             overlap the evidence (recall, MAP and nDCG divide by it).
         history: In a conversation, the turns before ``question`` (its last user turn), oldest first
             (``{"role", "content"}``, :mod:`metrics.conversation`); None for a single question.
+        references: Every reference answer when the input gives several (``ground_truths``); then
+            ``reference`` is them joined by blank lines, and a metric whose spec says
+            ``best_reference`` scores each and keeps the best (:mod:`metrics.scoring`).
     """
 
     id: str
@@ -58,6 +61,7 @@ class RagSample:
     qrels: Mapping[str, int] | None = None
     n_relevant: int | None = None
     history: tuple[Mapping[str, Any], ...] | None = None
+    references: tuple[str, ...] | None = None
 
     def get(self, name: str) -> Any:
         return getattr(self, name)
@@ -95,6 +99,9 @@ class MetricSpec:
             on them, since there is no answer to compare with.
         reads_history: In a conversation, a judged metric that reads the question gets the earlier
             turns with it (:func:`metrics.conversation.with_history`); False: the last user turn alone.
+        best_reference: With several references, the metric compares the answer with each and keeps
+            the best score (SQuAD's EM / F1, multi-reference ROUGE); False: it reads them all joined
+            as one reference (claim and context recall: every reference's facts count).
     """
 
     name: str
@@ -113,6 +120,7 @@ class MetricSpec:
     family: str = ""
     scores_unanswerable: bool = False
     reads_history: bool = True
+    best_reference: bool = False
 
     def __post_init__(self) -> None:
         unknown = (set(self.inputs) | set(self.optional)) - set(FIELDS)

@@ -121,7 +121,7 @@ def test_score_reads_every_in_memory_form_the_same(tmp_path):
 
 def test_score_errors_name_the_row_and_column():
     with pytest.raises(InputError, match=r"list row 2, column contexts"):
-        ragsweep.score([ROWS[0], {**ROWS[1], "contexts": "not a list"}], ["rouge_l"])
+        ragsweep.score([ROWS[0], {**ROWS[1], "contexts": ["a passage", 3]}], ["rouge_l"])
     with pytest.raises(InputError, match="unknown metric rouge_x"):
         ragsweep.score(ROWS, ["rouge_x"])
     with pytest.raises(InputError, match="no column reference_contexts, which metric non_llm_context_recall needs"):

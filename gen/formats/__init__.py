@@ -4,16 +4,18 @@
 format                    what                                                    files
 ========================  ======================================================  ===================
 ``ragsweep``              ours: questions with evidence spans (:mod:`gen.testset`)  ``.jsonl``
-``ragas``                 Ragas ``EvaluationDataset``, single and multi turn       ``.jsonl .json .csv``
+``ragas``                 Ragas ``EvaluationDataset``, single and multi turn;      ``.jsonl .json .csv``
+                          Ragas 0.1 test sets (read)
 ``deepeval``              DeepEval goldens (and conversational goldens)            ``.json .jsonl``
+                                                                                   (``.csv`` read)
 ``llamaindex``            LlamaIndex ``LabelledRagDataset``                        ``.json``
 ``llamaindex_qa``         LlamaIndex ``EmbeddingQAFinetuneDataset``                ``.json``
 ========================  ======================================================  ===================
 
 Samples read from another format have no evidence spans yet: their reference contexts are kept in
 their provenance (:mod:`gen.formats.rows`), and the harness locates them in a corpus
-(:mod:`harness.testsets`). Reading detects the format from the file's name and its fields; pass
-``format`` to say it. Each module's docstring lists its fields and where they are defined.
+(:mod:`harness.testsets`). Reading detects the format from the file's fields (a CSV's columns, a
+JSON file's first record), whatever its name; pass ``format`` to say it. Each module's docstring lists its fields and where they are defined.
 """
 
 from __future__ import annotations
@@ -22,9 +24,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ragsweep.gen.documents import Corpus, iter_jsonl
+from ragsweep.gen.documents import Corpus
 from ragsweep.gen.formats import deepeval, llamaindex, ragas
-from ragsweep.gen.formats.rows import read_json
+from ragsweep.gen.formats.rows import iter_json_lines, read_json, read_rows
 from ragsweep.gen.testset import TestSample, read_testset, write_testset
 from ragsweep.metrics.errors import InputError
 
@@ -52,6 +54,12 @@ def check_format(name: str | None) -> str | None:
     return name
 
 
+#: What marks each format, for messages.
+UNDERSTOOD = ("ragsweep (question + evidence), ragas (user_input; Ragas 0.1: question + evolution_type or "
+              "episode_done), deepeval (input or scenario), llamaindex ({\"examples\": [...]}), "
+              "llamaindex_qa ({queries, corpus, relevant_docs})")
+
+
 def _of_row(path: Path, row: dict[str, Any]) -> str:
     if "question" in row and "evidence" in row:
         return "ragsweep"
@@ -59,8 +67,9 @@ def _of_row(path: Path, row: dict[str, Any]) -> str:
         return "ragas"
     if deepeval.looks_like(row):
         return "deepeval"
-    raise InputError(f"{path}: cannot tell the test-set format from its fields ({', '.join(list(row)[:8])}); "
-                     f"pass the format ({', '.join(FORMATS)})")
+    shown = ", ".join(list(row)[:12]) + (", ..." if len(row) > 12 else "")
+    raise InputError(f"{path}: cannot tell the test-set format from its fields ({shown or 'none'}); "
+                     f"understood: {UNDERSTOOD}; or pass the format")
 
 
 def detect_format(path: str | Path) -> str:
@@ -70,9 +79,9 @@ def detect_format(path: str | Path) -> str:
         raise InputError(f"{file}: test set not found")
     name = file.name.lower()
     if name.endswith(".csv"):
-        return "ragas"
+        return _of_row(file, read_rows(file)[0][1])
     if name.endswith((".jsonl", ".jsonl.gz")):
-        first = next(iter_jsonl(file), None)
+        first = next(iter_json_lines(file), None)
         if first is None:
             raise InputError(f"{file}: the test set is empty")
         return _of_row(file, first[1])

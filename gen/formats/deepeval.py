@@ -1,4 +1,8 @@
-"""DeepEval goldens: a JSON list (``EvaluationDataset.save_as("json")``) or JSONL of goldens.
+"""DeepEval goldens: a JSON list (``EvaluationDataset.save_as("json")``) or JSONL of goldens, or CSV.
+
+A CSV (``save_as("csv")``, or a Synthesizer's DataFrame written by pandas) is read with the cell
+grammar of :mod:`gen.formats.cells`: ``context`` is a list literal or, as DeepEval writes it, items
+joined by ``|``; ``additional_metadata`` an object literal.
 
 The fields, as DeepEval reads and writes them (``deepeval/dataset/golden.py``: ``Golden``,
 ``ConversationalGolden``; ``deepeval/dataset/dataset.py``: ``add_goldens_from_json_file``,
@@ -25,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from ragsweep.gen.documents import Corpus
+from ragsweep.gen.formats.cells import CellError, parse_literal
 from ragsweep.gen.formats.rows import (
     bad,
     contexts_of,
@@ -43,6 +48,8 @@ from ragsweep.gen.testset import TestSample
 
 NAME = "deepeval"
 SUFFIXES = (".json", ".jsonl")
+#: What DeepEval's ``save_as("csv")`` joins a golden's ``context`` items with.
+CSV_DELIMITER = "|"
 #: DeepEval's own order of a golden's fields (``save_as``), then a conversational golden's.
 ORDER = ("input", "actual_output", "expected_output", "retrieval_context", "context", "name", "comments",
          "source_file", "tools_called", "expected_tools", "additional_metadata", "custom_column_key_values")
@@ -54,8 +61,20 @@ def looks_like(row: dict[str, Any]) -> bool:
     return "input" in row or "scenario" in row
 
 
-def _sample(path: Path, n: int, label: str, row: dict[str, Any]) -> TestSample:
+def _metadata_cell(path: Path, label: str, value: Any) -> Any:
+    """A CSV cell of ``additional_metadata``: blank is None, else a JSON or Python object literal."""
+    if not value.strip():
+        return None
+    try:
+        return parse_literal(value.strip())
+    except CellError as exc:
+        raise bad(path, label, "additional_metadata", f"not an object literal: {exc}") from None
+
+
+def _sample(path: Path, n: int, label: str, row: dict[str, Any], cells: bool = False) -> TestSample:
     meta = row.get("additional_metadata")
+    if cells and isinstance(meta, str):
+        meta = _metadata_cell(path, label, meta)
     if meta is not None and not isinstance(meta, dict):
         raise bad(path, label, "additional_metadata", f"expected an object, got {str(meta)[:60]!r}")
     meta = meta or {}
@@ -71,7 +90,7 @@ def _sample(path: Path, n: int, label: str, row: dict[str, Any]) -> TestSample:
         question = text_of(row, path, label, "input", required=True)
         reference = text_of(row, path, label, "expected_output")
         own = {"input", "expected_output", "context"}
-    contexts = texts_of(row, path, label, "context")
+    contexts = texts_of(row, path, label, "context", cells=cells, delimiter=CSV_DELIMITER)
     ids = None
     if contexts is not None and meta.get("context_ids") is not None:
         ids = texts_of({"additional_metadata.context_ids": meta["context_ids"]}, path, label,
@@ -90,7 +109,9 @@ def _sample(path: Path, n: int, label: str, row: dict[str, Any]) -> TestSample:
 
 def read(path: Path) -> list[TestSample]:
     """The samples of a goldens file (no evidence spans yet: locate their contexts)."""
-    return unique_ids((_sample(path, n, label, row) for n, (label, row) in enumerate(read_rows(path), 1)), path)
+    cells = path.name.lower().endswith(".csv")
+    return unique_ids((_sample(path, n, label, row, cells) for n, (label, row) in enumerate(read_rows(path), 1)),
+                      path)
 
 
 def _metadata(sample: TestSample, kept: dict[str, Any] | None, ids: list[str] | None) -> dict[str, Any]:

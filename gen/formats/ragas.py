@@ -14,8 +14,12 @@ https://docs.ragas.io/en/stable/concepts/components/eval_dataset/):
   ``reference_topics``. The conversation is kept (``TestSample.conversation``, roles user /
   assistant / tool); its last human message is the question.
 
+A Ragas 0.1 test set (``TestDataset.to_pandas``: ``question, contexts, ground_truth, evolution_type,
+metadata, episode_done``) is read too: ``question`` as ``user_input``, ``ground_truth`` as
+``reference``, ``contexts`` as ``reference_contexts``; written back, it has the 0.2 names.
+
 Ragas leaves out fields that are None; ``to_csv`` writes lists as Python literals, which are read
-back (as are JSON lists and ``;``-separated items). Besides Ragas' fields a row written here holds
+back, as are JSON lists and numpy's arrays (:mod:`gen.formats.cells`); a plain cell is one item. Besides Ragas' fields a row written here holds
 ``id``, ``kind`` and ``provenance`` (extra columns, which Ragas ignores), and ``reference_context_ids``
 names each reference context's evidence span (``<doc_id>:<start>-<end>``). Every other field of a row
 read here is written back as it was.
@@ -28,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from ragsweep.gen.documents import Corpus
+from ragsweep.gen.formats.cells import CellError, parse_literal
 from ragsweep.gen.formats.rows import (
     TYPE_OF_ROLE,
     bad,
@@ -35,7 +40,6 @@ from ragsweep.gen.formats.rows import (
     fields_for,
     imported,
     last_user_turn,
-    list_cell,
     provenance_for,
     read_rows,
     text_of,
@@ -50,8 +54,26 @@ NAME = "ragas"
 SUFFIXES = (".jsonl", ".json", ".csv")
 
 
+#: Ragas 0.1 test-set columns (``TestDataset.to_pandas``) -> the 0.2 names they are read as.
+V01_NAMES = {"question": "user_input", "ground_truth": "reference", "contexts": "reference_contexts"}
+
+
 def looks_like(row: dict[str, Any]) -> bool:
-    return "user_input" in row
+    return "user_input" in row or is_v01(row)
+
+
+def is_v01(row: dict[str, Any]) -> bool:
+    """A Ragas 0.1 test-set row: ``question`` with ``evolution_type`` or ``episode_done``."""
+    return "user_input" not in row and "question" in row and ("evolution_type" in row or "episode_done" in row)
+
+
+def _as_v02(row: dict[str, Any]) -> dict[str, Any]:
+    if not is_v01(row):
+        return row
+    clash = [new for old, new in V01_NAMES.items() if old in row and new in row]
+    if clash:
+        raise ValueError(clash[0])
+    return {V01_NAMES.get(k, k): v for k, v in row.items()}
 
 
 def _kind(row: dict[str, Any], conversation: bool) -> tuple[str, bool]:
@@ -67,9 +89,16 @@ def _kind(row: dict[str, Any], conversation: bool) -> tuple[str, bool]:
 
 
 def _sample(path: Path, n: int, label: str, row: dict[str, Any], cells: bool) -> TestSample:
+    try:
+        row = _as_v02(row)
+    except ValueError as exc:
+        raise bad(path, label, str(exc), "a Ragas 0.1 row that also has this Ragas 0.2 column") from None
     raw = row.get("user_input")
     if cells and isinstance(raw, str) and raw.strip().startswith("[{"):
-        raw = list_cell(raw)
+        try:
+            raw = parse_literal(raw.strip())
+        except CellError as exc:
+            raise bad(path, label, "user_input", f"a list of messages that does not parse: {exc}") from None
     conversation: tuple[dict[str, Any], ...] = ()
     if isinstance(raw, list):
         conversation = turns_of(raw, path, label, "user_input", "type")

@@ -16,18 +16,19 @@ text of its evidence spans, with ``<doc_id>:<start>-<end>`` span ids where the f
 
 from __future__ import annotations
 
-import ast
 import csv
+import gzip
 import io
 import json
 import os
 import re
 import sys
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from ragsweep.gen.documents import Corpus, Span, iter_jsonl
+from ragsweep.gen.documents import Corpus, Span
+from ragsweep.gen.formats.cells import CellError, list_cell, strip_hop_marker
 from ragsweep.gen.testset import TestSample
 from ragsweep.metrics.errors import InputError
 
@@ -59,16 +60,61 @@ def bad(path: Path, label: str, field: str, message: str) -> InputError:
 
 # ---------------------------------------------------------------- reading
 
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+
+
+def json_value(text: str, where: str) -> Any:
+    """The value of a JSON text; errors name ``where`` and the line and column.
+
+    Text that cannot be written back as UTF-8 (a lone surrogate escape such as ``"\\ud800"``) and
+    nesting too deep for Python to read are errors, not exceptions found later when writing.
+    """
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InputError(f"{where}, line {exc.lineno}, column {exc.colno}: not valid JSON ({exc.msg})") from exc
+    except RecursionError:
+        raise InputError(f"{where}: JSON nested too deep to read") from None
+    if _SURROGATE_ESCAPE.search(text):
+        try:
+            json.dumps(value, ensure_ascii=False).encode("utf-8")
+        except UnicodeEncodeError:
+            raise InputError(f"{where}: a string holds a lone surrogate escape (\\ud800-\\udfff), "
+                             "which is no character") from None
+        except RecursionError:
+            raise InputError(f"{where}: JSON nested too deep to read") from None
+    return value
+
+
 def read_json(path: Path) -> Any:
     """A JSON file's value; errors name the file, line and column."""
     if not path.is_file():
         raise InputError(f"{path}: test set not found")
     try:
-        return json.loads(path.read_text(encoding="utf-8-sig"))
-    except json.JSONDecodeError as exc:
-        raise InputError(f"{path}, line {exc.lineno}, column {exc.colno}: not valid JSON ({exc.msg})") from exc
+        text = path.read_text(encoding="utf-8-sig")
     except UnicodeDecodeError as exc:
         raise InputError(f"{path}: not UTF-8 text ({exc.reason})") from exc
+    return json_value(text, str(path))
+
+
+def iter_json_lines(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
+    """``(line number, object)`` for each non-blank line of a JSONL file (``.gz`` too); errors name
+    the file and line."""
+    gz = path.name.lower().endswith(".gz")
+    with (gzip.open(path, "rt", encoding="utf-8-sig", newline="\n") if gz
+          else path.open(encoding="utf-8-sig", newline="\n")) as fh:
+        try:
+            for lineno, line in enumerate(fh, 1):
+                if not line.strip():
+                    continue
+                row = json_value(line, f"{path}, line {lineno}")
+                if not isinstance(row, dict):
+                    raise InputError(f"{path}, line {lineno}: expected a JSON object, got {type(row).__name__}")
+                yield lineno, row
+        except UnicodeDecodeError as exc:
+            raise InputError(f"{path}: not UTF-8 text ({exc.reason})") from exc
+        except (OSError, EOFError) as exc:  # a damaged .gz
+            raise InputError(f"{path}: cannot be read ({exc})") from exc
 
 
 def _read_csv(path: Path) -> list[tuple[str, dict[str, Any]]]:
@@ -80,7 +126,8 @@ def _read_csv(path: Path) -> list[tuple[str, dict[str, Any]]]:
     reader = csv.reader(io.StringIO(text, newline=""), strict=True)
     rows = []
     try:
-        header = [h.strip() for h in next(reader, [])]
+        # a blank header (pandas' index) is named as pandas names it
+        header = [h.strip() or f"Unnamed: {i}" for i, h in enumerate(next(reader, []))]
         if len(set(header)) != len(header):
             raise InputError(f"{path}: the header names a column twice: {', '.join(header)}")
         for n, cells in enumerate(reader, start=1):
@@ -103,7 +150,7 @@ def read_rows(path: Path) -> list[tuple[str, dict[str, Any]]]:
     if name.endswith(".csv"):
         rows = _read_csv(path)
     elif name.endswith((".jsonl", ".jsonl.gz")):
-        rows = [(f"line {n}", row) for n, row in iter_jsonl(path)]
+        rows = [(f"line {n}", row) for n, row in iter_json_lines(path)]
     else:
         value = read_json(path)
         if not isinstance(value, list):
@@ -116,21 +163,6 @@ def read_rows(path: Path) -> list[tuple[str, dict[str, Any]]]:
     if not rows:
         raise InputError(f"{path}: the test set is empty")
     return rows
-
-
-def list_cell(text: str) -> Any:
-    """A CSV cell holding a list: a JSON or Python list literal (as pandas writes lists), else
-    ``;``-separated items; a blank cell is None (the convention of ``ragsweep score``)."""
-    text = text.strip()
-    if not text:
-        return None
-    if text.startswith("[") and text.endswith("]"):
-        for parse in (json.loads, ast.literal_eval):
-            try:
-                return parse(text)
-            except (ValueError, SyntaxError):
-                continue
-    return [p.strip() for p in text.split(";") if p.strip()]
 
 
 def text_of(row: Mapping[str, Any], path: Path, label: str, name: str, *, required: bool = False) -> str | None:
@@ -146,11 +178,17 @@ def text_of(row: Mapping[str, Any], path: Path, label: str, name: str, *, requir
 
 
 def texts_of(row: Mapping[str, Any], path: Path, label: str, name: str, *, cells: bool = False,
-             ids: bool = False) -> list[str] | None:
-    """A list-of-strings field (``ids``: strings or integers, read as strings); None when absent."""
+             ids: bool = False, delimiter: str | None = None) -> list[str] | None:
+    """A list-of-strings field (``ids``: strings or integers, read as strings); None when absent.
+
+    ``cells``: a string is a CSV cell read with the cell grammar (:mod:`gen.formats.cells`), a plain
+    cell's items joined by ``delimiter`` (None: a plain cell is one item)."""
     value = row.get(name)
     if cells and isinstance(value, str):
-        value = list_cell(value)
+        try:
+            value = list_cell(value, delimiter)
+        except CellError as exc:
+            raise bad(path, label, name, f"a list cell that does not parse: {exc}") from None
     if value is None:
         return None
     kinds = (str, int) if ids else (str,)
@@ -187,7 +225,7 @@ def imported(sid: str, question: str, reference: str | None, contexts: list[str]
     for key in CONTEXT_KEYS + ("located",):
         prov.pop(key, None)
     if contexts is not None:
-        prov["reference_contexts"] = list(contexts)
+        prov["reference_contexts"] = [strip_hop_marker(c) for c in contexts]
     if ids is not None:
         prov["reference_context_ids"] = list(ids)
     kept = {k: v for k, v in dict(prov.get("fields") or {}).items() if k != fmt}

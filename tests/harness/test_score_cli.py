@@ -181,7 +181,7 @@ def test_dataset_dict_needs_a_split_when_it_has_several(tmp_path):
     with pytest.raises(InputError, match="splits dev, test; choose one with split=NAME"):
         read_samples(tmp_path / "dd")
     samples, _, _ = read_samples(tmp_path / "dd", split="test")
-    assert len(samples) == 4 and samples[1].reference == "William Shakespeare"
+    assert len(samples) == 4 and samples[1].references == ("William Shakespeare", "Shakespeare")
 
 
 def test_dry_run_counts_four_judge_calls_for_the_core_metrics(tmp_path, score):
