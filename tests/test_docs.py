@@ -262,3 +262,17 @@ def test_readme_is_a_front_door():
     tour = next(b for b in ALL if b.page == "README.md" and b.kind is None and b.lang in SHELL)
     steps = [w[1] for w in commands(tour.code)]
     assert steps == ["gen", "sweep", "board", "rescore", "run", "score"], steps
+
+
+def test_the_checks_catch_what_they_are_for(monkeypatch: pytest.MonkeyPatch):
+    """A renamed override, benchmark flag, extra or API argument in a block that does not run fails its check."""
+    with pytest.raises(AssertionError, match="does not compose"):
+        _check_ragsweep(["ragsweep", "sweep", "chunker.sise=256,512"], "page.md:1", monkeypatch)
+    with pytest.raises(AssertionError, match="has no option --corpra"):
+        _check_python_command(["python", "benchmarks/validity.py", "--corpra", "scifact"], "page.md:1")
+    with pytest.raises(AssertionError, match="no extra 'nosuchextra'"):
+        _check_pip(["pip", "install", "-e", ".[dev,nosuchextra]"], "page.md:1")
+    with pytest.raises(AssertionError, match="judgee"):
+        _check_python_block(Block("page.md", 1, "python", "ragsweep.score(rows, judgee=None)\n", "not run", "r"))
+    assert [w[:2] for w in commands("ragsweep gen n=2 && ragsweep sweep \\\n  a=$(date +%F)  # note\n")] == \
+        [["ragsweep", "gen"], ["ragsweep", "sweep"]]
