@@ -441,7 +441,8 @@ class TestSet:
             corpus: The documents it points into (``"shipped"``, a folder, a JSONL, a BEIR folder or
                 a Corpus): imported reference contexts are located there as evidence spans, and
                 ``report["located"]`` counts them. None: no spans located.
-            fuzzy_threshold, fuzzy: How contexts are located (as ``ragsweep run``'s ``locate``).
+            fuzzy_threshold: The fuzzy match's least similarity (as ``ragsweep run``'s ``locate``).
+            fuzzy: False: exact and normalised matches only.
         """
         from ragsweep.harness.testsets import read_any
 

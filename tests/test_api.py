@@ -1,4 +1,5 @@
-"""The Python API: the README's walk-through runs, and gives the CLI's numbers on the same input."""
+"""The Python API: the docs' walk-through (docs/get-started/python.md) runs, and gives the CLI's numbers on the
+same input."""
 
 from __future__ import annotations
 
@@ -18,13 +19,13 @@ from ragsweep.metrics.errors import InputError
 from ragsweep.metrics.llm import ScriptedLLM
 from ragsweep.metrics.prompts import identify
 
-README = Path(__file__).resolve().parents[1] / "README.md"
+README = Path(__file__).resolve().parents[1] / "docs" / "get-started" / "python.md"  # the walk-through's page
 
 
 def walkthrough() -> str:
     found = re.search(r"<!-- walkthrough:start -->\n```python\n(.*?)```\n<!-- walkthrough:end -->",
                       README.read_text(encoding="utf-8"), re.S)
-    assert found, "README lost its walk-through markers"
+    assert found, f"{README} lost its walk-through markers"
     return found.group(1)
 
 
@@ -50,7 +51,7 @@ def test_readme_walkthrough_runs_and_equals_the_cli(tmp_path, monkeypatch):
     monkeypatch.setenv("RAGSWEEP_CACHE_DIR", str(tmp_path / "cache"))
     (tmp_path / "walkthrough").mkdir()
     ns: dict = {}
-    exec(compile(walkthrough(), str(README), "exec"), ns)  # noqa: S102 - the README's own code
+    exec(compile(walkthrough(), str(README), "exec"), ns)  # noqa: S102 - the docs' own code
 
     # generate == ragsweep gen (same corpus, n, seed, writer)
     cli("gen", "llm=none", "n=12", "out=cli/testset.jsonl", cwd=tmp_path)

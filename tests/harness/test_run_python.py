@@ -1,5 +1,6 @@
-"""`ragsweep run target=python` as the README shows it: its example module and command, two versions
-of one application on one board with paired tests, and the same from Python (``ragsweep.run``)."""
+"""`ragsweep run target=python` as the docs show it (docs/how-to/your-application.md): its example module and
+command, two versions of one application on one board with paired tests, and the same from Python
+(``ragsweep.run``)."""
 
 from __future__ import annotations
 
@@ -16,14 +17,14 @@ import ragsweep
 import ragsweep as ragsweep_api
 from ragsweep.metrics.errors import InputError
 
-README = Path(__file__).resolve().parents[2] / "README.md"
+README = Path(__file__).resolve().parents[2] / "docs" / "how-to" / "your-application.md"  # the run example's page
 
 
 def example() -> tuple[str, list[str]]:
-    """The README's example module and the arguments of its command."""
+    """The docs' example module and the arguments of its command."""
     text = README.read_text(encoding="utf-8")
     block = re.search(r"<!-- run-example:start -->\n(.*?)<!-- run-example:end -->", text, re.S)
-    assert block, "README: the run example's markers are missing"
+    assert block, f"{README}: the run example's markers are missing"
     module = re.search(r"```python\n(.*?)```", block.group(1), re.S).group(1)
     command = re.search(r"```bash\n(.*?)```", block.group(1), re.S).group(1).strip()
     args = shlex.split(command)
