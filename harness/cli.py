@@ -67,6 +67,7 @@ def sweep_app(cfg: DictConfig) -> Any:
 @hydra.main(version_base="1.3", config_path="pkg://ragsweep.conf", config_name="board")
 def board_app(cfg: DictConfig) -> None:
     from ragsweep.harness.leaderboard import build
+    from ragsweep.harness.outputs import write_failed
 
     if not cfg.dir:
         fail("which sweep folder? ragsweep board outputs/sweeps/<stamp>")
@@ -75,6 +76,8 @@ def board_app(cfg: DictConfig) -> None:
                       n_resamples=cfg.n_resamples, top=cfg.top, html=cfg.html)
     except InputError as exc:
         fail(str(exc))
+    except OSError as exc:
+        write_failed(exc, cfg.dir)
     print(Path(paths["md"]).read_text(encoding="utf-8"))
     print("leaderboard: " + "\n             ".join(str(p) for p in paths.values()))
 
