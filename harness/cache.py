@@ -18,6 +18,8 @@ from typing import Any, TypeVar
 
 import numpy as np
 
+from ragsweep.metrics.errors import scrub_all
+
 T = TypeVar("T")
 
 
@@ -63,6 +65,12 @@ def atomic_write(path: Path, write: Callable[[str], None]) -> None:
 
 
 def write_json(path: Path, obj: Any) -> None:
+    """A run's record (a summary, a marker), every string scrubbed of credentials (:func:`metrics.errors.scrub_all`)."""
+    _write_raw_json(path, scrub_all(obj))
+
+
+def _write_raw_json(path: Path, obj: Any) -> None:
+    # Cache entries hold the corpus's own text, kept exact: scrubbing would change what the chunks say.
     atomic_write(path, lambda tmp: Path(tmp).write_text(json.dumps(obj, ensure_ascii=False), encoding="utf-8"))
 
 
@@ -95,7 +103,7 @@ class Cache:
 
     def json(self, kind: str, key: str, compute: Callable[[], Any]) -> Any:
         return self._get(self.path(kind, key, "json"),
-                         lambda p: json.loads(p.read_text(encoding="utf-8")), compute, write_json)
+                         lambda p: json.loads(p.read_text(encoding="utf-8")), compute, _write_raw_json)
 
     def array(self, kind: str, key: str, compute: Callable[[], np.ndarray]) -> np.ndarray:
         def save(p: Path, v: np.ndarray) -> None:

@@ -32,7 +32,15 @@ from typing import Any, NoReturn
 from hydra.experimental.callback import Callback
 from omegaconf import DictConfig, OmegaConf, open_dict, read_write
 
-from ragsweep.metrics.errors import EXIT_BAD_INPUT, REDACTED, InputError, fail, looks_like_key, scrub
+from ragsweep.metrics.errors import (
+    EXIT_BAD_INPUT,
+    REDACTED,
+    InputError,
+    fail,
+    looks_like_key,
+    register_config_secrets,
+    scrub,
+)
 from ragsweep.metrics.staging import is_path_problem, staged
 
 CLOCK = "${now:"
@@ -336,6 +344,7 @@ def _redact(node: Any) -> Any:
 def config_yaml(cfg: DictConfig, **actual: Any) -> str:
     """A run's resolved config for its ``config.yaml``, with ``actual`` values set (the folder really
     written), nothing that looks like a key (:func:`metrics.errors.scrub`)."""
+    register_config_secrets(OmegaConf.to_container(cfg, resolve=False))  # the variables it points at
     data = OmegaConf.to_container(cfg, resolve=True)
     assert isinstance(data, dict)
     data = {k: v for k, v in _redact(data).items() if k != "hydra"} | actual

@@ -342,7 +342,7 @@ def _write_csv(path: Path, header: list[str], rows: list[list[Any]]) -> None:
         with open(tmp, "w", encoding="utf-8", newline="") as fh:
             w = csv.writer(fh)
             w.writerow(header)
-            w.writerows([[_cell(c) for c in r] for r in rows])
+            w.writerows(scrub_all([[_cell(c) for c in r] for r in rows]))  # no credential an input or judge echoed
 
     atomic_write(path, write)
 

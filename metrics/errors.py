@@ -22,6 +22,8 @@ _SECRET_PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"(?i)(\b(?:proxy-)?authorization[\"']?\s*[:=]\s*[\"']?)[^\"'\r\n,}]+"), rf"\1{REDACTED}"),
     # a bearer token: 8+ characters, one of them not a letter (so "bearer instruments" stays)
     (re.compile(r"(?i)\b(bearer\s+)(?=[A-Za-z]*[0-9._~+/=-])[A-Za-z0-9._~+/=-]{8,}"), rf"\1{REDACTED}"),
+    # the user and password in a URL (http://user:pw@host/...)
+    (re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)[^/?#\s@\"']+@"), rf"\1{REDACTED}@"),
     # key=value and "key": "value" for the usual names of secrets (values of 8+ characters)
     (re.compile(r"(?i)(\b[\w-]*(?:api[_-]?key|apikey|access[_-]?token|auth[_-]?token|secret|password|passwd)"
                 r"[\"']?\s*[:=]\s*[\"']?)[^\"'\s&,;}]{8,}"), rf"\1{REDACTED}"),
@@ -33,7 +35,7 @@ _SECRET_PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"\bAIza[0-9A-Za-z_-]{30,}"), REDACTED),                      # Google
     (re.compile(r"\bxox[abprs]-[A-Za-z0-9-]{10,}"), REDACTED),                # Slack
 )
-_KEY_FORMATS = _SECRET_PATTERNS[3:]
+_KEY_FORMATS = _SECRET_PATTERNS[4:]
 _SECRET_ENV_NAME = re.compile(r"(?i)(key|token|secret|passw|credential)")
 _secrets: set[str] = set()
 
@@ -60,9 +62,88 @@ class JudgeError(RuntimeError):
 
 
 def register_secret(value: str | None) -> None:
-    """Remember a credential in use (an API key read from the environment) so :func:`scrub` removes it."""
+    """Remember a credential in use (an API key read from the environment) so :func:`scrub` removes it,
+    from every string written and every log record (:func:`install_log_scrubber`)."""
     if value and len(value) >= 8:
         _secrets.add(value)
+        install_log_scrubber()
+
+
+def url_password(value: str) -> bool:
+    """Whether ``value`` holds a URL with a literal password (``scheme://user:password@host``); a
+    ``${oc.env:...}`` reference in its place is not one."""
+    return any(":" in m.group(1) and "${" not in m.group(1)
+               for m in re.finditer(r"(?i)\b[a-z][a-z0-9+.-]*://([^/?#\s@\"']+)@", value))
+
+
+def register_url(url: str | None) -> None:
+    """Remember the password of a URL's ``user:password@`` part, and the Basic credentials an HTTP client
+    makes of it, so a server that echoes either has it scrubbed (the URL form is scrubbed by pattern)."""
+    from urllib.parse import unquote, urlsplit
+
+    try:
+        parts = urlsplit(url or "")
+    except ValueError:
+        return
+    if parts.password:
+        import base64
+
+        user, password = unquote(parts.username or ""), unquote(parts.password)
+        register_secret(password)
+        register_secret(base64.b64encode(f"{user}:{password}".encode()).decode())
+    install_log_scrubber()
+
+
+_ENV_REF = re.compile(r"\$\{oc\.env:\s*([A-Za-z_][A-Za-z0-9_]*)")
+
+
+def register_config_secrets(tree: Any) -> None:
+    """Register (:func:`register_secret`) the credentials a config points at: the values of the variables
+    named by ``*_env`` keys and by ``${oc.env:NAME}`` references, and passwords in URLs. ``tree`` is the
+    config as plain dicts and lists, unresolved (so the references are still there)."""
+    if isinstance(tree, dict):
+        for key, value in tree.items():
+            if str(key).endswith("_env") and isinstance(value, str) and value in os.environ:
+                register_secret(os.environ[value])
+            register_config_secrets(value)
+    elif isinstance(tree, (list, tuple)):
+        for value in tree:
+            register_config_secrets(value)
+    elif isinstance(tree, str):
+        for name in _ENV_REF.findall(tree):
+            register_secret(os.environ.get(name))
+        if "://" in tree:
+            register_url(tree)
+
+
+class _ScrubbedRecords:
+    """A log record factory that scrubs each record's message (and its traceback) when it is made, so
+    every handler -- Hydra's console and job log, a user's own -- only ever sees the scrubbed text."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        record = self.inner(*args, **kwargs)
+        try:
+            message = record.getMessage()
+        except Exception:  # noqa: BLE001 - a bad format string is the logging module's to report
+            return record
+        record.msg, record.args = scrub(message), None
+        if record.exc_info and not record.exc_text:
+            import logging
+
+            record.exc_text = scrub(logging.Formatter().formatException(record.exc_info))
+        return record
+
+
+def install_log_scrubber() -> None:
+    """Scrub every log record of this process from now on (once; later calls do nothing)."""
+    import logging
+
+    factory = logging.getLogRecordFactory()
+    if not isinstance(factory, _ScrubbedRecords):
+        logging.setLogRecordFactory(_ScrubbedRecords(factory))
 
 
 def _known_secrets() -> list[str]:
@@ -86,7 +167,8 @@ def scrub(text: str) -> str:
     """``text`` with anything that looks like a credential replaced by ``<redacted>``.
 
     Removes the keys in use (see :func:`register_secret`, and the values of variables named like
-    ``*KEY*``, ``*TOKEN*``, ``*SECRET*``), Authorization header values, ``Bearer ...`` tokens,
+    ``*KEY*``, ``*TOKEN*``, ``*SECRET*``; a URL's password and its Basic form, see :func:`register_url`),
+    Authorization header values, ``Bearer ...`` tokens, the ``user:password@`` of URLs,
     ``api_key=...`` / ``"password": "..."`` values and the usual key formats (``sk-...``, ``ghp_...``,
     ``hf_...``, ``AKIA...``).
     """

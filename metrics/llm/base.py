@@ -20,7 +20,7 @@ from typing import Any, Literal, Protocol, TypedDict, runtime_checkable
 
 import pydantic
 
-from ragsweep.metrics.errors import JudgeError
+from ragsweep.metrics.errors import JudgeError, scrub
 
 Schema = type[pydantic.BaseModel] | dict[str, Any]
 Logprobs = list[dict[str, float]]
@@ -215,7 +215,7 @@ async def complete_structured(
             ``max_reply_chars``.
     """
     js = json_schema_of(schema) if schema is not None else None
-    first = await generate(messages, js, logprobs, max_tokens)
+    first = _scrubbed(await generate(messages, js, logprobs, max_tokens))
     check_reply_size(first, max_reply_chars)
     if schema is None:
         return first
@@ -227,7 +227,7 @@ async def complete_structured(
     # One repair: show the model its own output and the error; small models often fix a
     # missing brace or a wrong field name when told exactly what is wrong.
     repair = [*messages, *repair_messages(first.text, error, js)]
-    second = await generate(repair, js, logprobs, max_tokens)
+    second = _scrubbed(await generate(repair, js, logprobs, max_tokens))
     check_reply_size(second, max_reply_chars)
     second.usage = first.usage + second.usage
     try:
@@ -238,6 +238,13 @@ async def complete_structured(
             raw=second.text,
         ) from None
     return second
+
+
+def _scrubbed(completion: Completion) -> Completion:
+    """The reply with any credential it echoes (the key sent, a URL's password) removed before it is parsed,
+    so neither the cache, the explanations nor a repair request ever holds one."""
+    completion.text = scrub(completion.text)
+    return completion
 
 
 def repair_messages(bad: str, error: str, json_schema: dict[str, Any] | None) -> list[Message]:

@@ -22,6 +22,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from ragsweep.metrics.errors import scrub
 from ragsweep.metrics.llm.base import (
     LLM,
     Completion,
@@ -116,7 +117,7 @@ class CompletionStore:
             key,
             model_id,
             None if prompt is None else f"{prompt.name}@{prompt.version}",
-            result.text,
+            scrub(result.text),  # whatever a server echoed, no credential is stored
             result.usage.prompt_tokens,
             result.usage.completion_tokens,
             None if result.logprobs is None else json.dumps(result.logprobs),

@@ -14,7 +14,7 @@ import os
 import random
 from typing import Any
 
-from ragsweep.metrics.errors import JudgeError, register_secret
+from ragsweep.metrics.errors import JudgeError, register_secret, register_url
 from ragsweep.metrics.llm.base import (
     MAX_REPLY_CHARS,
     Completion,
@@ -72,6 +72,7 @@ class OpenAICompatLLM(StructuredBackend):
     ) -> None:
         self.model = model
         self.base_url = base_url.rstrip("/") if base_url else None
+        register_url(self.base_url)  # its password, should the URL carry one, is scrubbed wherever it is echoed
         self.api_key_env = api_key_env
         self.temperature = temperature
         self.max_concurrency = max_concurrency
