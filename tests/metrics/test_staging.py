@@ -1,4 +1,4 @@
-"""Output files written all or nothing (harness/staging.py): a failure while writing, flushing or moving the
+"""Output files written all or nothing (metrics/staging.py): a failure while writing, flushing or moving the
 files in leaves the folder's files as they were."""
 
 from __future__ import annotations
@@ -86,40 +86,3 @@ def test_a_folder_made_for_a_failed_write_is_removed(tmp_path):
                                        (OSError(errno.EIO, "Input/output error"), False)])
 def test_path_problems_are_told_from_machine_failures(exc, path):
     assert is_path_problem(exc) is path
-
-
-def test_a_board_that_fails_half_way_keeps_the_old_three_files(tmp_path, monkeypatch):
-    from test_compare import BASE, fake_sweep
-
-    from ragsweep.harness.leaderboard import build
-
-    sweep = fake_sweep(tmp_path, {"a": ({"top_k": 1}, {"ndcg@10": BASE}), "b": ({"top_k": 5}, {"ndcg@10": BASE})})
-    old = {f"leaderboard.{ext}": f"old {ext}" for ext in ("csv", "md", "html")}
-    for name, text in old.items():
-        (sweep / name).write_text(text)
-    real = Path.write_text
-
-    def disk_full(self, text, *args, **kwargs):
-        if self.name == "leaderboard.html":  # written last of the three
-            raise OSError(errno.ENOSPC, "No space left on device")
-        return real(self, text, *args, **kwargs)
-
-    monkeypatch.setattr(Path, "write_text", disk_full)
-    with pytest.raises(OSError, match="No space left"):
-        build(sweep, "ndcg@10", n_resamples=100)
-    monkeypatch.undo()
-    assert {name: (sweep / name).read_text() for name in old} == old
-    assert not [p for p in sweep.iterdir() if p.name.startswith(".ragsweep")]
-
-
-@pytest.mark.parametrize("exc, code", [(OSError(errno.ENOSPC, "No space left on device"), 4),
-                                       (PermissionError(errno.EACCES, "Permission denied"), 2)])
-def test_a_folder_that_cannot_be_written_ends_the_command_with_its_code(exc, code, capsys):
-    from ragsweep.harness.outputs import write_failed
-
-    with pytest.raises(SystemExit) as stop:
-        write_failed(exc, "outputs/sweeps/x", kept="the jobs logged as rescored before it keep their new scores")
-    assert stop.value.code == code
-    assert capsys.readouterr().err == (f"ragsweep: error: could not write to outputs/sweeps/x: {exc.strerror}; its "
-                                       "files are left as they were; the jobs logged as rescored before it keep "
-                                       "their new scores\n")
