@@ -35,6 +35,14 @@ _SECRET_PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"\bAIza[0-9A-Za-z_-]{30,}"), REDACTED),                      # Google
     (re.compile(r"\bxox[abprs]-[A-Za-z0-9-]{10,}"), REDACTED),                # Slack
 )
+# Per pattern, lower-case words one of which its match must contain: a text without any is not searched
+# (a plain substring test is far cheaper than a regex pass, and most texts hold no credential at all).
+_TRIGGERS: tuple[tuple[str, ...], ...] = (
+    ("authorization",), ("bearer",), ("://",),
+    ("api", "key", "token", "secret", "passw"),
+    ("sk-",), ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"), ("hf_",), ("akia",), ("aiza",), ("xox",),
+)
+assert len(_TRIGGERS) == len(_SECRET_PATTERNS)
 _KEY_FORMATS = _SECRET_PATTERNS[4:]
 _SECRET_ENV_NAME = re.compile(r"(?i)(key|token|secret|passw|credential)")
 _secrets: set[str] = set()
@@ -157,9 +165,12 @@ def _known_secrets() -> list[str]:
 
 def _scrub(text: str, secrets: list[str]) -> str:
     for secret in secrets:
-        text = text.replace(secret, REDACTED)
-    for pattern, replacement in _SECRET_PATTERNS:
-        text = pattern.sub(replacement, text)
+        if secret in text:
+            text = text.replace(secret, REDACTED)
+    low = text.lower()
+    for (pattern, replacement), triggers in zip(_SECRET_PATTERNS, _TRIGGERS):
+        if any(t in low for t in triggers):
+            text = pattern.sub(replacement, text)
     return text
 
 
