@@ -29,7 +29,7 @@ from pathlib import Path
 
 #: Name prefix of the staging folder inside a target folder (removed when the write ends, either way).
 STAGING_PREFIX = ".ragsweep-staging-"
-_OLD = ".old"
+_OLD = ".ragsweep-replaced"  # inside the staging folder: the entries the new ones replace
 
 #: Errors that mean the path or its permissions are wrong (the user's to fix: exit code 2), rather than
 #: the machine failing half way (a full disk, an I/O error).
