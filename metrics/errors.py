@@ -103,24 +103,31 @@ def register_url(url: str | None) -> None:
 
 
 _ENV_REF = re.compile(r"\$\{oc\.env:\s*([A-Za-z_][A-Za-z0-9_]*)")
+_USERINFO = re.compile(r"(?i)\b[a-z][a-z0-9+.-]*://([^/?#\s@\"']+)@")
 
 
 def register_config_secrets(tree: Any) -> None:
     """Register (:func:`register_secret`) the credentials a config points at: the values of the variables
-    named by ``*_env`` keys and by ``${oc.env:NAME}`` references, and passwords in URLs. ``tree`` is the
-    config as plain dicts and lists, unresolved (so the references are still there)."""
+    named by keys such as ``api_key_env`` or ``token_env``, of ``${oc.env:NAME}`` references in a URL's
+    ``user:password@`` part or with a NAME that says it holds a secret, and passwords written in URLs.
+    ``tree`` is the config as plain dicts and lists, unresolved (so the references are still there).
+    Other references (``${oc.env:RAGSWEEP_CACHE_DIR}``) are left alone: a folder is no secret."""
     if isinstance(tree, dict):
         for key, value in tree.items():
-            if str(key).endswith("_env") and isinstance(value, str) and value in os.environ:
+            name = str(key)
+            if (name.endswith("_env") and _SECRET_ENV_NAME.search(name) and isinstance(value, str)
+                    and value in os.environ):
                 register_secret(os.environ[value])
             register_config_secrets(value)
     elif isinstance(tree, (list, tuple)):
         for value in tree:
             register_config_secrets(value)
     elif isinstance(tree, str):
+        in_userinfo = {n for m in _USERINFO.finditer(tree) for n in _ENV_REF.findall(m.group(1))}
         for name in _ENV_REF.findall(tree):
-            register_secret(os.environ.get(name))
-        if "://" in tree:
+            if name in in_userinfo or _SECRET_ENV_NAME.search(name):
+                register_secret(os.environ.get(name))
+        if "://" in tree and "${" not in tree:  # a reference is registered by the value it names, above
             register_url(tree)
 
 
