@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from omegaconf import DictConfig
+from omegaconf import DictConfig, OmegaConf
 
-from ragsweep.metrics.errors import InputError
+from ragsweep.metrics.errors import InputError, register_config_secrets
 
 
 def build(node: DictConfig, what: str, **kwargs: Any) -> Any:
@@ -18,6 +18,8 @@ def build(node: DictConfig, what: str, **kwargs: Any) -> Any:
     from hydra.errors import InstantiationException
     from hydra.utils import instantiate
 
+    if isinstance(node, DictConfig):  # the keys and passwords it points at are scrubbed from all we write
+        register_config_secrets(OmegaConf.to_container(node, resolve=False))
     try:
         return instantiate(node, **kwargs)
     except InstantiationException as exc:

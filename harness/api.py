@@ -168,11 +168,12 @@ class Scores:
     def write(self, out: str | Path) -> Path:
         """Write ``result.csv``, ``summary.csv`` and ``explanations.jsonl`` (as ``ragsweep score``) into ``out``."""
         from ragsweep.harness.score import write_outputs
+        from ragsweep.metrics.staging import staged
 
         out = Path(out)
-        out.mkdir(parents=True, exist_ok=True)
         table = self.table or _table_of(self.samples)
-        write_outputs(out, self.samples, table, self.metrics, self.rows, self.summary_rows(), "")
+        with staged(out) as into:  # all or nothing, as ragsweep score writes them
+            write_outputs(into, self.samples, table, self.metrics, self.rows, self.summary_rows(), "")
         (out / "config.yaml").unlink(missing_ok=True)
         return out
 

@@ -4,21 +4,38 @@ A key is the sha256 of a canonical JSON of everything that changes the result (c
 chunker parameters, embedder identity, index parameters...). Writes go to a temporary file in the
 same folder and are renamed into place, so a crash or a parallel job never leaves a half file, and
 two jobs that compute the same entry at once both end with a complete one.
+
+Every entry carries a checksum (sha256 of its bytes): a file entry in a ``<file>.sha256`` beside it, a
+folder entry (a BM25 index) in its ``.complete`` marker. An entry whose bytes do not match, or that
+cannot be loaded, is moved aside into ``<cache>/quarantine/<kind>/``, named in one warning, and computed
+again -- never used, never failing every run, never deleted unseen. An entry without a checksum (written
+before checksums, or by a writer stopped between the entry and its checksum) is a miss: it is computed
+again and overwritten, since nothing tells a sound one from flipped bytes.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import os
+import shutil
 import tempfile
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
 import numpy as np
 
+from ragsweep.metrics.errors import scrub_all
+
 T = TypeVar("T")
+log = logging.getLogger(__name__)
+
+#: The folder of a cache root that bad entries are moved into.
+QUARANTINE = "quarantine"
+_MISS: Any = object()
 
 
 def make_key(*parts: Any) -> str:
@@ -63,7 +80,34 @@ def atomic_write(path: Path, write: Callable[[str], None]) -> None:
 
 
 def write_json(path: Path, obj: Any) -> None:
+    """A run's record (a summary, a marker), every string scrubbed of credentials (:func:`metrics.errors.scrub_all`)."""
+    _write_raw_json(path, scrub_all(obj))
+
+
+def _write_raw_json(path: Path, obj: Any) -> None:
+    # Cache entries hold the corpus's own text, kept exact: scrubbing would change what the chunks say.
     atomic_write(path, lambda tmp: Path(tmp).write_text(json.dumps(obj, ensure_ascii=False), encoding="utf-8"))
+
+
+def file_digest(path: Path) -> str:
+    """sha256 (hex) of a file's bytes."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def folder_digest(path: Path) -> str:
+    """sha256 (hex) over a folder's files, each by its relative name and bytes (``.complete`` left out)."""
+    digest = hashlib.sha256()
+    for file in sorted(p for p in path.rglob("*") if p.is_file() and p.name != ".complete"):
+        digest.update(f"{file.relative_to(path).as_posix()}\0{file_digest(file)}\n".encode())
+    return digest.hexdigest()
+
+
+def _sidecar(path: Path) -> Path:
+    return path.with_name(path.name + ".sha256")
 
 
 class Cache:
@@ -74,28 +118,67 @@ class Cache:
         self.enabled = enabled
         self.hits = 0
         self.misses = 0
+        self.quarantined: list[Path] = []  # where this process moved bad entries
 
     def path(self, kind: str, key: str, ext: str) -> Path:
         return self.root / kind / f"{key}.{ext}"
 
+    def quarantine(self, path: Path, reason: str) -> None:
+        """Move a bad entry (and its checksum) into ``<root>/quarantine/<kind>/`` and say so once."""
+        kind = path.parent.relative_to(self.root) if path.parent != self.root else Path(".")
+        dest = self.root / QUARANTINE / kind / f"{path.name}.{time.time_ns()}"
+        try:
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            os.replace(path, dest)
+        except FileNotFoundError:  # another job moved or replaced it first
+            return
+        except OSError as exc:  # cannot move it: remove it, so it fails no later run
+            log.warning("cache entry %s %s; it could not be moved aside (%s) and is removed", path, reason,
+                        exc.strerror or exc)
+            if path.is_dir():
+                shutil.rmtree(path, ignore_errors=True)
+            else:
+                path.unlink(missing_ok=True)
+            return
+        if _sidecar(path).exists():
+            os.replace(_sidecar(path), dest.with_name(dest.name + ".sha256"))
+        self.quarantined.append(dest)
+        log.warning("cache entry %s %s; moved to %s and computed again", path, reason, dest)
+
+    def _checked(self, path: Path, load: Callable[[Path], T]) -> T:
+        """The entry loaded if its checksum holds, else :data:`_MISS` (a bad entry quarantined)."""
+        try:
+            expected = _sidecar(path).read_text(encoding="utf-8").strip()
+        except FileNotFoundError:
+            return _MISS  # no checksum: see the module docstring
+        if file_digest(path) != expected:
+            self.quarantine(path, "does not match its checksum")
+            return _MISS
+        try:
+            return load(path)
+        except Exception as exc:  # noqa: BLE001 - any entry that cannot be loaded is as bad as a corrupt one
+            self.quarantine(path, f"cannot be loaded ({type(exc).__name__}: {exc})")
+            return _MISS
+
     def _get(self, path: Path, load: Callable[[Path], T], compute: Callable[[], T],
              save: Callable[[Path, T], None]) -> T:
         if self.enabled and path.is_file():
-            try:
-                value = load(path)
+            value = self._checked(path, load)
+            if value is not _MISS:
                 self.hits += 1
                 return value
-            except Exception:  # a corrupt entry (disk full, killed writer on another FS): recompute
-                path.unlink(missing_ok=True)
         self.misses += 1
         value = compute()
         if self.enabled:
             save(path, value)
+            # After the entry: a reader never finds a checksum for an entry not yet in place.
+            digest = file_digest(path)
+            atomic_write(_sidecar(path), lambda tmp: Path(tmp).write_text(digest, encoding="utf-8"))
         return value
 
     def json(self, kind: str, key: str, compute: Callable[[], Any]) -> Any:
         return self._get(self.path(kind, key, "json"),
-                         lambda p: json.loads(p.read_text(encoding="utf-8")), compute, write_json)
+                         lambda p: json.loads(p.read_text(encoding="utf-8")), compute, _write_raw_json)
 
     def array(self, kind: str, key: str, compute: Callable[[], np.ndarray]) -> np.ndarray:
         def save(p: Path, v: np.ndarray) -> None:
@@ -128,25 +211,21 @@ class Cache:
         return self._get(self.path("index", key, "faiss"), lambda p: faiss.read_index(str(p)), compute, save)
 
     def folder(self, kind: str, key: str, build: Callable[[Path], None], load: Callable[[Path], T]) -> T:
-        """An entry that is a folder of files (a BM25 index): built into a temporary folder, then
-        renamed into place, so a reader never sees a half-written index."""
-        import shutil
-        import tempfile
-
+        """An entry that is a folder of files (a BM25 index): built into a temporary folder, its checksum
+        written into its ``.complete`` marker, then renamed into place, so a reader never sees a
+        half-written index."""
         path = self.root / kind / key
         if self.enabled and (path / ".complete").is_file():
-            try:
-                value = load(path)
+            value = self._checked_folder(path, load)
+            if value is not _MISS:
                 self.hits += 1
                 return value
-            except Exception:  # a corrupt entry: rebuild it
-                shutil.rmtree(path, ignore_errors=True)
         self.misses += 1
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = Path(tempfile.mkdtemp(prefix=f".{key}.", dir=path.parent))
         try:
             build(tmp)
-            (tmp / ".complete").write_text("", encoding="utf-8")
+            (tmp / ".complete").write_text(folder_digest(tmp), encoding="utf-8")
             value = load(tmp)
             if self.enabled:
                 shutil.rmtree(path, ignore_errors=True)
@@ -158,3 +237,15 @@ class Cache:
             shutil.rmtree(tmp, ignore_errors=True)
         return value
 
+    def _checked_folder(self, path: Path, load: Callable[[Path], T]) -> T:
+        expected = (path / ".complete").read_text(encoding="utf-8").strip()
+        if not expected:  # a marker from before checksums: see the module docstring
+            return _MISS
+        if folder_digest(path) != expected:
+            self.quarantine(path, "does not match its checksum")
+            return _MISS
+        try:
+            return load(path)
+        except Exception as exc:  # noqa: BLE001 - an index that cannot be loaded is as bad as a corrupt one
+            self.quarantine(path, f"cannot be loaded ({type(exc).__name__}: {exc})")
+            return _MISS

@@ -67,6 +67,7 @@ def sweep_app(cfg: DictConfig) -> Any:
 @hydra.main(version_base="1.3", config_path="pkg://ragsweep.conf", config_name="board")
 def board_app(cfg: DictConfig) -> None:
     from ragsweep.harness.leaderboard import build
+    from ragsweep.harness.outputs import write_failed
 
     if not cfg.dir:
         fail("which sweep folder? ragsweep board outputs/sweeps/<stamp>")
@@ -75,6 +76,8 @@ def board_app(cfg: DictConfig) -> None:
                       n_resamples=cfg.n_resamples, top=cfg.top, html=cfg.html)
     except InputError as exc:
         fail(str(exc))
+    except OSError as exc:
+        write_failed(exc, cfg.dir)
     print(Path(paths["md"]).read_text(encoding="utf-8"))
     print("leaderboard: " + "\n             ".join(str(p) for p in paths.values()))
 
@@ -151,9 +154,9 @@ def _check_llm_uses(compose: Callable[..., Any], parsed: list[Any], single: list
 def refuse_secrets(overrides: list[str]) -> None:
     """Exit 2, before Hydra writes any override into a run folder (``multirun.yaml``,
     ``.hydra/overrides.yaml``), when an override carries what looks like a credential: a
-    ``*api_key_env`` given a key instead of a variable's name, or any value in a known key format
-    (``sk-...``). The message names the override, never the value."""
-    from ragsweep.metrics.errors import _KEY_FORMATS, looks_like_key, register_secret
+    ``*api_key_env`` given a key instead of a variable's name, a URL with a password, or any value in a
+    known key format (``sk-...``). The message names the override, never the value."""
+    from ragsweep.metrics.errors import _KEY_FORMATS, looks_like_key, register_secret, url_password
 
     for item in overrides:
         key, sep, value = item.partition("=")
@@ -165,6 +168,9 @@ def refuse_secrets(overrides: list[str]) -> None:
             register_secret(value)
             fail(f"{name} takes the NAME of an environment variable, not the key itself; nothing was run or "
                  f"saved. Export the key (export OPENAI_API_KEY=...) and pass {name}=OPENAI_API_KEY")
+        if url_password(value):  # Hydra would save it in the run's .hydra/overrides.yaml and multirun.yaml
+            fail(f"{name} holds a URL with a password; nothing was run or saved. Keep the password in an "
+                 f"environment variable and refer to it: '{name}=http://user:${{oc.env:NAME}}@host/v1'")
         if any(p.search(value) for p, _ in _KEY_FORMATS):
             register_secret(value)
             fail(f"{name} looks like a credential; nothing was run or saved (the run's config would keep it). "

@@ -249,11 +249,6 @@ def render(data: dict[str, Any]) -> str:
 """
 
 
-def write(root: Path, rows: Sequence[Row], metrics: Sequence[str], sort_by: str) -> Path:
-    """Write ``explorer.html`` into ``root``; return its path."""
-    from ragsweep.harness.cache import atomic_write
-
-    page = render(collect(rows, metrics, sort_by, title=str(root)))
-    path = root / FILE
-    atomic_write(path, lambda tmp: Path(tmp).write_text(page, encoding="utf-8"))
-    return path
+def page(rows: Sequence[Row], metrics: Sequence[str], sort_by: str, title: str = "") -> str:
+    """The page of the board's ranked rows (written with the leaderboard files, all or nothing)."""
+    return render(collect(rows, metrics, sort_by, title=title))

@@ -31,13 +31,13 @@ from ragsweep.harness.board import (
     shown,
     varying_params,
 )
-from ragsweep.harness.cache import atomic_write
 from ragsweep.harness import explorer
 from ragsweep.harness.compare import Comparison
 from ragsweep.harness.report_html import render
 from ragsweep.harness.search import study_report
 from ragsweep.harness.search import to_markdown as study_markdown
 from ragsweep.metrics.errors import InputError
+from ragsweep.metrics.staging import staged
 
 log = logging.getLogger(__name__)
 
@@ -156,13 +156,15 @@ def write(root: Path, rows: list[Row], metrics: list[str], sort_by: str, *, top:
     if html:
         out["html"] = root / "leaderboard.html"
         texts["html"] = render(rows, metrics, sort_by, title=str(root), top=top, alpha=alpha, seed=seed)
-    for kind, path in out.items():
-        atomic_write(path, lambda tmp, text=texts[kind]: Path(tmp).write_text(text, encoding="utf-8"))
     if html:
         try:
-            out["explorer"] = explorer.write(root, rows, metrics, sort_by)
+            texts["explorer"] = explorer.page(rows, metrics, sort_by, title=str(root))
+            out["explorer"] = root / explorer.FILE
         except InputError as exc:  # the board stands without it; say why the page is missing
             log.warning("no question explorer: %s", exc)
+    with staged(root) as into:  # the files together: never a new csv beside an old html
+        for kind, path in out.items():
+            (into / path.name).write_text(texts[kind], encoding="utf-8")
     if study is not None:
         out["search"] = root / "search.json"
     return out

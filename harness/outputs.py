@@ -22,16 +22,26 @@ import hashlib
 import json
 import os
 import re
+import sys
 import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 from hydra.experimental.callback import Callback
 from omegaconf import DictConfig, OmegaConf, open_dict, read_write
 
-from ragsweep.metrics.errors import REDACTED, InputError, fail, looks_like_key, scrub
+from ragsweep.metrics.errors import (
+    EXIT_BAD_INPUT,
+    REDACTED,
+    InputError,
+    fail,
+    looks_like_key,
+    register_config_secrets,
+    scrub,
+)
+from ragsweep.metrics.staging import is_path_problem, staged
 
 CLOCK = "${now:"
 """A configured folder holding this is named by the clock, and so is claimed (made unique)."""
@@ -83,37 +93,90 @@ def check_writable(path: Path, key: str = "out") -> None:
         raise InputError(f"{key}={path}: cannot write in {nearest} ({exc.strerror or exc})") from None
 
 
-def save(out: Path, write: Callable[[Path], None], *, claim: bool, command: str) -> tuple[Path, str]:
-    """Write a finished run's files; if ``out`` fails, write them to a fallback folder instead.
+class WriteFailure(str):
+    """Why a run's results could not be written where asked (a ``str``: the message), with its exit code:
+    2 when the path or its permissions are at fault, 4 when the machine failed half way (a full disk)."""
+
+    code: int
+
+    def __new__(cls, message: str, code: int) -> WriteFailure:
+        self = super().__new__(cls, message)
+        self.code = code
+        return self
+
+
+#: Exit code of a run whose work finished but whose results could not be written into ``out`` (the
+#: contract's "some jobs failed": the writing failed; the results are in a fallback folder).
+EXIT_WRITE_FAILED = 4
+
+
+def save(out: Path, write: Callable[[Path, Path], None], *, claim: bool,
+         command: str) -> tuple[Path, WriteFailure]:
+    """Write a finished run's files into ``out`` all or nothing; if that fails, into a fallback folder.
+
+    The files are written through :func:`metrics.staging.staged`: a write that fails (a full disk, a
+    permission taken away) leaves the files already in ``out`` as they were -- never new results beside
+    an older run's explanations.
 
     Args:
         out: The folder to write into (checked with :func:`check_writable` before the work began).
-        write: Writes every file into the folder it is given.
+        write: ``write(into, folder)`` writes every file into ``into`` (a staging folder); ``folder`` is
+            where they will be (for a config that records it).
         claim: Claim ``out`` (or ``out-N``) with :func:`claim_dir` first (a clock-named folder).
         command: Names the fallback folder: ``ragsweep-<command>-fallback-<date>_<time>`` in the
             system's temporary folder or, failing that, the current folder.
 
     Returns:
-        The folder written, and "" or the reason ``out`` could not be used.
+        The folder written, and a :class:`WriteFailure` saying why ``out`` could not be used ("", code 0,
+        when it was).
 
     Raises:
         OSError: Neither ``out`` nor a fallback folder could be written.
     """
+    folder: Path | None = None
     try:
         folder = claim_dir(out) if claim else out
-        write(folder)
-        return folder, ""
+        with staged(folder) as into:
+            write(into, folder)
+        return folder, WriteFailure("", 0)
     except OSError as exc:
-        problem = f"could not write to {out}: {exc.strerror or exc}"
+        if claim and folder is not None:
+            _remove_empty(folder)
+        code = EXIT_BAD_INPUT if is_path_problem(exc) else EXIT_WRITE_FAILED
+        problem = WriteFailure(f"could not write to {out}: {exc.strerror or exc}", code)
     name = f"ragsweep-{command}-fallback-{time.strftime('%Y-%m-%d_%H-%M-%S')}"
     for parent in (Path(tempfile.gettempdir()), Path.cwd()):
         try:
             folder = claim_dir(parent / name)
-            write(folder)
+            with staged(folder) as into:
+                write(into, folder)
             return folder, problem
         except OSError:
+            if folder is not None and folder.parent == parent:
+                _remove_empty(folder)
             continue
     raise OSError(f"{problem}; no fallback folder could be written either")
+
+
+def write_failed(exc: OSError, where: Path | str, kept: str = "") -> NoReturn:
+    """End a command whose files could not be written into ``where`` (a sweep or job folder, which has
+    no fallback): one line on stderr, exit code 2 (the path or its permissions) or 4 (a full disk, an
+    I/O error). The files written through :func:`metrics.staging.staged` are as they were.
+
+    Args:
+        kept: Where finished work was kept, said after the error ("" when nothing was finished).
+    """
+    code = EXIT_BAD_INPUT if is_path_problem(exc) else EXIT_WRITE_FAILED
+    message = f"could not write to {where}: {exc.strerror or exc}; its files are left as they were"
+    print(f"ragsweep: error: {scrub(message)}{'; ' + kept if kept else ''}", file=sys.stderr)
+    raise SystemExit(code)
+
+
+def _remove_empty(folder: Path) -> None:
+    try:
+        folder.rmdir()
+    except OSError:
+        pass
 
 
 def _quoted(value: str) -> str:
@@ -281,6 +344,7 @@ def _redact(node: Any) -> Any:
 def config_yaml(cfg: DictConfig, **actual: Any) -> str:
     """A run's resolved config for its ``config.yaml``, with ``actual`` values set (the folder really
     written), nothing that looks like a key (:func:`metrics.errors.scrub`)."""
+    register_config_secrets(OmegaConf.to_container(cfg, resolve=False))  # the variables it points at
     data = OmegaConf.to_container(cfg, resolve=True)
     assert isinstance(data, dict)
     data = {k: v for k, v in _redact(data).items() if k != "hydra"} | actual

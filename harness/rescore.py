@@ -19,12 +19,14 @@ import hydra
 from omegaconf import DictConfig, OmegaConf
 
 from ragsweep.harness.cache import write_json
+from ragsweep.harness.outputs import write_failed
 from ragsweep.harness.parts import build
 from ragsweep.harness.records import Cut, read_runs
 from ragsweep.harness.runs import aggregate, applicable, score_variant, write_jsonl
 from ragsweep.metrics.catalogue import resolve
 from ragsweep.metrics.errors import InputError, fail
 from ragsweep.metrics.llm.meter import Meter
+from ragsweep.metrics.staging import staged
 
 log = logging.getLogger("ragsweep")
 
@@ -93,8 +95,9 @@ def rescore(sweep_dir: str | Path, metrics: Sequence[str], *, judge: Any = None,
                 variant["cost"] = _add_cost(variant.get("cost", {}), (meter.snapshot() - before).to_dict())
         summary.setdefault("rescored", []).append(
             {"metrics": sorted(names), "llm": getattr(judge, "model_id", None) if judge is not None else None})
-        write_jsonl(job / "scores.jsonl", kept + new_rows)
-        write_json(job / "summary.json", summary)
+        with staged(job) as into:  # scores and summary together, or neither
+            write_jsonl(into / "scores.jsonl", kept + new_rows)
+            write_json(into / "summary.json", summary)
         log.info("rescored %s: %s", job, ", ".join(sorted(names)))
     return jobs
 
@@ -137,5 +140,7 @@ def rescore_app(cfg: DictConfig) -> None:
         paths = run(cfg)
     except InputError as exc:
         fail(str(exc))
+    except OSError as exc:  # a job's scores or the board; the jobs logged as rescored keep their new files
+        write_failed(exc, cfg.dir, kept="the jobs logged as rescored before it keep their new scores")
     print(Path(paths["md"]).read_text(encoding="utf-8"))
     print("leaderboard: " + "\n             ".join(str(p) for p in paths.values()))

@@ -57,6 +57,7 @@ from ragsweep.harness.targets import Target
 from ragsweep.metrics.catalogue import resolve
 from ragsweep.metrics.errors import InputError
 from ragsweep.metrics.retrieval import credit_once, span_gains
+from ragsweep.metrics.staging import staged
 
 log = logging.getLogger(__name__)
 
@@ -220,7 +221,6 @@ def run_job(cfg: DictConfig, out_dir: Path, kind: str, target: Target | None = N
     t = time.perf_counter()
     scored = score_variant(runs, name, cut, specs, judge=llm, embedder=embedder, options=cfg.metrics.options)
     seconds["metrics"] = time.perf_counter() - t
-    write_jsonl(out_dir / "scores.jsonl", [r.to_dict() for r in scored])
     seconds["total"] = time.perf_counter() - started
     variant = {"variant": name, "run": name, "top_k": cut.value, "params": vparams, "n_samples": len(samples),
                "metrics": aggregate(scored, int(cfg.seed)), "cost": application_cost(runs, rows)}
@@ -229,7 +229,9 @@ def run_job(cfg: DictConfig, out_dir: Path, kind: str, target: Target | None = N
     summary = {"job": str(out_dir), "kind": "application", "corpus": corpus.source, "seed": cfg.seed,
                "target": target.identity(), "variants": [variant], "contexts": location_report(runs, locator.threshold),
                "cost": {"seconds": seconds}, "config": public_config(cfg)}
-    write_json(out_dir / "summary.json", summary)
+    with staged(out_dir) as into:  # the scores and the summary that counts them, together or neither
+        write_jsonl(into / "scores.jsonl", [r.to_dict() for r in scored])
+        write_json(into / "summary.json", summary)
     return summary
 
 

@@ -15,6 +15,7 @@ from typing import Any
 
 from ragsweep.harness.cache import atomic_write
 from ragsweep.harness.records import Cut, RunSample
+from ragsweep.metrics.errors import scrub_all
 from ragsweep.metrics.scoring import score_samples
 from ragsweep.metrics.spec import MetricSpec
 from ragsweep.metrics.values import MetricValue, ScoredSample, summarise
@@ -61,9 +62,12 @@ def aggregate(rows: Sequence[ScoredSample], seed: int) -> dict[str, dict[str, An
 
 
 def write_jsonl(path: Path, rows: Sequence[Mapping[str, Any]]) -> None:
+    """Rows as JSON lines, every string scrubbed of credentials (an application or judge may echo one)."""
+    clean = scrub_all(list(rows))  # one pass: the secrets to look for are gathered once
+
     def write(tmp: str) -> None:
         with open(tmp, "w", encoding="utf-8") as fh:
-            for row in rows:
+            for row in clean:
                 fh.write(json.dumps(row, ensure_ascii=False) + "\n")
 
     atomic_write(path, write)

@@ -104,7 +104,7 @@ def _write_csv(path: Path, header: list[str], rows: list[list[Any]]) -> None:
         with open(tmp, "w", encoding="utf-8", newline="") as fh:
             w = csv.writer(fh)
             w.writerow(header)
-            w.writerows([[_cell(c) for c in r] for r in rows])
+            w.writerows(scrub_all([[_cell(c) for c in r] for r in rows]))  # no credential an input or judge echoed
 
     atomic_write(path, write)
 
@@ -247,15 +247,16 @@ def run(cfg: DictConfig) -> int:
                 part.close()
     summary = summary_rows(scored, specs, thresholds, seed=int(cfg.seed))
     code, lines = outcome(scored, specs, summary)
-    folder, problem = save(out, lambda d: write_outputs(d, samples, table, specs, scored, summary,
-                                                        config_yaml(cfg, out=str(d))),
+    folder, problem = save(out, lambda into, final: write_outputs(into, samples, table, specs, scored, summary,
+                                                                  config_yaml(cfg, out=str(final))),
                            claim=claim, command="score")
     print(format_summary(summary))
     print(f"\nscores: {folder}")
-    if problem:  # the work is kept, and the exit code still tells the gate's outcome
-        print(f"ragsweep: warning: {problem}; the results are in {folder}", file=sys.stderr)
     for line in lines:
         print(line, file=sys.stderr if code == EXIT_NOT_SCORED else sys.stdout)
+    if problem:  # the work is kept elsewhere; the exit code says the results are not where asked
+        print(f"ragsweep: error: {problem}; {out} is left as it was; the results are in {folder}", file=sys.stderr)
+        return problem.code
     return code
 
 

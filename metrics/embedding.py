@@ -27,7 +27,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from ragsweep.metrics.errors import InputError
+from ragsweep.metrics.errors import InputError, register_url
 
 log = logging.getLogger(__name__)
 
@@ -343,6 +343,7 @@ class OpenAIEmbedder:
                  batch_size: int = 128, timeout_s: float = 60.0, max_retries: int = 5) -> None:
         self.model, self.base_url, self.api_key_env = model, base_url.rstrip("/"), api_key_env
         self.batch_size, self.timeout_s, self.max_retries = batch_size, timeout_s, max_retries
+        register_url(self.base_url)  # a password in it is scrubbed wherever it is echoed
 
     def identity(self) -> dict[str, Any]:
         return {"model": self.model, "base_url": self.base_url, "normalise": True}

@@ -22,6 +22,8 @@ _SECRET_PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"(?i)(\b(?:proxy-)?authorization[\"']?\s*[:=]\s*[\"']?)[^\"'\r\n,}]+"), rf"\1{REDACTED}"),
     # a bearer token: 8+ characters, one of them not a letter (so "bearer instruments" stays)
     (re.compile(r"(?i)\b(bearer\s+)(?=[A-Za-z]*[0-9._~+/=-])[A-Za-z0-9._~+/=-]{8,}"), rf"\1{REDACTED}"),
+    # the user and password in a URL (http://user:pw@host/...)
+    (re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)[^/?#\s@\"']+@"), rf"\1{REDACTED}@"),
     # key=value and "key": "value" for the usual names of secrets (values of 8+ characters)
     (re.compile(r"(?i)(\b[\w-]*(?:api[_-]?key|apikey|access[_-]?token|auth[_-]?token|secret|password|passwd)"
                 r"[\"']?\s*[:=]\s*[\"']?)[^\"'\s&,;}]{8,}"), rf"\1{REDACTED}"),
@@ -33,7 +35,15 @@ _SECRET_PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"\bAIza[0-9A-Za-z_-]{30,}"), REDACTED),                      # Google
     (re.compile(r"\bxox[abprs]-[A-Za-z0-9-]{10,}"), REDACTED),                # Slack
 )
-_KEY_FORMATS = _SECRET_PATTERNS[3:]
+# Per pattern, lower-case words one of which its match must contain: a text without any is not searched
+# (a plain substring test is far cheaper than a regex pass, and most texts hold no credential at all).
+_TRIGGERS: tuple[tuple[str, ...], ...] = (
+    ("authorization",), ("bearer",), ("://",),
+    ("api", "key", "token", "secret", "passw"),
+    ("sk-",), ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"), ("hf_",), ("akia",), ("aiza",), ("xox",),
+)
+assert len(_TRIGGERS) == len(_SECRET_PATTERNS)
+_KEY_FORMATS = _SECRET_PATTERNS[4:]
 _SECRET_ENV_NAME = re.compile(r"(?i)(key|token|secret|passw|credential)")
 _secrets: set[str] = set()
 
@@ -60,9 +70,95 @@ class JudgeError(RuntimeError):
 
 
 def register_secret(value: str | None) -> None:
-    """Remember a credential in use (an API key read from the environment) so :func:`scrub` removes it."""
+    """Remember a credential in use (an API key read from the environment) so :func:`scrub` removes it,
+    from every string written and every log record (:func:`install_log_scrubber`)."""
     if value and len(value) >= 8:
         _secrets.add(value)
+        install_log_scrubber()
+
+
+def url_password(value: str) -> bool:
+    """Whether ``value`` holds a URL with a literal password (``scheme://user:password@host``); a
+    ``${oc.env:...}`` reference in its place is not one."""
+    return any(":" in m.group(1) and "${" not in m.group(1)
+               for m in re.finditer(r"(?i)\b[a-z][a-z0-9+.-]*://([^/?#\s@\"']+)@", value))
+
+
+def register_url(url: str | None) -> None:
+    """Remember the password of a URL's ``user:password@`` part, and the Basic credentials an HTTP client
+    makes of it, so a server that echoes either has it scrubbed (the URL form is scrubbed by pattern)."""
+    from urllib.parse import unquote, urlsplit
+
+    try:
+        parts = urlsplit(url or "")
+    except ValueError:
+        return
+    if parts.password:
+        import base64
+
+        user, password = unquote(parts.username or ""), unquote(parts.password)
+        register_secret(password)
+        register_secret(base64.b64encode(f"{user}:{password}".encode()).decode())
+    install_log_scrubber()
+
+
+_ENV_REF = re.compile(r"\$\{oc\.env:\s*([A-Za-z_][A-Za-z0-9_]*)")
+_USERINFO = re.compile(r"(?i)\b[a-z][a-z0-9+.-]*://([^/?#\s@\"']+)@")
+
+
+def register_config_secrets(tree: Any) -> None:
+    """Register (:func:`register_secret`) the credentials a config points at: the values of the variables
+    named by keys such as ``api_key_env`` or ``token_env``, of ``${oc.env:NAME}`` references in a URL's
+    ``user:password@`` part or with a NAME that says it holds a secret, and passwords written in URLs.
+    ``tree`` is the config as plain dicts and lists, unresolved (so the references are still there).
+    Other references (``${oc.env:RAGSWEEP_CACHE_DIR}``) are left alone: a folder is no secret."""
+    if isinstance(tree, dict):
+        for key, value in tree.items():
+            name = str(key)
+            if (name.endswith("_env") and _SECRET_ENV_NAME.search(name) and isinstance(value, str)
+                    and value in os.environ):
+                register_secret(os.environ[value])
+            register_config_secrets(value)
+    elif isinstance(tree, (list, tuple)):
+        for value in tree:
+            register_config_secrets(value)
+    elif isinstance(tree, str):
+        in_userinfo = {n for m in _USERINFO.finditer(tree) for n in _ENV_REF.findall(m.group(1))}
+        for name in _ENV_REF.findall(tree):
+            if name in in_userinfo or _SECRET_ENV_NAME.search(name):
+                register_secret(os.environ.get(name))
+        if "://" in tree and "${" not in tree:  # a reference is registered by the value it names, above
+            register_url(tree)
+
+
+class _ScrubbedRecords:
+    """A log record factory that scrubs each record's message (and its traceback) when it is made, so
+    every handler -- Hydra's console and job log, a user's own -- only ever sees the scrubbed text."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        record = self.inner(*args, **kwargs)
+        try:
+            message = record.getMessage()
+        except Exception:  # noqa: BLE001 - a bad format string is the logging module's to report
+            return record
+        record.msg, record.args = scrub(message), None
+        if record.exc_info and not record.exc_text:
+            import logging
+
+            record.exc_text = scrub(logging.Formatter().formatException(record.exc_info))
+        return record
+
+
+def install_log_scrubber() -> None:
+    """Scrub every log record of this process from now on (once; later calls do nothing)."""
+    import logging
+
+    factory = logging.getLogRecordFactory()
+    if not isinstance(factory, _ScrubbedRecords):
+        logging.setLogRecordFactory(_ScrubbedRecords(factory))
 
 
 def _known_secrets() -> list[str]:
@@ -76,9 +172,12 @@ def _known_secrets() -> list[str]:
 
 def _scrub(text: str, secrets: list[str]) -> str:
     for secret in secrets:
-        text = text.replace(secret, REDACTED)
-    for pattern, replacement in _SECRET_PATTERNS:
-        text = pattern.sub(replacement, text)
+        if secret in text:
+            text = text.replace(secret, REDACTED)
+    low = text.lower()
+    for (pattern, replacement), triggers in zip(_SECRET_PATTERNS, _TRIGGERS):
+        if any(t in low for t in triggers):
+            text = pattern.sub(replacement, text)
     return text
 
 
@@ -86,7 +185,8 @@ def scrub(text: str) -> str:
     """``text`` with anything that looks like a credential replaced by ``<redacted>``.
 
     Removes the keys in use (see :func:`register_secret`, and the values of variables named like
-    ``*KEY*``, ``*TOKEN*``, ``*SECRET*``), Authorization header values, ``Bearer ...`` tokens,
+    ``*KEY*``, ``*TOKEN*``, ``*SECRET*``; a URL's password and its Basic form, see :func:`register_url`),
+    Authorization header values, ``Bearer ...`` tokens, the ``user:password@`` of URLs,
     ``api_key=...`` / ``"password": "..."`` values and the usual key formats (``sk-...``, ``ghp_...``,
     ``hf_...``, ``AKIA...``).
     """

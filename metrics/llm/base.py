@@ -20,7 +20,7 @@ from typing import Any, Literal, Protocol, TypedDict, runtime_checkable
 
 import pydantic
 
-from ragsweep.metrics.errors import JudgeError
+from ragsweep.metrics.errors import JudgeError, scrub
 
 Schema = type[pydantic.BaseModel] | dict[str, Any]
 Logprobs = list[dict[str, float]]
@@ -123,6 +123,22 @@ Generate = Callable[[list[Message], dict[str, Any] | None, bool, int | None], Aw
 #: Alternatives returned per generated position when a call asks for log-probabilities.
 TOP_LOGPROBS = 5
 
+#: The longest reply accepted, in characters, unless a backend is configured otherwise (``llm.max_reply_chars``).
+#: A judge's JSON is a few KiB; a reply far longer is a model looping or a server gone wrong, and must not be
+#: sent back in a repair request, stored in the cache or kept whole in the explanations.
+MAX_REPLY_CHARS = 65536
+
+
+def check_reply_size(completion: Completion, limit: int | None) -> None:
+    """Refuse a reply longer than ``limit`` characters (None: no limit) before anything uses it.
+
+    Raises:
+        JudgeError: Naming the reply's size and the limit; ``raw`` holds the reply cut to the limit.
+    """
+    if limit is not None and len(completion.text) > limit:
+        raise JudgeError(f"reply of {len(completion.text):,} characters is over the limit of {limit:,} "
+                         "(llm.max_reply_chars); not repaired, not cached", raw=completion.text[:limit])
+
 
 def chat_request(messages: list[Message], *, temperature: float, seed: int | None, logprobs: bool,
                  max_tokens: int | None) -> dict[str, Any]:
@@ -181,6 +197,7 @@ async def complete_structured(
     *,
     logprobs: bool = False,
     max_tokens: int | None = None,
+    max_reply_chars: int | None = MAX_REPLY_CHARS,
 ) -> Completion:
     """Call ``generate`` and, with a schema, parse its text with one repair attempt.
 
@@ -191,12 +208,15 @@ async def complete_structured(
         schema: Pydantic model or JSON-schema dict, or None for free text.
         logprobs: Ask for top log-probabilities.
         max_tokens: Limit on generated tokens, or None for the backend's default.
+        max_reply_chars: Longest reply accepted (:func:`check_reply_size`), or None for no limit.
 
     Raises:
-        JudgeError: Still invalid after the repair; ``raw`` holds the last text.
+        JudgeError: Still invalid after the repair (``raw`` holds the last text), or a reply over
+            ``max_reply_chars``.
     """
     js = json_schema_of(schema) if schema is not None else None
-    first = await generate(messages, js, logprobs, max_tokens)
+    first = _scrubbed(await generate(messages, js, logprobs, max_tokens))
+    check_reply_size(first, max_reply_chars)
     if schema is None:
         return first
     try:
@@ -207,7 +227,8 @@ async def complete_structured(
     # One repair: show the model its own output and the error; small models often fix a
     # missing brace or a wrong field name when told exactly what is wrong.
     repair = [*messages, *repair_messages(first.text, error, js)]
-    second = await generate(repair, js, logprobs, max_tokens)
+    second = _scrubbed(await generate(repair, js, logprobs, max_tokens))
+    check_reply_size(second, max_reply_chars)
     second.usage = first.usage + second.usage
     try:
         second.parsed = parse_structured(second.text, schema)
@@ -217,6 +238,13 @@ async def complete_structured(
             raw=second.text,
         ) from None
     return second
+
+
+def _scrubbed(completion: Completion) -> Completion:
+    """The reply with any credential it echoes (the key sent, a URL's password) removed before it is parsed,
+    so neither the cache, the explanations nor a repair request ever holds one."""
+    completion.text = scrub(completion.text)
+    return completion
 
 
 def repair_messages(bad: str, error: str, json_schema: dict[str, Any] | None) -> list[Message]:
@@ -297,7 +325,10 @@ def _check(value: Any, schema: dict[str, Any], where: str) -> list[str]:
 
 class StructuredBackend:
     """A backend that only implements the raw ``_generate`` call (the :data:`Generate` shape);
-    :meth:`complete` adds schema constraint, parsing and the one repair attempt."""
+    :meth:`complete` adds schema constraint, parsing and the one repair attempt, and refuses a reply
+    longer than ``max_reply_chars``."""
+
+    max_reply_chars: int | None = MAX_REPLY_CHARS
 
     async def _generate(self, messages: list[Message], json_schema: dict[str, Any] | None, logprobs: bool,
                         max_tokens: int | None) -> Completion:
@@ -315,5 +346,6 @@ class StructuredBackend:
         """See :meth:`metrics.llm.base.LLM.complete`."""
         del prompt  # only the cache uses it
         return await complete_structured(
-            self._generate, messages, schema, logprobs=logprobs, max_tokens=max_tokens
+            self._generate, messages, schema, logprobs=logprobs, max_tokens=max_tokens,
+            max_reply_chars=self.max_reply_chars,
         )

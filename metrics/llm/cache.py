@@ -6,6 +6,13 @@ parameters), the prompt name and version, the messages, the schema, and the logp
 max_tokens options. Timeouts, retry settings and API keys are not part of an identity, so
 they never reach the key or the file.
 
+Every row carries a checksum (sha256 of its key, text and logprobs): a row that fails it is moved into
+the ``quarantined`` table, named in one warning, and the call is made again. Rows written before
+checksums (``checksum`` NULL) are still read: SQLite checks its own pages, and calling a paid judge
+again for every old row would cost more than it protects. A file that is not a readable database is
+moved aside into ``<cache>/quarantine/`` (with its ``-wal`` and ``-shm``), named in a warning, and a
+fresh store is started.
+
 SQLite in WAL mode lets several processes (joblib or Ray workers on one machine) read while
 one writes; within a process, one connection is shared by threads under a lock, and calls
 run in a worker thread so the event loop is not blocked while SQLite waits for a lock.
@@ -16,12 +23,15 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
+import logging
+import os
 import sqlite3
 import threading
 import time
 from pathlib import Path
 from typing import Any
 
+from ragsweep.metrics.errors import scrub
 from ragsweep.metrics.llm.base import (
     LLM,
     Completion,
@@ -44,9 +54,24 @@ CREATE TABLE IF NOT EXISTS completions (
     prompt_tokens INTEGER NOT NULL,
     completion_tokens INTEGER NOT NULL,
     logprobs TEXT,
-    created REAL NOT NULL
+    created REAL NOT NULL,
+    checksum TEXT
 )
 """
+_COLUMNS = "key, model_id, prompt, text, prompt_tokens, completion_tokens, logprobs, created, checksum"
+_QUARANTINE_SQL = f"CREATE TABLE IF NOT EXISTS quarantined AS SELECT {_COLUMNS} FROM completions WHERE 0"
+
+log = logging.getLogger(__name__)
+
+
+def row_checksum(key: str, text: str, logprobs: str | None) -> str:
+    """sha256 (hex) of what a row answers with, tied to its key."""
+    return hashlib.sha256(canonical_json([key, text, logprobs]).encode("utf-8")).hexdigest()
+
+
+def _is_corrupt(exc: BaseException) -> bool:
+    # OperationalError (a lock, a full disk) is a DatabaseError too, but says nothing about the file.
+    return isinstance(exc, sqlite3.DatabaseError) and not isinstance(exc, sqlite3.OperationalError)
 
 
 def canonical_json(obj: Any) -> str:
@@ -80,52 +105,111 @@ class CompletionStore:
     """The SQLite table behind :class:`CachedLLM`.
 
     Args:
-        path: The database file; its folder is created.
+        path: The database file; its folder is created. A file that is not a readable database is
+            moved aside (see the module docstring) and a fresh one started.
     """
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
+        self.quarantined: list[Path] = []  # where this process moved a corrupt file
+        try:
+            self._conn = self._open()
+        except sqlite3.DatabaseError as exc:
+            if not _is_corrupt(exc):
+                raise
+            self._set_aside(exc)
+            self._conn = self._open()
+
+    def _open(self) -> sqlite3.Connection:
         # Autocommit mode (isolation_level=None): each statement is its own short
         # transaction, so no process holds the write lock longer than one insert.
-        self._conn = sqlite3.connect(
-            self.path, timeout=60.0, isolation_level=None, check_same_thread=False
-        )
-        with self._lock:
-            self._conn.execute("PRAGMA journal_mode=WAL")
-            self._conn.execute("PRAGMA synchronous=NORMAL")
-            self._conn.execute(_SCHEMA_SQL)
+        conn = sqlite3.connect(self.path, timeout=60.0, isolation_level=None, check_same_thread=False)
+        try:
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute("PRAGMA synchronous=NORMAL")
+            conn.execute(_SCHEMA_SQL)
+            columns = {row[1] for row in conn.execute("PRAGMA table_info(completions)")}
+            if "checksum" not in columns:  # a store from before checksums
+                conn.execute("ALTER TABLE completions ADD COLUMN checksum TEXT")
+            conn.execute(_QUARANTINE_SQL)
+        except BaseException:
+            conn.close()
+            raise
+        return conn
+
+    def _set_aside(self, exc: BaseException) -> None:
+        """Move the unreadable file (and its WAL and shared-memory files) into ``quarantine/``."""
+        dest = self.path.parent / "quarantine" / f"{self.path.name}.{time.time_ns()}"
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        for suffix in ("", "-wal", "-shm"):
+            source = Path(f"{self.path}{suffix}")
+            if source.exists():
+                os.replace(source, Path(f"{dest}{suffix}"))
+        self.quarantined.append(dest)
+        log.warning("LLM cache %s is not a readable database (%s); moved to %s, starting a fresh one",
+                    self.path, exc, dest)
+
+    def _restart(self, exc: BaseException) -> None:
+        """The file went bad while open: close it, set it aside, open a fresh one (under the lock)."""
+        try:
+            self._conn.close()
+        except sqlite3.Error:
+            pass
+        self._set_aside(exc)
+        self._conn = self._open()
 
     def get(self, key: str) -> tuple[str, Usage, Any] | None:
-        """Return (text, usage, logprobs) for a key, or None."""
+        """Return (text, usage, logprobs) for a key, or None (a row failing its checksum is quarantined)."""
         with self._lock:
-            row = self._conn.execute(
-                "SELECT text, prompt_tokens, completion_tokens, logprobs "
-                "FROM completions WHERE key = ?",
-                (key,),
-            ).fetchone()
-        if row is None:
-            return None
-        text, p_tok, c_tok, lp = row
+            try:
+                row = self._conn.execute(
+                    "SELECT text, prompt_tokens, completion_tokens, logprobs, checksum "
+                    "FROM completions WHERE key = ?",
+                    (key,),
+                ).fetchone()
+            except sqlite3.DatabaseError as exc:
+                if not _is_corrupt(exc):
+                    raise
+                self._restart(exc)
+                return None
+            if row is None:
+                return None
+            text, p_tok, c_tok, lp, checksum = row
+            if checksum is not None and checksum != row_checksum(key, text, lp):
+                self._conn.execute(f"INSERT INTO quarantined SELECT {_COLUMNS} FROM completions WHERE key = ?",
+                                   (key,))
+                self._conn.execute("DELETE FROM completions WHERE key = ?", (key,))
+                log.warning("LLM cache %s: the row of call %s does not match its checksum; moved to its "
+                            "'quarantined' table, the call is made again", self.path, key[:16])
+                return None
         return text, Usage(p_tok, c_tok), None if lp is None else json.loads(lp)
 
     def put(self, key: str, model_id: str, prompt: PromptId | None, result: Completion) -> None:
         """Store one result (text, usage, logprobs; never the parsed object or credentials)."""
+        text = scrub(result.text)  # whatever a server echoed, no credential is stored
+        lp = None if result.logprobs is None else json.dumps(result.logprobs)
         row = (
             key,
             model_id,
             None if prompt is None else f"{prompt.name}@{prompt.version}",
-            result.text,
+            text,
             result.usage.prompt_tokens,
             result.usage.completion_tokens,
-            None if result.logprobs is None else json.dumps(result.logprobs),
+            lp,
             time.time(),
+            row_checksum(key, text, lp),
         )
+        sql = f"INSERT OR REPLACE INTO completions ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
         with self._lock:
-            self._conn.execute(
-                "INSERT OR REPLACE INTO completions VALUES (?, ?, ?, ?, ?, ?, ?, ?)", row
-            )
+            try:
+                self._conn.execute(sql, row)
+            except sqlite3.DatabaseError as exc:
+                if not _is_corrupt(exc):
+                    raise
+                self._restart(exc)
+                self._conn.execute(sql, row)
 
     def __len__(self) -> int:
         with self._lock:

@@ -25,6 +25,7 @@ from typing import Any
 from ragsweep.metrics.errors import InputError, JudgeError
 from ragsweep.metrics.llm import models
 from ragsweep.metrics.llm.base import (
+    MAX_REPLY_CHARS,
     Completion,
     Logprobs,
     Message,
@@ -57,6 +58,8 @@ class LocalLLM(StructuredBackend):
         parallel: llama.cpp slots (sequences decoded at once), each with ``n_ctx`` tokens. Batched
             decoding sums in another order than one sequence alone, so a greedy output can differ in
             a rare near-tie; it is not part of :meth:`identity` (the cache replays either).
+        max_reply_chars: Longest reply accepted, in characters (None: no limit); a longer one is an
+            error naming its size, never repaired or cached.
     """
 
     def __init__(
@@ -67,6 +70,7 @@ class LocalLLM(StructuredBackend):
         temperature: float = 0.0,
         seed: int = 0,
         parallel: int = 1,
+        max_reply_chars: int | None = MAX_REPLY_CHARS,
     ) -> None:
         if isinstance(parallel, bool) or not isinstance(parallel, int) or parallel < 1:
             raise InputError(f"llm.parallel must be a positive integer (llama.cpp slots), got {parallel!r}")
@@ -76,6 +80,7 @@ class LocalLLM(StructuredBackend):
         self.temperature = temperature
         self.seed = seed
         self.parallel = parallel
+        self.max_reply_chars = max_reply_chars
         self.usage = Usage()  # all tokens spent by this object
         self.prompt_evaluated = 0  # prompt tokens llama.cpp evaluated (the rest came from its prompt cache)
         self.last_timings: dict[str, Any] = {}  # llama.cpp's timings of the last call

@@ -14,8 +14,9 @@ import os
 import random
 from typing import Any
 
-from ragsweep.metrics.errors import JudgeError, register_secret
+from ragsweep.metrics.errors import JudgeError, register_secret, register_url
 from ragsweep.metrics.llm.base import (
+    MAX_REPLY_CHARS,
     Completion,
     Logprobs,
     Message,
@@ -51,6 +52,8 @@ class OpenAICompatLLM(StructuredBackend):
             connection errors.
         seed: Sampling seed, sent to servers that honour it.
         backoff_s: First retry delay, seconds; doubles each retry (with jitter).
+        max_reply_chars: Longest reply accepted, in characters (None: no limit); a longer one is an
+            error naming its size, never repaired or cached.
     """
 
     def __init__(
@@ -65,9 +68,11 @@ class OpenAICompatLLM(StructuredBackend):
         seed: int = 0,
         *,
         backoff_s: float = 0.5,
+        max_reply_chars: int | None = MAX_REPLY_CHARS,
     ) -> None:
         self.model = model
         self.base_url = base_url.rstrip("/") if base_url else None
+        register_url(self.base_url)  # its password, should the URL carry one, is scrubbed wherever it is echoed
         self.api_key_env = api_key_env
         self.temperature = temperature
         self.max_concurrency = max_concurrency
@@ -75,6 +80,7 @@ class OpenAICompatLLM(StructuredBackend):
         self.max_retries = max_retries
         self.seed = seed
         self.backoff_s = backoff_s
+        self.max_reply_chars = max_reply_chars
         self.usage = Usage()  # all tokens spent by this object
         self.requests = 0  # HTTP attempts, retries included
         self.retries = 0

@@ -107,22 +107,30 @@ def test_results_that_cannot_be_written_go_to_a_fallback_folder(tmp_path, monkey
     (tmp_path / "tmp").mkdir()
     written = []
 
-    def write(folder: Path) -> None:
+    def write(into: Path, folder: Path) -> None:
         if folder.name == "out":
             raise PermissionError(13, "Permission denied")
-        (folder / "result.csv").write_text("id\n")
+        (into / "result.csv").write_text("id\n")
         written.append(folder)
 
     folder, problem = save(tmp_path / "out", write, claim=False, command="score")
     assert folder.parent == tmp_path / "tmp" and folder.name.startswith("ragsweep-score-fallback-")
     assert (folder / "result.csv").is_file() and written == [folder]
-    assert problem == f"could not write to {tmp_path / 'out'}: Permission denied"
+    assert problem == f"could not write to {tmp_path / 'out'}: Permission denied" and problem.code == 2
+    assert not (tmp_path / "out").exists()  # the folder save created for the failed write is gone again
+    assert [p.name for p in folder.iterdir()] == ["result.csv"]  # no staging folder left behind
+
+
+def _score_cfg(tmp_path: Path, *extra: str):
+    from hydra import compose, initialize_config_module
+
+    with initialize_config_module(config_module="ragsweep.conf", version_base="1.3"):
+        return compose("score", overrides=[f"input={tmp_path / 'in.csv'}", f"out={tmp_path / 'out'}", "llm=none",
+                                           "metrics=[rouge_l]", "progress=false", *extra])
 
 
 def test_score_run_keeps_its_results_when_out_fails_at_the_end(tmp_path, monkeypatch, capsys):
     """In-process: out passes the check, then writing fails (a full disk, a permission taken away)."""
-    from hydra import compose, initialize_config_module
-
     import ragsweep.harness.score as score_module
 
     write_rows(tmp_path / "in.csv", FOUR)
@@ -130,22 +138,68 @@ def test_score_run_keeps_its_results_when_out_fails_at_the_end(tmp_path, monkeyp
     (tmp_path / "tmp").mkdir()
     real = score_module.write_outputs
 
-    def failing(out, *args):
-        if Path(out) == tmp_path / "out":
+    def failing(into, *args):
+        if Path(into).parent == tmp_path / "out":  # the staging folder inside out
             raise OSError(28, "No space left on device")
-        return real(out, *args)
+        return real(into, *args)
 
     monkeypatch.setattr(score_module, "write_outputs", failing)
-    with initialize_config_module(config_module="ragsweep.conf", version_base="1.3"):
-        cfg = compose("score", overrides=[f"input={tmp_path / 'in.csv'}", f"out={tmp_path / 'out'}", "llm=none",
-                                          "metrics=[rouge_l]", "progress=false", "++thresholds.rouge_l=0.9"])
-    code = score_module.run(cfg)
-    assert code == 1  # the gate's outcome stands: the work is not lost, only moved
+    code = score_module.run(_score_cfg(tmp_path, "++thresholds.rouge_l=0.9"))
+    assert code == 4  # the work finished, writing it where asked did not: not a pass, not bad input
     fallback = next((tmp_path / "tmp").iterdir())
     assert len(read_csv(fallback / "result.csv")) == 4
     err = capsys.readouterr()
-    assert f"could not write to {tmp_path / 'out'}: No space left on device; the results are in {fallback}" in err.err
+    assert (f"could not write to {tmp_path / 'out'}: No space left on device; {tmp_path / 'out'} is left as it "
+            f"was; the results are in {fallback}") in err.err
     assert f"scores: {fallback}" in err.out
+
+
+def test_a_full_disk_at_the_end_of_score_leaves_the_old_results_whole(tmp_path, monkeypatch, capsys):
+    """The disk fills while explanations.jsonl is written, after result.csv: the previous run's three files
+    stay together, none replaced; the new results are all in the fallback folder; the exit code is 4."""
+    import errno
+
+    import ragsweep.harness.score as score_module
+
+    write_rows(tmp_path / "in.csv", FOUR)
+    out = tmp_path / "out"
+    out.mkdir()
+    old = {"result.csv": "id,old\n", "explanations.jsonl": '{"old": 1}\n', "config.yaml": "old: true\n",
+           "notes.txt": "the user's own file\n"}
+    for name, text in old.items():
+        (out / name).write_text(text)
+    monkeypatch.setattr("tempfile.tempdir", str(tmp_path / "tmp"))
+    (tmp_path / "tmp").mkdir()
+    real = score_module.atomic_write
+
+    def disk_full(path, write):
+        if Path(path).name == "explanations.jsonl" and out in Path(path).parents:
+            raise OSError(errno.ENOSPC, "No space left on device")
+        return real(path, write)
+
+    monkeypatch.setattr(score_module, "atomic_write", disk_full)
+    code = score_module.run(_score_cfg(tmp_path))
+    assert code == 4
+    assert {p.name: p.read_text() for p in out.iterdir()} == old  # untouched, no staging folder left
+    fallback = next((tmp_path / "tmp").iterdir())
+    assert sorted(p.name for p in fallback.iterdir()) == ["config.yaml", "explanations.jsonl", "result.csv",
+                                                         "summary.csv"]
+    assert len(read_csv(fallback / "result.csv")) == 4
+    assert f"out: {fallback}" in (fallback / "config.yaml").read_text()
+    assert f"the results are in {fallback}" in capsys.readouterr().err
+
+
+def test_a_score_into_an_existing_folder_replaces_its_files_and_keeps_the_others(tmp_path):
+    write_rows(tmp_path / "in.csv", FOUR)
+    (tmp_path / "out").mkdir()
+    (tmp_path / "out" / "result.csv").write_text("id,old\n")
+    (tmp_path / "out" / "notes.txt").write_text("mine")
+    proc = score("input=in.csv", "out=out", "metrics=[rouge_l]", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["config.yaml", "explanations.jsonl", "notes.txt",
+                                                                   "result.csv", "summary.csv"]
+    assert len(read_csv(tmp_path / "out" / "result.csv")) == 4
+    assert "out: out\n" in (tmp_path / "out" / "config.yaml").read_text()
 
 
 def test_a_sweep_folder_is_refused_to_a_sweep_with_other_overrides_or_config(tmp_path, capsys):

@@ -142,3 +142,70 @@ def test_an_unset_key_variable_is_warned_about_once(tmp_path, server):
     proc = run_cli("score", *_judge(server, KEY_ENV), cwd=tmp_path, env={KEY_ENV: None}, timeout=300)
     assert proc.returncode == 3
     assert proc.stderr.count(f"llm.api_key_env: variable {KEY_ENV} is not set") == 1
+
+
+# ---------------------------------------------------------------- a judge that echoes the credentials it got
+
+ECHO_KEY = "Zq7pLm3xVt9wKc2RbN"  # in no known key format: only knowing the key in use can scrub it
+ECHO_PW = "hunter2pass99"
+
+
+def _echoing_reply(body: dict, headers: dict) -> str:
+    auth = headers.get("Authorization") or headers.get("authorization") or ""
+    return json.dumps({"claims": [{"claim": "Ada built it.", "verdict": "supported", "supporting": [1],
+                                   "contradicting": [],
+                                   "reason": f"you sent {auth}; key {ECHO_KEY}; password {ECHO_PW}"}]})
+
+
+def _secrets_in(root: Path, *texts: str) -> list[str]:
+    import base64
+
+    secrets = [ECHO_KEY, ECHO_PW, base64.b64encode(f"judge:{ECHO_PW}".encode()).decode()]
+    found = [f"output: {s}" for t in texts for s in secrets if s in t]
+    for f in root.rglob("*"):
+        if f.is_file() and f.name != "in.csv":
+            data = f.read_bytes().decode("utf-8", "replace")
+            found += [f"{f.relative_to(root)}: {s}" for s in secrets if s in data]
+    return found
+
+
+def test_a_judge_that_echoes_the_key_and_the_url_password_leaves_them_nowhere(tmp_path):
+    """The reply is valid, so it is cached and explained: the key, the password in llm.base_url (given as a
+    reference to a variable) and the Basic credentials made of it reach no file, cache or log line."""
+    import base64
+
+    from chat_server import ChatServer
+
+    _input(tmp_path / "in.csv")
+    with ChatServer(_echoing_reply) as server:
+        url = server.url.replace("http://", "http://judge:${oc.env:RAGSWEEP_TEST_JUDGE_PW}@")
+        proc = run_cli("score", "llm=openai", "llm.model=m", f"llm.base_url={url}", "llm.api_key_env=MY_JUDGE_VAR",
+                       "llm.max_retries=0", "metrics=[hallucination]", "progress=false", "out=out", "input=in.csv",
+                       cwd=tmp_path, env={"MY_JUDGE_VAR": ECHO_KEY, "RAGSWEEP_TEST_JUDGE_PW": ECHO_PW}, timeout=300)
+        sent = server.requests[0][1].get("Authorization", "")
+        assert sent.startswith("Basic ") and ECHO_PW in base64.b64decode(sent[6:]).decode()  # really used
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert (tmp_path / "cache" / "llm.sqlite").is_file()
+    explanations = (tmp_path / "out" / "explanations.jsonl").read_text()
+    assert "<redacted>" in explanations and "you sent" in explanations  # the reply is kept, the secrets not
+    assert "base_url: http://<redacted>@127.0.0.1:" in (tmp_path / "out" / "config.yaml").read_text()
+    assert _secrets_in(tmp_path, proc.stdout, proc.stderr) == []
+
+
+def test_a_url_with_a_literal_password_is_refused_before_hydra_saves_it(tmp_path):
+    proc = run_cli("sweep", f"++llm.base_url=http://judge:{ECHO_PW}@127.0.0.1:9/v1", cwd=tmp_path, timeout=120)
+    assert proc.returncode == 2 and "llm.base_url holds a URL with a password" in proc.stderr, proc.stderr
+    assert ECHO_PW not in proc.stderr and not (tmp_path / "outputs").exists()
+
+
+def test_log_lines_are_scrubbed_whatever_the_handler(caplog):
+    import logging
+
+    from ragsweep.metrics.errors import register_url
+
+    register_url(f"http://judge:{ECHO_PW}@127.0.0.1:9/v1")
+    with caplog.at_level(logging.INFO):
+        logging.getLogger("httpx").info("HTTP Request: POST %s", f"http://judge:{ECHO_PW}@127.0.0.1:9/v1/chat")
+        logging.getLogger("some.lib").warning("server said: password %s", ECHO_PW)
+    text = "\n".join(r.getMessage() for r in caplog.records) + caplog.text
+    assert ECHO_PW not in text and "POST http://<redacted>@127.0.0.1:9/v1/chat" in text

@@ -56,3 +56,20 @@ def test_scrub_all_walks_nested_explanations():
 ])
 def test_a_key_passed_as_a_variable_name_is_recognised(value, expected):
     assert looks_like_key(value) is expected
+
+
+def test_a_config_registers_the_secrets_it_points_at_and_not_its_folders(monkeypatch):
+    from ragsweep.metrics import errors
+
+    monkeypatch.setattr(errors, "_secrets", set())
+    monkeypatch.setenv("RAGSWEEP_CACHE_DIR", "/srv/cache/ragsweep-shared")
+    monkeypatch.setenv("JUDGE_PW", "pw-Hx81kd0q")
+    monkeypatch.setenv("MY_JUDGE_VAR", "Zq7pLm3xVt9wKc2RbN")
+    errors.register_config_secrets({
+        "cache": {"dir": "${oc.env:RAGSWEEP_CACHE_DIR,'~/.cache/ragsweep'}"},
+        "llm": {"api_key_env": "MY_JUDGE_VAR", "base_url": "http://judge:${oc.env:JUDGE_PW}@host:8000/v1"},
+        "embedder": {"base_url": "http://u:literal-pass-77@emb/v1"},
+    })
+    assert errors._secrets >= {"pw-Hx81kd0q", "Zq7pLm3xVt9wKc2RbN", "literal-pass-77"}
+    assert errors.scrub("cache at /srv/cache/ragsweep-shared") == "cache at /srv/cache/ragsweep-shared"
+    assert errors.scrub("echo pw-Hx81kd0q and literal-pass-77") == "echo <redacted> and <redacted>"
