@@ -89,8 +89,9 @@ def _share(gates: DictConfig, key: str, default: float) -> float:
 
 
 def duplicates_report(corpus: Corpus) -> dict[str, Any]:
-    """The report's ``duplicates`` entry: the copies found among the documents (none: no entry)."""
-    return {"duplicates": corpus.duplicates.summary()} if corpus.duplicates is not None else {}
+    """The report's entries on how the corpus was read: ``duplicates`` (the copies found among the
+    documents) and ``empty_files`` (files left out for holding no text); none when nothing happened."""
+    return corpus.report()
 
 
 def write_outputs(result: Result, corpus: Corpus, out: Path, extra: dict[str, Any], parquet: bool,

@@ -329,8 +329,7 @@ def run_job(cfg: DictConfig, out_dir: Path, choices: Mapping[str, str]) -> dict[
     write_jsonl(out_dir / "scores.jsonl", [r.to_dict() for r in scored])
     summary = {"job": str(out_dir), "corpus": corpus.source, "seed": cfg.seed, "variants": summaries,
                "cost": cost, "config": OmegaConf.to_container(cfg, resolve=True)}
-    if corpus.duplicates is not None:
-        summary["duplicates"] = corpus.duplicates.summary()
+    summary.update(corpus.report())  # copies among the documents, empty files left out
     write_json(out_dir / "summary.json", summary)
     return summary
 
