@@ -107,7 +107,7 @@ class Corpus:
         return h.hexdigest()
 
 
-def _check_documents(docs: list[Document], where: str) -> list[Document]:
+def check_documents(docs: list[Document], where: str) -> list[Document]:
     if not docs:
         raise InputError(f"{where}: the corpus has no documents")
     seen: set[str] = set()
@@ -199,7 +199,7 @@ def read_folder(path: str | Path, suffixes: Iterable[str] = TEXT_SUFFIXES, min_c
     if empty:
         log.warning("%s: left out %d empty file(s) of %d: %s", root, len(empty), len(empty) + len(docs),
                     _first(empty))
-    corpus = Corpus(_check_documents(docs, str(root)), source=str(root), empty=tuple(empty))
+    corpus = Corpus(check_documents(docs, str(root)), source=str(root), empty=tuple(empty))
     return with_duplicates(corpus, duplicates, near_duplicates)
 
 
@@ -263,8 +263,26 @@ def read_jsonl(path: str | Path, duplicates: str = "equal", near_duplicates: flo
     file = Path(path)
     if not file.is_file():
         raise InputError(f"{file}: corpus file not found")
+    if file.suffix.lower() == ".json":
+        return _read_json_corpus(file, duplicates, near_duplicates)
     docs = [_doc_from_row(file, n, row, "id" if "id" in row else "_id") for n, row in iter_jsonl(file)]
-    return with_duplicates(Corpus(_check_documents(docs, str(file)), source=str(file)), duplicates, near_duplicates)
+    return with_duplicates(Corpus(check_documents(docs, str(file)), source=str(file)), duplicates, near_duplicates)
+
+
+def _read_json_corpus(file: Path, duplicates: str, near_duplicates: float | None) -> Corpus:
+    """A ``.json`` file given as a JSONL corpus: a Ragas knowledge graph is read as one
+    (:mod:`gen.ragas_kg`); anything else is refused with what was expected."""
+    from ragsweep.gen.ragas_kg import looks_like_kg, read_ragas_kg
+
+    try:
+        data = json.loads(file.read_text(encoding="utf-8-sig"))
+    except (UnicodeDecodeError, json.JSONDecodeError):
+        data = None
+    if looks_like_kg(data):
+        log.info("%s: a Ragas knowledge graph; reading its document nodes (corpus=ragas_kg)", file)
+        return read_ragas_kg(file, duplicates, near_duplicates)
+    raise InputError(f"{file}: a .json corpus must be a Ragas knowledge graph (corpus=ragas_kg); "
+                     "for documents, write one JSON object per line ({\"id\", \"text\"}) in a .jsonl file")
 
 
 def _find_qrels(root: Path, split: str, qrels: str | None) -> Path:
@@ -328,7 +346,7 @@ def read_beir(path: str | Path, split: str = "test", qrels: str | None = None, d
     if corpus_file is None:
         raise InputError(f"{root}: no corpus.jsonl or corpus.jsonl.gz")
     docs = [_doc_from_row(corpus_file, n, row, "_id" if "_id" in row else "id") for n, row in iter_jsonl(corpus_file)]
-    _check_documents(docs, str(corpus_file))
+    check_documents(docs, str(corpus_file))
     qrels_file = _find_qrels(root, split, qrels)
     judged = _read_qrels(qrels_file, {d.id for d in docs})
     qfile = next((root / n for n in (f"queries_{split}.jsonl", "queries.jsonl", "queries.jsonl.gz") if (root / n).is_file()), None)

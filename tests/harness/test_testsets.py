@@ -166,3 +166,20 @@ def test_testset_read_and_write_from_python(tmp_path):
     ours = ts.write(tmp_path / "ours.jsonl")
     assert ts.path == ours and [s.id for s in ragsweep.TestSet.read(ours).samples] == ["council", "2"]
     assert ragsweep.TestSet.read(ts.write(tmp_path / "back.json", "deepeval")).samples[0].id == "council"
+
+
+INTEROP = Path(__file__).resolve().parents[2] / ".." / "shared" / "data" / "interop"
+
+
+@pytest.mark.skipif(not (INTEROP / "ragas_rmcv_pdf_knowledge_graph.json").is_file(), reason="no shared interop data")
+def test_a_ragas_test_set_locates_in_the_knowledge_graph_it_was_generated_from():
+    from ragsweep.gen.ragas_kg import read_ragas_kg
+
+    kg = read_ragas_kg(INTEROP / "ragas_rmcv_pdf_knowledge_graph.json")
+    loaded = read_any(INTEROP / "ragas_rmcv_pdf_testset.csv", kg)
+    assert loaded.located.to_dict() | {"exact": 0, "fuzzy": 0} == {
+        "contexts": 23, "located": 23, "unlocated": 0, "id": 0, "exact": 0, "normalised": 0, "fuzzy": 0,
+        "samples": 12, "samples_with_evidence": 12, "samples_without_contexts": 0}
+    # each context is a whole document node (multi-hop ones behind Ragas's "<N-hop>" marker)
+    assert all(s.evidence and all(e.start == 0 and e.end == len(kg.get(e.doc_id).text) for e in s.evidence)
+               for s in loaded.samples)
