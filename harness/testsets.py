@@ -13,6 +13,7 @@ still score it). ``sweep``, ``run`` and ``convert`` print how many contexts were
 from __future__ import annotations
 
 import logging
+import re
 from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
@@ -23,7 +24,7 @@ import hydra
 from omegaconf import DictConfig
 
 from ragsweep.gen.documents import Corpus, Span
-from ragsweep.gen.formats import Imported, check_format, output_format, read_external, write_external
+from ragsweep.gen.formats import FORMATS, SUFFIXES, Imported, check_format, output_format, read_external, write_external
 from ragsweep.gen.formats.rows import parse_span_id
 from ragsweep.gen.testset import TestSample, check_against
 from ragsweep.harness.evaluate import restate
@@ -162,11 +163,38 @@ def load_for_corpus(path: str | Path, corpus: Corpus, format: str | None = None,
 
 # ---------------------------------------------------------------- ragsweep convert
 
+def output_format_of(out: str | Path, format: str | None) -> tuple[str, str]:
+    """The format ``convert`` writes to ``out``, and why: ``format=`` when given; else the one format the
+    file's stem names as a word (``ragas_testset.jsonl`` -> ragas), when its suffix fits that format;
+    else the suffix (``.jsonl`` ours, ``.csv`` Ragas). A stem naming two formats, a named format whose
+    files do not end so, or a suffix that tells nothing is refused: pass ``format=``."""
+    if check_format(format):
+        return format, "format=" + format
+    path = Path(out)
+    suffix = "".join(path.suffixes[-1:]).lower()
+    words = set(re.split(r"[^a-z0-9]+", path.stem.lower()))
+    named = [f for f in FORMATS if f in words or (f == "llamaindex_qa" and {"llamaindex", "qa"} <= words)]
+    if "llamaindex_qa" in named:
+        named.remove("llamaindex")
+    if len(named) > 1:
+        raise InputError(f"{out}: the file name names {' and '.join(named)}; pass format= to say which to write")
+    if named:
+        fmt = named[0]
+        if suffix not in SUFFIXES[fmt]:
+            raise InputError(f"{out}: the file name says {fmt}, which writes {' or '.join(SUFFIXES[fmt])} files, "
+                             f"not {suffix or 'a name without suffix'}; rename it or pass format=")
+        return fmt, f"the file name says {fmt}"
+    if suffix in (".jsonl", ".csv"):
+        fmt = output_format(path)
+        return fmt, f"{suffix} files are written as {fmt} unless format= says otherwise"
+    raise InputError(f"{out}: say which format to write (format={'|'.join(FORMATS)}); the file name does not tell")
+
+
 def convert(cfg: DictConfig) -> Path:
     """Read ``cfg.input`` and write it to ``cfg.out`` in ``cfg.format``; print what was done."""
     from ragsweep.harness.parts import build
 
-    fmt = check_format(cfg.format) or output_format(cfg.out)
+    fmt, why = output_format_of(cfg.out, cfg.format)
     check_format(cfg.input_format)
     corpus = build(cfg.corpus, "corpus") if cfg.get("corpus") else None
     loaded = read_any(cfg.input, corpus, cfg.input_format, cfg.get("locate"))
@@ -176,7 +204,7 @@ def convert(cfg: DictConfig) -> Path:
         print(loaded.located.message())
     elif corpus is None and any(s.provenance.get("reference_contexts") for s in loaded.samples):
         print("no corpus given: reference contexts kept as text, no evidence spans located (corpus=...)")
-    print(f"wrote {len(loaded.samples)} samples to {path}")
+    print(f"wrote {len(loaded.samples)} samples to {path} in {fmt} format ({why})")
     return path
 
 
