@@ -175,6 +175,9 @@ def run(cfg: DictConfig, run_dir: Path) -> dict[str, Path]:
     paths = write_outputs(result, corpus, out, extra, bool(cfg.parquet), base)
     rep = result.report
     print(rep.message())
+    if left := rep.units.get("not_english_documents"):
+        print(f"language: {left} documents not in English left out (the rule writer writes English only; "
+              "llm=local questions them)")
     print("by kind: " + ", ".join(f"{k}={v}" for k, v in sorted(rep.accepted_by_kind.items())))
     print("rejected: " + (", ".join(f"{k}={v}" for k, v in rep.rejected.items() if v) or "none"))
     if line := rep.unanswerable_line():
