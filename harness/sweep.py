@@ -160,11 +160,32 @@ def _choice_params(cfg: DictConfig, choices: Mapping[str, str], group: str, defa
     return {group: choice, **{f"{group}.{k}": v for k, v in shown.items()}}
 
 
-def variant_params(cfg: DictConfig, choices: Mapping[str, str], cut: Cut, conversations: bool = False) -> dict[str, Any]:
+def embedder_use(cfg: DictConfig, answerer: Any, specs: list[Any]) -> str | None:
+    """What a job's embedder serves: ``retrieval`` (dense or hybrid search), ``answers`` (BM25 search
+    with an answerer that embeds -- extractive picks sentences by cosine -- or a metric that does, such
+    as answer similarity), or None (nothing embeds)."""
+    mode = cfg.retrieval.get("mode", "dense") if "retrieval" in cfg else "dense"
+    if mode != "bm25":
+        return "retrieval"
+    if getattr(answerer, "embedder", None) is not None or any(getattr(s, "needs_embedder", False) for s in specs):
+        return "answers"
+    return None
+
+
+def variant_params(cfg: DictConfig, choices: Mapping[str, str], cut: Cut, conversations: bool = False,
+                   embedder: str | None = "retrieval") -> dict[str, Any]:
     """The parameters that name a variant: group choices, the chunk size/overlap, fusion settings, the
     query rewriting and reranking (when not plain / none), the query of a conversation (when the test
-    set has conversations), and K."""
+    set has conversations), and K.
+
+    A part the variant does not use is not named: BM25 search has no index, and no ``embedder``; when its
+    embedder serves only the answers and their metrics (``embedder="answers"``, :func:`embedder_use`) it is
+    named ``answer_embedder``, so a board does not read as if BM25 searched by embeddings."""
     params: dict[str, Any] = {g: choices.get(g) for g in GROUPS if choices.get(g)}
+    if embedder != "retrieval" and "embedder" in params:
+        named = params.pop("embedder")
+        if embedder == "answers":
+            params["answer_embedder"] = named
     mode = cfg.retrieval.get("mode", "dense") if "retrieval" in cfg else "dense"
     if mode == "bm25":
         params.pop("index", None)  # BM25 searches no FAISS index
@@ -277,7 +298,8 @@ def run_job(cfg: DictConfig, out_dir: Path, choices: Mapping[str, str]) -> dict[
     answerer = build(cfg.answerer, "answerer", llm=llm, embedder=pipe.cached_embedder)
     gen_specs = resolve(list(cfg.metrics.generation)) if answerer is not None and span_mode else []
 
-    names = {c: variant_name(variant_params(cfg, choices, c, conversations)) for c in cuts}
+    embedder_used = embedder_use(cfg, answerer if gen_specs else None, [*retrieval_specs, *gen_specs])
+    names = {c: variant_name(variant_params(cfg, choices, c, conversations, embedder_used)) for c in cuts}
     answers: dict[str, list[str | None]] = {}
     answer_cost: dict[Cut, Any] = {}
     if gen_specs:
@@ -289,7 +311,8 @@ def run_job(cfg: DictConfig, out_dir: Path, choices: Mapping[str, str]) -> dict[
                 answer_cost[c] = llm.snapshot() - before
         pipe.cost.timed("answer", t)
     cut_keys = set(cuts[0].params())
-    job_name = variant_name({key: v for key, v in variant_params(cfg, choices, cuts[0], conversations).items()
+    job_name = variant_name({key: v for key, v in variant_params(cfg, choices, cuts[0], conversations,
+                                                                 embedder_used).items()
                              if key not in cut_keys})
     runs = run_records(job_name, samples, retrieved, corpus, locator, answers, questions,
                        searched if rewriter.kind != "plain" else None)
@@ -306,7 +329,7 @@ def run_job(cfg: DictConfig, out_dir: Path, choices: Mapping[str, str]) -> dict[
         pipe.cost.timed("metrics", t)
         scored.extend(rows)
         variant = {"variant": names[c], "run": job_name, **c.params(),
-                   "params": variant_params(cfg, choices, c, conversations),
+                   "params": variant_params(cfg, choices, c, conversations, embedder_used),
                    "n_samples": len(samples), "metrics": aggregate(rows, cfg.seed)}
         if conversations:
             variant["conversation"] = conversation_summary(rows, samples, cfg.get("conversation"))
