@@ -32,6 +32,8 @@ from typing import Any
 
 from ragsweep.gen.documents import Corpus
 
+#: Cached locations (harness/testsets.py) are keyed by it: bump it when this module finds other spans.
+LOCATE_VERSION = "locate-2"
 _SEP = "\x00"          # between documents in the joined texts: no context can match across it
 _WORD = re.compile(r"\S+")
 FUZZY_DOCS = 3         # documents tried by the fuzzy pass (those sharing most words with the context)

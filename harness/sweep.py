@@ -56,15 +56,16 @@ GROUPS = ("corpus", "chunker", "embedder", "retrieval", "index")
 
 
 def load_samples(testset: str | None, corpus: Corpus, testset_format: str | None = None,
-                 locate: Mapping[str, Any] | None = None) -> list[TestSample]:
+                 locate: Mapping[str, Any] | None = None, cache: Cache | None = None) -> list[TestSample]:
     """The test set to run: the file given, else the corpus's own (BEIR qrels, or the shipped set).
 
     The file may be in any format of :mod:`gen.formats` (``testset_format``, or detected); the
-    reference contexts of an imported one are located in the corpus as evidence spans (``locate``).
+    reference contexts of an imported one are located in the corpus as evidence spans (``locate``;
+    the locations kept in ``cache``, so the jobs of a sweep locate once).
     Evidence on a copy of a document is restated on its original (corpus option ``duplicates``).
     """
     if testset:
-        samples = restate(load_for_corpus(testset, corpus, testset_format, locate), corpus, str(testset))
+        samples = restate(load_for_corpus(testset, corpus, testset_format, locate, cache), corpus, str(testset))
         check_against(samples, corpus, str(testset))
         return samples
     if corpus.qrels is not None:
@@ -74,6 +75,18 @@ def load_samples(testset: str | None, corpus: Corpus, testset_format: str | None
         check_against(samples, corpus, str(shipped_testset_path()))
         return samples
     raise InputError(f"{corpus.source}: no test set for this corpus: pass testset=PATH (write one with `ragsweep gen`)")
+
+
+def prepare_testset(cfg: DictConfig, corpus: Corpus) -> tuple[list[TestSample], dict[str, Any]]:
+    """The job's samples (:func:`load_samples`, then ``max_queries``), and what preparing them took:
+    ``seconds`` (reading, and locating imported contexts) and whether the locations came from the cache."""
+    started = time.perf_counter()
+    cache = Cache(cfg.cache.dir, cfg.cache.enabled)
+    samples = subset(load_samples(cfg.testset, corpus, cfg.get("testset_format"), cfg.get("locate"), cache),
+                     cfg.get("max_queries"), cfg.seed)
+    seconds = time.perf_counter() - started
+    from_cache = cache.hits > 0 if cache.hits + cache.misses else None  # None: nothing to locate
+    return samples, {"path": cfg.testset, "seconds": round(seconds, 3), "located_from_cache": from_cache}
 
 
 def top_ks(value: Any) -> list[int]:
@@ -257,8 +270,7 @@ def run_job(cfg: DictConfig, out_dir: Path, choices: Mapping[str, str]) -> dict[
     started = time.perf_counter()
     check_llm_uses(cfg)
     corpus: Corpus = build(cfg.corpus, "corpus")
-    samples = subset(load_samples(cfg.testset, corpus, cfg.get("testset_format"), cfg.get("locate")),
-                     cfg.get("max_queries"), cfg.seed)
+    samples, prepared = prepare_testset(cfg, corpus)
     cuts = cuts_of(cfg.retriever)
     chunker = build(cfg.chunker, "chunker")
     retrieval_specs = resolve(list(cfg.metrics.retrieval))
@@ -340,7 +352,8 @@ def run_job(cfg: DictConfig, out_dir: Path, choices: Mapping[str, str]) -> dict[
             variant["cost"] = spent.to_dict()
         variant["context_chars"] = context_chars(retrieved, c)
         summaries.append(variant)
-    cost = {"seconds": {**pipe.cost.seconds, "total": time.perf_counter() - started},
+    # the test set's preparation is the test set's, not the variant's: summary["testset"]
+    cost = {"seconds": {**pipe.cost.seconds, "total": time.perf_counter() - started - prepared["seconds"]},
             "embedded_texts": pipe.cost.embedded_texts, "n_chunks": len(pipe.chunks),
             "cache_hits": pipe.cache.hits, "cache_misses": pipe.cache.misses,
             "indexes": pipe.indexes}
@@ -351,7 +364,7 @@ def run_job(cfg: DictConfig, out_dir: Path, choices: Mapping[str, str]) -> dict[
         cost["llm"] = llm.snapshot().to_dict(prefix="")
     write_jsonl(out_dir / "scores.jsonl", [r.to_dict() for r in scored])
     summary = {"job": str(out_dir), "corpus": corpus.source, "seed": cfg.seed, "variants": summaries,
-               "cost": cost, "config": OmegaConf.to_container(cfg, resolve=True)}
+               "cost": cost, "testset": prepared, "config": OmegaConf.to_container(cfg, resolve=True)}
     summary.update(corpus.report())  # copies among the documents, empty files left out
     write_json(out_dir / "summary.json", summary)
     return summary
