@@ -10,14 +10,14 @@ from ragsweep.harness.locate import Locator
 
 # Our own essay-like paragraphs, written for this test; quotes, dashes and double spaces on purpose.
 PARAGRAPHS = [
-    "Then -- as now -- 'hacking' meant -- to us -- something else. We wrote programs in Fortran on punch "
+    ("Then -- as now -- 'hacking' meant -- to us -- something else. We wrote programs in Fortran on punch "
     "cards, typed them up, and handed the deck to the operator, who would run it and return a printout the "
-    "next day.",
-    "\"I was puzzled by the machine,\" she said -- \"I couldn't see what to do with it.\" In retrospect there "
-    "was not much anyone could have done with it: the only input was data on punched cards, and we had none.",
-    "With small computers, everything changed. Now you could have a computer sitting in front of you, on a "
+    "next day."),
+    ("\"I was puzzled by the machine,\" she said -- \"I couldn't see what to do with it.\" In retrospect there "
+    "was not much anyone could have done with it: the only input was data on punched cards, and we had none."),
+    ("With small computers, everything changed. Now you could have a computer sitting in front of you, on a "
     "desk, that answered your keystrokes as it ran. \"It's a real one,\" my father said -- 'a real one' -- "
-    "when he bought it in about 1980.",
+    "when he bought it in about 1980."),
 ]
 
 

@@ -12,10 +12,10 @@ from hydra import compose, initialize_config_module
 from ragsweep.harness import locate
 from ragsweep.harness.sweep import run_job
 
-CONTEXTS = ["Port Calder is governed by a directly elected mayor and a city council of 45 members, elected every "
-            "four years.",
-            "The Port Calder Harbour Authority (PCHA) was created by the Calder Harbour Act of 1921, wich dissolved "
-            "the older Calder Pier Trust"]  # a typo: found by the fuzzy pass
+CONTEXTS = [("Port Calder is governed by a directly elected mayor and a city council of 45 members, elected every "
+             "four years."),
+            ("The Port Calder Harbour Authority (PCHA) was created by the Calder Harbour Act of 1921, wich dissolved "
+             "the older Calder Pier Trust")]  # a typo: found by the fuzzy pass
 
 
 class Clock:

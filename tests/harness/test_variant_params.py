@@ -27,10 +27,10 @@ class Embeds:  # an answerer that picks sentences by embedding (as ExtractiveAns
 
 
 @pytest.mark.parametrize("retrieval, name", [
-    ("dense", "chunker=recursive,embedder=minilm,retrieval=dense,index=flat,chunker.size=512,chunker.overlap=64,"
-              "top_k=5"),
-    ("hybrid", "chunker=recursive,embedder=minilm,retrieval=hybrid,index=flat,chunker.size=512,"
-               "chunker.overlap=64,retrieval.fusion=rrf,retrieval.rrf_k=60,top_k=5"),
+    ("dense", ("chunker=recursive,embedder=minilm,retrieval=dense,index=flat,chunker.size=512,chunker.overlap=64,"
+               "top_k=5")),
+    ("hybrid", ("chunker=recursive,embedder=minilm,retrieval=hybrid,index=flat,chunker.size=512,"
+                "chunker.overlap=64,retrieval.fusion=rrf,retrieval.rrf_k=60,top_k=5")),
 ])
 def test_dense_and_hybrid_names_are_as_they_were(retrieval, name):
     cfg, choices = config(retrieval)
