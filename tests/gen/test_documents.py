@@ -139,6 +139,9 @@ def test_whitespace_only_files_are_left_out_and_a_folder_of_them_is_refused(tmp_
     corpus = read_folder(tmp_path, duplicates="drop")
     assert [d.id for d in corpus.documents] == ["a.txt"] and corpus.empty == ("b.md", "c.html")
     assert corpus.originals().empty == corpus.empty and "empty_files" in corpus.report()
+    from ragsweep.gen.app import duplicates_report  # what the generation report records of the corpus
+
+    assert duplicates_report(corpus)["empty_files"] == {"count": 2, "files": ["b.md", "c.html"]}
     (tmp_path / "a.txt").write_text("", encoding="utf-8")
     with pytest.raises(InputError, match=rf"{tmp_path}: every one of its 3 .* files is empty \(a.txt, b.md, c.html\)"):
         read_folder(tmp_path)
