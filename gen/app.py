@@ -90,8 +90,9 @@ def _share(gates: DictConfig, key: str, default: float) -> float:
 
 
 def duplicates_report(corpus: Corpus) -> dict[str, Any]:
-    """The report's ``duplicates`` entry: the copies found among the documents (none: no entry)."""
-    return {"duplicates": corpus.duplicates.summary()} if corpus.duplicates is not None else {}
+    """The report's entries on how the corpus was read: ``duplicates`` (the copies found among the
+    documents) and ``empty_files`` (files left out for holding no text); none when nothing happened."""
+    return corpus.report()
 
 
 def write_outputs(result: Result, corpus: Corpus, out: Path, extra: dict[str, Any], parquet: bool,
@@ -178,6 +179,9 @@ def run(cfg: DictConfig, run_dir: Path) -> dict[str, Path]:
     paths = write_outputs(result, corpus, out, extra, bool(cfg.parquet), base)
     rep = result.report
     print(rep.message())
+    if left := rep.units.get("not_english_documents"):
+        print(f"language: {left} documents not in English left out (the rule writer writes English only; "
+              "llm=local questions them)")
     print("by kind: " + ", ".join(f"{k}={v}" for k, v in sorted(rep.accepted_by_kind.items())))
     print("rejected: " + (", ".join(f"{k}={v}" for k, v in rep.rejected.items() if v) or "none"))
     if line := rep.unanswerable_line():

@@ -11,7 +11,7 @@ import hashlib
 import json
 import logging
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +21,7 @@ from ragsweep.metrics.errors import InputError
 log = logging.getLogger(__name__)
 
 TEXT_SUFFIXES = (".txt", ".md", ".markdown", ".html", ".htm", ".pdf")
+SHOWN_EMPTY = 10  # empty files named in logs and reports (all are counted)
 
 
 @dataclass(frozen=True)
@@ -66,6 +67,7 @@ class Corpus:
     queries: list[Query] | None = None
     qrels: dict[str, dict[str, int]] | None = None  # query id -> doc id -> graded relevance
     duplicates: Duplicates | None = None
+    empty: tuple[str, ...] = ()  # files skipped because they hold no text (whitespace only)
 
     def __post_init__(self) -> None:
         self._by_id = {d.id: d for d in self.documents}
@@ -82,7 +84,17 @@ class Corpus:
         if self.duplicates is None or not self.duplicates.active:
             return self
         docs = [d for d in self.documents if d.id not in self.duplicates.original]
-        return Corpus(docs, self.source, duplicates=self.duplicates)
+        return Corpus(docs, self.source, duplicates=self.duplicates, empty=self.empty)
+
+    def report(self) -> dict[str, Any]:
+        """What a generation report and a sweep summary record of how the corpus was read: the copies
+        among its documents and the empty files left out (no entry for what did not happen)."""
+        out: dict[str, Any] = {}
+        if self.duplicates is not None:
+            out["duplicates"] = self.duplicates.summary()
+        if self.empty:
+            out["empty_files"] = {"count": len(self.empty), "files": list(self.empty[:SHOWN_EMPTY])}
+        return out
 
     def fingerprint(self) -> str:
         """sha256 over ids and texts in order: the cache key of everything built from this corpus."""
@@ -95,7 +107,7 @@ class Corpus:
         return h.hexdigest()
 
 
-def _check_documents(docs: list[Document], where: str) -> list[Document]:
+def check_documents(docs: list[Document], where: str) -> list[Document]:
     if not docs:
         raise InputError(f"{where}: the corpus has no documents")
     seen: set[str] = set()
@@ -152,40 +164,59 @@ def with_duplicates(corpus: Corpus, mode: str = "equal", near: float | None = 0.
     dups = find_duplicates(corpus.documents, mode, near)
     (log.warning if dups.original else log.info)("%s", dups.message(corpus.source))
     if mode != "drop" or not dups.original:
-        return Corpus(corpus.documents, corpus.source, corpus.queries, corpus.qrels, dups)
+        return replace(corpus, duplicates=dups)
     docs = [d for d in corpus.documents if d.id not in dups.original]
     qrels = None if corpus.qrels is None else {q: group_grades(j, dups) for q, j in corpus.qrels.items()}
-    return Corpus(docs, corpus.source, corpus.queries, qrels, dups)
+    return replace(corpus, documents=docs, qrels=qrels, duplicates=dups)
 
 
 def read_folder(path: str | Path, suffixes: Iterable[str] = TEXT_SUFFIXES, min_chars: int = 1,
                 duplicates: str = "equal", near_duplicates: float | None = 0.9) -> Corpus:
     """Read every text-like file below ``path``; the id is the path relative to it (POSIX form).
 
-    ``duplicates`` and ``near_duplicates``: how copies among the documents count (:func:`with_duplicates`).
+    A file with fewer than ``min_chars`` characters of text (whitespace only, or a PDF with no text layer)
+    is left out, logged and recorded in :attr:`Corpus.empty`; only a folder where no file has text is an
+    error. ``duplicates`` and ``near_duplicates``: how copies among the documents count (:func:`with_duplicates`).
     """
     root = Path(path)
     if not root.is_dir():
         raise InputError(f"{root}: corpus folder not found")
     wanted = tuple(s.lower() for s in suffixes)
     docs: list[Document] = []
+    empty: list[str] = []
     for file in sorted(p for p in root.rglob("*") if p.is_file() and p.suffix.lower() in wanted):
         rel = file.relative_to(root).as_posix()
-        if file.suffix.lower() == ".pdf":
-            text = _read_pdf(file)
-        else:
-            try:
-                text = file.read_text(encoding="utf-8")
-            except UnicodeDecodeError as exc:
-                raise InputError(f"{file}: not UTF-8 text ({exc.reason} at byte {exc.start})") from exc
-            if file.suffix.lower() in (".html", ".htm"):
-                text = _html_to_text(text)
+        text = _read_file(file)
         if len(text.strip()) < min_chars:
-            raise InputError(f"{file}: document is empty")
+            empty.append(rel)
+            continue
         docs.append(Document(id=rel, text=text, metadata={"path": rel}))
+    if not docs and empty:
+        raise InputError(f"{root}: every one of its {len(empty)} {', '.join(wanted)} files is empty "
+                         f"({_first(empty)}): no text to read")
     if not docs:
         raise InputError(f"{root}: no {', '.join(wanted)} files found")
-    return with_duplicates(Corpus(_check_documents(docs, str(root)), source=str(root)), duplicates, near_duplicates)
+    if empty:
+        log.warning("%s: left out %d empty file(s) of %d: %s", root, len(empty), len(empty) + len(docs),
+                    _first(empty))
+    corpus = Corpus(check_documents(docs, str(root)), source=str(root), empty=tuple(empty))
+    return with_duplicates(corpus, duplicates, near_duplicates)
+
+
+def _first(names: list[str]) -> str:
+    shown = ", ".join(names[:SHOWN_EMPTY])
+    return shown + (f", ... ({len(names) - SHOWN_EMPTY} more)" if len(names) > SHOWN_EMPTY else "")
+
+
+def _read_file(file: Path) -> str:
+    """A file's text: PDF through pypdf, HTML stripped of its markup, anything else as UTF-8."""
+    if file.suffix.lower() == ".pdf":
+        return _read_pdf(file)
+    try:
+        text = file.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise InputError(f"{file}: not UTF-8 text ({exc.reason} at byte {exc.start})") from exc
+    return _html_to_text(text) if file.suffix.lower() in (".html", ".htm") else text
 
 
 def _open_text(path: Path):
@@ -232,8 +263,26 @@ def read_jsonl(path: str | Path, duplicates: str = "equal", near_duplicates: flo
     file = Path(path)
     if not file.is_file():
         raise InputError(f"{file}: corpus file not found")
+    if file.suffix.lower() == ".json":
+        return _read_json_corpus(file, duplicates, near_duplicates)
     docs = [_doc_from_row(file, n, row, "id" if "id" in row else "_id") for n, row in iter_jsonl(file)]
-    return with_duplicates(Corpus(_check_documents(docs, str(file)), source=str(file)), duplicates, near_duplicates)
+    return with_duplicates(Corpus(check_documents(docs, str(file)), source=str(file)), duplicates, near_duplicates)
+
+
+def _read_json_corpus(file: Path, duplicates: str, near_duplicates: float | None) -> Corpus:
+    """A ``.json`` file given as a JSONL corpus: a Ragas knowledge graph is read as one
+    (:mod:`gen.ragas_kg`); anything else is refused with what was expected."""
+    from ragsweep.gen.ragas_kg import looks_like_kg, read_ragas_kg
+
+    try:
+        data = json.loads(file.read_text(encoding="utf-8-sig"))
+    except (UnicodeDecodeError, json.JSONDecodeError):
+        data = None
+    if looks_like_kg(data):
+        log.info("%s: a Ragas knowledge graph; reading its document nodes (corpus=ragas_kg)", file)
+        return read_ragas_kg(file, duplicates, near_duplicates)
+    raise InputError(f"{file}: a .json corpus must be a Ragas knowledge graph (corpus=ragas_kg); "
+                     "for documents, write one JSON object per line ({\"id\", \"text\"}) in a .jsonl file")
 
 
 def _find_qrels(root: Path, split: str, qrels: str | None) -> Path:
@@ -297,7 +346,7 @@ def read_beir(path: str | Path, split: str = "test", qrels: str | None = None, d
     if corpus_file is None:
         raise InputError(f"{root}: no corpus.jsonl or corpus.jsonl.gz")
     docs = [_doc_from_row(corpus_file, n, row, "_id" if "_id" in row else "id") for n, row in iter_jsonl(corpus_file)]
-    _check_documents(docs, str(corpus_file))
+    check_documents(docs, str(corpus_file))
     qrels_file = _find_qrels(root, split, qrels)
     judged = _read_qrels(qrels_file, {d.id for d in docs})
     qfile = next((root / n for n in (f"queries_{split}.jsonl", "queries.jsonl", "queries.jsonl.gz") if (root / n).is_file()), None)

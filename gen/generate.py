@@ -198,6 +198,9 @@ async def agenerate(corpus: Corpus, writer: Writer, cfg: GenConfig, *,
     n = check_n(cfg.n)
     doc_ids = [d.id for d in corpus.documents]
     random.Random(cfg.seed).shuffle(doc_ids)  # the seeded sample of documents
+    readable = getattr(writer, "readable", None)  # optional: a writer that reads only some documents (English)
+    if readable is not None:
+        doc_ids = readable(corpus, doc_ids)
     if cfg.max_docs:
         doc_ids = doc_ids[: cfg.max_docs]
     units = corpus_units(corpus, doc_ids, cfg.min_sentence_chars)
@@ -226,7 +229,7 @@ async def agenerate(corpus: Corpus, writer: Writer, cfg: GenConfig, *,
                    if c.key not in cfg.known_candidates) for k, _ in mix}
     unnamed = sum(not names_subject(u.text) for us in units.values() for u in us)
     report.units = {"sentences": sum(map(len, units.values())), "unnamed_subject": unnamed,
-                    "left_out": unnamed if cfg.gates.named_subject else 0}
+                    "left_out": unnamed if cfg.gates.named_subject else 0, **getattr(writer, "left_out", {})}
     max_attempts = cfg.max_attempts or 20 * n + 50
     schedule = _Schedule(kind_quotas(n, mix), streams, report, cfg.max_tries_per_sample, max_attempts)
     dups = DuplicateFilter(embed, cfg.gates.dup_cosine)

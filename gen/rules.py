@@ -43,19 +43,24 @@ Two styles (``styles=[...]`` in ``conf/gen.yaml``; one is drawn per question and
 from __future__ import annotations
 
 import hashlib
+import logging
 import math
 import re
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 
 from ragsweep.gen.candidates import Candidate
+from ragsweep.gen.documents import Corpus
 from ragsweep.gen.followup import PRONOUN_OF_OPENER, follow_up_info, pronoun_of, pronounise
 from ragsweep.gen.gates import normalise
+from ragsweep.gen.language import language_of
 from ragsweep.gen.units import Phrase, Unit, answer_phrases
 from ragsweep.gen.writer import Draft, WriteFailed
 from ragsweep.metrics.errors import InputError
 from ragsweep.metrics.offline import STOP, content_words
 from ragsweep.metrics.refusal import UNANSWERABLE
+
+log = logging.getLogger(__name__)
 
 RULES_VERSION = "rules-1"  # bump when the question templates change (unanswerable swaps included)
 _KIND_ORDER = {"date": 0, "year": 1, "number": 2, "entity": 3}
@@ -63,6 +68,7 @@ _PRONOUN = re.compile(r"^(?:It|They|He|She|The company|The city|The company's|It
 _CLAUSE_BREAK = re.compile(r"(?:, | ; |; | - | — |: )")
 _WH_MARK = "\x01"  # brackets the wh-phrase while a question is assembled
 KEYWORDS = 5  # content words a "keywords" question keeps by default
+SHOWN_LANGUAGE = 3  # documents named when some are not English
 
 
 def parse_style(style: str | None) -> int | None:
@@ -272,10 +278,29 @@ class RuleWriter:
     prompt_version = RULES_VERSION
 
     def __init__(self) -> None:
+        self.left_out: dict[str, int] = {}  # documents it does not read, by why (the generation report's units)
         self.doc_freq: Counter[str] = Counter()
         self.n_docs = 0
         self.names: list[tuple[str, set[str]]] = []
         self.pronouns: dict[str, str] = {}  # document -> the pronoun of its subject (follow-ups)
+
+    def readable(self, corpus: Corpus, doc_ids: Sequence[str]) -> list[str]:
+        """The documents this writer can question: the English ones (:mod:`gen.language`). Others are
+        left out with a count and a warning; when none is English, an InputError says why and what to use."""
+        self.left_out = {}
+        problems = {d: p for d in doc_ids if (p := language_of(corpus.get(d).text).problem()) is not None}
+        if not problems:
+            return list(doc_ids)
+        named = "; ".join(f"{d}: {p}" for d, p in list(problems.items())[:SHOWN_LANGUAGE])
+        if len(problems) == len(doc_ids):
+            raise InputError(f"{corpus.source}: the rule writer (llm=none) writes English questions only, and none "
+                             f"of the {len(doc_ids)} documents is English ({named}). Write them with a model "
+                             "that reads their language: llm=local (or llm=openai ...)")
+        log.warning("the rule writer (llm=none) writes English questions only: left out %d of %d documents "
+                    "not in English (%s%s); llm=local questions them too", len(problems), len(doc_ids), named,
+                    ", ..." if len(problems) > SHOWN_LANGUAGE else "")
+        self.left_out = {"not_english_documents": len(problems)}
+        return [d for d in doc_ids if d not in problems]
 
     def prepare(self, units: Mapping[str, Sequence[Unit]], styles: Sequence[str]) -> None:
         """Check the configured styles; count each content word's documents over ``units``."""

@@ -32,10 +32,14 @@ from typing import Any
 
 from ragsweep.gen.documents import Corpus
 
+#: Cached locations (harness/testsets.py) are keyed by it: bump it when this module finds other spans.
+LOCATE_VERSION = "locate-2"
 _SEP = "\x00"          # between documents in the joined texts: no context can match across it
 _WORD = re.compile(r"\S+")
 FUZZY_DOCS = 3         # documents tried by the fuzzy pass (those sharing most words with the context)
 FUZZY_ANCHORS = 12     # windows tried per document (anchored at the longest matching blocks)
+EDGE_SLACK = 8         # characters of slack beyond a window, and beyond an unmatched edge of the context
+EDGE_MAX = 64          # an unmatched edge longer than this is not text of the document: the span is not moved
 
 
 @dataclass(frozen=True)
@@ -213,34 +217,84 @@ class Locator:
 
 
 def _best_window(doc: str, query: str) -> tuple[float, int, int] | None:
-    """The window of ``doc`` most similar to ``query``: (ratio, start, end) in ``doc``'s offsets.
+    """The span of ``doc`` most similar to ``query``: (ratio, start, end) in ``doc``'s offsets.
 
     Windows of ``len(query)`` characters are anchored at the matching blocks of the two texts
-    (each block aligned as in the query), as fuzzywuzzy's ``partial_ratio`` does; the best window
-    is then trimmed to the span its matching blocks cover, and scored as difflib's ``ratio``
-    (2 * matched characters / both lengths) of the query against that span.
+    (each block aligned as in the query), as fuzzywuzzy's ``partial_ratio`` does, with the same slack
+    on both sides: a document re-encoded before or after the context was cut (a dash, a quote, an
+    ellipsis of another length) shifts the anchor either way. The best window is trimmed to the span
+    its solid matching blocks cover, then each end is moved over the query's unmatched edge
+    (:func:`_edge`), so a span starts where the context starts even when its first characters were
+    re-encoded. The score is difflib's ``ratio`` of the query against the span.
     """
     if not doc or not query:
         return None
     blocks = [b for b in difflib.SequenceMatcher(None, doc, query, autojunk=False).get_matching_blocks() if b.size]
     blocks = sorted(blocks, key=lambda b: -b.size)[:FUZZY_ANCHORS]
-    best: tuple[float, int, int] | None = None
+    best: tuple[float, int, int, int, int] | None = None
     n = len(query)
+    slack = n // 10 + EDGE_SLACK
     tried: set[int] = set()
     for b in blocks:
-        lo = max(0, min(b.a - b.b, len(doc) - n))
+        lo = max(0, min(b.a - b.b, len(doc) - n) - slack)
         if lo // 16 in tried:  # blocks of one alignment anchor (nearly) the same window
             continue
         tried.add(lo // 16)
-        window = doc[lo:lo + n + n // 10]  # a little slack for insertions in the document
-        blocks_in = [x for x in difflib.SequenceMatcher(None, window, query, autojunk=False).get_matching_blocks()
-                     if x.size]
-        solid = [x for x in blocks_in if x.size >= 4] or blocks_in  # stray short matches do not stretch the span
-        if not solid:
-            continue
-        first, last = solid[0].a, solid[-1].a + solid[-1].size
-        matched = sum(x.size for x in blocks_in if first <= x.a and x.a + x.size <= last)
-        score = 2.0 * matched / (last - first + n)  # difflib's ratio of the query against the span
-        if best is None or score > best[0]:
-            best = (score, lo + first, lo + last)
-    return best
+        window = doc[lo:lo + n + 2 * slack]
+        found = _solid_span(window, query)
+        if found is not None and (best is None or found[0] > best[0]):
+            score, first, last, q_first, q_last = found
+            best = (score, lo + first, lo + last, q_first, q_last)
+    if best is None:
+        return None
+    _, start, end, q_first, q_last = best
+    start -= _edge(doc[max(0, start - q_first - EDGE_SLACK):start][::-1], query[:q_first][::-1])
+    end += _edge(doc[end:end + (n - q_last) + EDGE_SLACK], query[q_last:])
+    return difflib.SequenceMatcher(None, doc[start:end], query, autojunk=False).ratio(), start, end
+
+
+def _solid_span(window: str, query: str) -> tuple[float, int, int, int, int] | None:
+    """(approximate ratio, start, end in ``window``, start, end in ``query``) of the span of ``window``
+    that the solid matching blocks (4 characters or more) cover; stray short matches do not stretch it."""
+    blocks_in = [x for x in difflib.SequenceMatcher(None, window, query, autojunk=False).get_matching_blocks()
+                 if x.size]
+    solid = [x for x in blocks_in if x.size >= 4] or blocks_in
+    if not solid:
+        return None
+    first, last = solid[0].a, solid[-1].a + solid[-1].size
+    matched = sum(x.size for x in blocks_in if first <= x.a and x.a + x.size <= last)
+    score = 2.0 * matched / (last - first + len(query))  # difflib's ratio of the query against the span
+    return score, first, last, solid[0].b, solid[-1].b + solid[-1].size
+
+
+def _edge(doc_side: str, query_side: str) -> int:
+    """How many characters of ``doc_side`` the query's unmatched edge ``query_side`` covers (both read
+    outwards from the matched part): the longest length whose :func:`_recoded_distance` to ``query_side``
+    is least, when that distance is at most half the edge; 0 when the edge is long or unlike the text."""
+    m = len(query_side)
+    if not m or m > EDGE_MAX or not doc_side:
+        return 0
+    row = _recoded_distance(query_side, doc_side)
+    least = min(row)
+    if least > m / 2:
+        return 0
+    return max(j for j, d in enumerate(row) if d == least)
+
+
+def _recoded_distance(query: str, doc: str) -> list[float]:
+    """Edit distance of ``query`` to every prefix of ``doc`` (index = prefix length), with re-encoding
+    priced low: one punctuation or space character for another (a straight for a curly quote, a dash for a
+    dash) costs nothing, and adding or dropping one costs half; letters and digits cost 1."""
+    def loose(c: str) -> bool:
+        return not c.isalnum()
+
+    row = [0.0]
+    for dc in doc:
+        row.append(row[-1] + (0.5 if loose(dc) else 1.0))
+    for qc in query:
+        drop_q = 0.5 if loose(qc) else 1.0
+        prev, row[0] = row[0], row[0] + drop_q
+        for j, dc in enumerate(doc, 1):
+            swap = 0.0 if qc == dc or (loose(qc) and loose(dc)) else 1.0
+            prev, row[j] = row[j], min(row[j] + drop_q, row[j - 1] + (0.5 if loose(dc) else 1.0), prev + swap)
+    return row

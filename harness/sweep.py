@@ -56,15 +56,16 @@ GROUPS = ("corpus", "chunker", "embedder", "retrieval", "index")
 
 
 def load_samples(testset: str | None, corpus: Corpus, testset_format: str | None = None,
-                 locate: Mapping[str, Any] | None = None) -> list[TestSample]:
+                 locate: Mapping[str, Any] | None = None, cache: Cache | None = None) -> list[TestSample]:
     """The test set to run: the file given, else the corpus's own (BEIR qrels, or the shipped set).
 
     The file may be in any format of :mod:`gen.formats` (``testset_format``, or detected); the
-    reference contexts of an imported one are located in the corpus as evidence spans (``locate``).
+    reference contexts of an imported one are located in the corpus as evidence spans (``locate``;
+    the locations kept in ``cache``, so the jobs of a sweep locate once).
     Evidence on a copy of a document is restated on its original (corpus option ``duplicates``).
     """
     if testset:
-        samples = restate(load_for_corpus(testset, corpus, testset_format, locate), corpus, str(testset))
+        samples = restate(load_for_corpus(testset, corpus, testset_format, locate, cache), corpus, str(testset))
         check_against(samples, corpus, str(testset))
         return samples
     if corpus.qrels is not None:
@@ -74,6 +75,18 @@ def load_samples(testset: str | None, corpus: Corpus, testset_format: str | None
         check_against(samples, corpus, str(shipped_testset_path()))
         return samples
     raise InputError(f"{corpus.source}: no test set for this corpus: pass testset=PATH (write one with `ragsweep gen`)")
+
+
+def prepare_testset(cfg: DictConfig, corpus: Corpus) -> tuple[list[TestSample], dict[str, Any]]:
+    """The job's samples (:func:`load_samples`, then ``max_queries``), and what preparing them took:
+    ``seconds`` (reading, and locating imported contexts) and whether the locations came from the cache."""
+    started = time.perf_counter()
+    cache = Cache(cfg.cache.dir, cfg.cache.enabled)
+    samples = subset(load_samples(cfg.testset, corpus, cfg.get("testset_format"), cfg.get("locate"), cache),
+                     cfg.get("max_queries"), cfg.seed)
+    seconds = time.perf_counter() - started
+    from_cache = cache.hits > 0 if cache.hits + cache.misses else None  # None: nothing to locate
+    return samples, {"path": cfg.testset, "seconds": round(seconds, 3), "located_from_cache": from_cache}
 
 
 def top_ks(value: Any) -> list[int]:
@@ -160,11 +173,32 @@ def _choice_params(cfg: DictConfig, choices: Mapping[str, str], group: str, defa
     return {group: choice, **{f"{group}.{k}": v for k, v in shown.items()}}
 
 
-def variant_params(cfg: DictConfig, choices: Mapping[str, str], cut: Cut, conversations: bool = False) -> dict[str, Any]:
+def embedder_use(cfg: DictConfig, answerer: Any, specs: list[Any]) -> str | None:
+    """What a job's embedder serves: ``retrieval`` (dense or hybrid search), ``answers`` (BM25 search
+    with an answerer that embeds -- extractive picks sentences by cosine -- or a metric that does, such
+    as answer similarity), or None (nothing embeds)."""
+    mode = cfg.retrieval.get("mode", "dense") if "retrieval" in cfg else "dense"
+    if mode != "bm25":
+        return "retrieval"
+    if getattr(answerer, "embedder", None) is not None or any(getattr(s, "needs_embedder", False) for s in specs):
+        return "answers"
+    return None
+
+
+def variant_params(cfg: DictConfig, choices: Mapping[str, str], cut: Cut, conversations: bool = False,
+                   embedder: str | None = "retrieval") -> dict[str, Any]:
     """The parameters that name a variant: group choices, the chunk size/overlap, fusion settings, the
     query rewriting and reranking (when not plain / none), the query of a conversation (when the test
-    set has conversations), and K."""
+    set has conversations), and K.
+
+    A part the variant does not use is not named: BM25 search has no index, and no ``embedder``; when its
+    embedder serves only the answers and their metrics (``embedder="answers"``, :func:`embedder_use`) it is
+    named ``answer_embedder``, so a board does not read as if BM25 searched by embeddings."""
     params: dict[str, Any] = {g: choices.get(g) for g in GROUPS if choices.get(g)}
+    if embedder != "retrieval" and "embedder" in params:
+        named = params.pop("embedder")
+        if embedder == "answers":
+            params["answer_embedder"] = named
     mode = cfg.retrieval.get("mode", "dense") if "retrieval" in cfg else "dense"
     if mode == "bm25":
         params.pop("index", None)  # BM25 searches no FAISS index
@@ -236,8 +270,7 @@ def run_job(cfg: DictConfig, out_dir: Path, choices: Mapping[str, str]) -> dict[
     started = time.perf_counter()
     check_llm_uses(cfg)
     corpus: Corpus = build(cfg.corpus, "corpus")
-    samples = subset(load_samples(cfg.testset, corpus, cfg.get("testset_format"), cfg.get("locate")),
-                     cfg.get("max_queries"), cfg.seed)
+    samples, prepared = prepare_testset(cfg, corpus)
     cuts = cuts_of(cfg.retriever)
     chunker = build(cfg.chunker, "chunker")
     retrieval_specs = resolve(list(cfg.metrics.retrieval))
@@ -277,7 +310,8 @@ def run_job(cfg: DictConfig, out_dir: Path, choices: Mapping[str, str]) -> dict[
     answerer = build(cfg.answerer, "answerer", llm=llm, embedder=pipe.cached_embedder)
     gen_specs = resolve(list(cfg.metrics.generation)) if answerer is not None and span_mode else []
 
-    names = {c: variant_name(variant_params(cfg, choices, c, conversations)) for c in cuts}
+    embedder_used = embedder_use(cfg, answerer if gen_specs else None, [*retrieval_specs, *gen_specs])
+    names = {c: variant_name(variant_params(cfg, choices, c, conversations, embedder_used)) for c in cuts}
     answers: dict[str, list[str | None]] = {}
     answer_cost: dict[Cut, Any] = {}
     if gen_specs:
@@ -289,7 +323,8 @@ def run_job(cfg: DictConfig, out_dir: Path, choices: Mapping[str, str]) -> dict[
                 answer_cost[c] = llm.snapshot() - before
         pipe.cost.timed("answer", t)
     cut_keys = set(cuts[0].params())
-    job_name = variant_name({key: v for key, v in variant_params(cfg, choices, cuts[0], conversations).items()
+    job_name = variant_name({key: v for key, v in variant_params(cfg, choices, cuts[0], conversations,
+                                                                 embedder_used).items()
                              if key not in cut_keys})
     runs = run_records(job_name, samples, retrieved, corpus, locator, answers, questions,
                        searched if rewriter.kind != "plain" else None)
@@ -306,7 +341,7 @@ def run_job(cfg: DictConfig, out_dir: Path, choices: Mapping[str, str]) -> dict[
         pipe.cost.timed("metrics", t)
         scored.extend(rows)
         variant = {"variant": names[c], "run": job_name, **c.params(),
-                   "params": variant_params(cfg, choices, c, conversations),
+                   "params": variant_params(cfg, choices, c, conversations, embedder_used),
                    "n_samples": len(samples), "metrics": aggregate(rows, cfg.seed)}
         if conversations:
             variant["conversation"] = conversation_summary(rows, samples, cfg.get("conversation"))
@@ -317,7 +352,8 @@ def run_job(cfg: DictConfig, out_dir: Path, choices: Mapping[str, str]) -> dict[
             variant["cost"] = spent.to_dict()
         variant["context_chars"] = context_chars(retrieved, c)
         summaries.append(variant)
-    cost = {"seconds": {**pipe.cost.seconds, "total": time.perf_counter() - started},
+    # the test set's preparation is the test set's, not the variant's: summary["testset"]
+    cost = {"seconds": {**pipe.cost.seconds, "total": time.perf_counter() - started - prepared["seconds"]},
             "embedded_texts": pipe.cost.embedded_texts, "n_chunks": len(pipe.chunks),
             "cache_hits": pipe.cache.hits, "cache_misses": pipe.cache.misses,
             "indexes": pipe.indexes}
@@ -328,9 +364,8 @@ def run_job(cfg: DictConfig, out_dir: Path, choices: Mapping[str, str]) -> dict[
         cost["llm"] = llm.snapshot().to_dict(prefix="")
     write_jsonl(out_dir / "scores.jsonl", [r.to_dict() for r in scored])
     summary = {"job": str(out_dir), "corpus": corpus.source, "seed": cfg.seed, "variants": summaries,
-               "cost": cost, "config": OmegaConf.to_container(cfg, resolve=True)}
-    if corpus.duplicates is not None:
-        summary["duplicates"] = corpus.duplicates.summary()
+               "cost": cost, "testset": prepared, "config": OmegaConf.to_container(cfg, resolve=True)}
+    summary.update(corpus.report())  # copies among the documents, empty files left out
     write_json(out_dir / "summary.json", summary)
     return summary
 

@@ -13,9 +13,11 @@ still score it). ``sweep``, ``run`` and ``convert`` print how many contexts were
 from __future__ import annotations
 
 import logging
+import re
+import time
 from collections import Counter
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -23,11 +25,12 @@ import hydra
 from omegaconf import DictConfig
 
 from ragsweep.gen.documents import Corpus, Span
-from ragsweep.gen.formats import Imported, check_format, output_format, read_external, write_external
+from ragsweep.gen.formats import FORMATS, SUFFIXES, Imported, check_format, output_format, read_external, write_external
 from ragsweep.gen.formats.rows import parse_span_id
 from ragsweep.gen.testset import TestSample, check_against
+from ragsweep.harness.cache import Cache, make_key
 from ragsweep.harness.evaluate import restate
-from ragsweep.harness.locate import Locator
+from ragsweep.harness.locate import LOCATE_VERSION, Location, Locator
 from ragsweep.metrics.errors import InputError, fail
 
 log = logging.getLogger("ragsweep")
@@ -71,7 +74,40 @@ def _by_id(cid: Any, text: str, corpus: Corpus) -> Span | None:
     return span if corpus.get(span.doc_id).text[span.start:span.end] == text else None
 
 
-def locate_evidence(samples: list[TestSample], corpus: Corpus, locator: Locator) -> tuple[list[TestSample], Located]:
+class Prelocated:
+    """A :class:`Locator`'s answers for a test set's reference contexts, found once and kept in the cache.
+
+    Locating a few hundred contexts in a corpus takes from seconds to a minute (the fuzzy pass), and a
+    sweep reads the same test set in every job: the locations are cached under everything that changes
+    them -- the locating code's version, the corpus's texts, the settings and the contexts -- so a sweep
+    locates once and every later job (and sweep) reads them back.
+    """
+
+    def __init__(self, locator: Locator, texts: list[str], cache: Cache | None) -> None:
+        self.locator, self.threshold = locator, locator.threshold
+        unique = sorted(set(texts))
+        key = make_key("locate", LOCATE_VERSION, locator.corpus.fingerprint(), locator.threshold, locator.fuzzy,
+                       unique)
+
+        def compute() -> list[dict[str, Any]]:
+            return [asdict(locator.locate(t)) for t in unique]
+
+        hits = cache.hits if cache is not None else 0
+        found = cache.json("locate", key, compute) if cache is not None else compute()
+        self.from_cache = cache is not None and cache.hits > hits
+        self._found = {t: Location(**d) for t, d in zip(unique, found)}
+
+    def locate(self, text: str) -> Location:
+        return self._found.get(text) or self.locator.locate(text)
+
+
+def reference_texts(samples: list[TestSample]) -> list[str]:
+    """The reference contexts of imported samples that have no evidence spans yet (what is located)."""
+    return [t for s in samples if not s.evidence for t in s.provenance.get("reference_contexts") or ()]
+
+
+def locate_evidence(samples: list[TestSample], corpus: Corpus,
+                    locator: Locator | Prelocated) -> tuple[list[TestSample], Located]:
     """Give imported samples evidence spans by locating their reference contexts in ``corpus``.
 
     Samples that carry no imported contexts (ours, with spans already) are returned as they are.
@@ -123,10 +159,12 @@ class Loaded:
     format: str
     extra: dict[str, Any] = field(default_factory=dict)
     located: Located | None = None
+    locate_seconds: float = 0.0     # spent locating the reference contexts (near 0 when cached)
+    located_from_cache: bool = False
 
 
 def read_any(path: str | Path, corpus: Corpus | None = None, format: str | None = None,
-             locate: Mapping[str, Any] | None = None) -> Loaded:
+             locate: Mapping[str, Any] | None = None, cache: Cache | None = None) -> Loaded:
     """Read a test set in any format; with a corpus, locate imported contexts and check every span.
 
     Args:
@@ -134,39 +172,73 @@ def read_any(path: str | Path, corpus: Corpus | None = None, format: str | None 
         format: One of :data:`gen.formats.FORMATS`; None: detected.
         corpus: The documents the test set points into; None: no spans located or checked.
         locate: ``fuzzy`` (bool) and ``fuzzy_threshold`` (0-1), as ``ragsweep run``'s ``locate``.
+        cache: Where the locations are kept (:class:`Prelocated`); None: located afresh.
     """
     imported: Imported = read_external(path, format)
     located = None
     samples = imported.samples
+    seconds, from_cache = 0.0, False
     if corpus is not None:
         opts = dict(locate or {})
+        started = time.perf_counter()
         locator = Locator(corpus, float(opts.get("fuzzy_threshold", 0.9)), bool(opts.get("fuzzy", True)))
-        samples, located = locate_evidence(samples, corpus, locator)
+        texts = reference_texts(samples)
+        found = Prelocated(locator, texts, cache) if texts else locator
+        samples, located = locate_evidence(samples, corpus, found)
+        seconds, from_cache = time.perf_counter() - started, getattr(found, "from_cache", False)
         if located.samples == 0:
             located = None
         # evidence on a copy of a document moves to its original first (duplicates=equal|drop):
         # with drop the copy is not in the corpus at all
         samples = restate(samples, corpus, str(path))
         check_against(samples, corpus, str(path))
-    return Loaded(samples, imported.format, imported.extra, located)
+    return Loaded(samples, imported.format, imported.extra, located, seconds, from_cache)
 
 
 def load_for_corpus(path: str | Path, corpus: Corpus, format: str | None = None,
-                    locate: Mapping[str, Any] | None = None) -> list[TestSample]:
+                    locate: Mapping[str, Any] | None = None, cache: Cache | None = None) -> list[TestSample]:
     """The samples of ``testset=`` in ``sweep`` and ``run`` (any format), the location counts logged."""
-    loaded = read_any(path, corpus, format, locate)
+    loaded = read_any(path, corpus, format, locate, cache)
     if loaded.located is not None:
-        log.info("%s (%s): %s", path, loaded.format, loaded.located.message())
+        how = "read from the cache" if loaded.located_from_cache else f"{loaded.locate_seconds:.1f} s"
+        log.info("%s (%s): %s (%s)", path, loaded.format, loaded.located.message(), how)
     return loaded.samples
 
 
 # ---------------------------------------------------------------- ragsweep convert
 
+def output_format_of(out: str | Path, format: str | None) -> tuple[str, str]:
+    """The format ``convert`` writes to ``out``, and why: ``format=`` when given; else the one format the
+    file's stem names as a word (``ragas_testset.jsonl`` -> ragas), when its suffix fits that format;
+    else the suffix (``.jsonl`` ours, ``.csv`` Ragas). A stem naming two formats, a named format whose
+    files do not end so, or a suffix that tells nothing is refused: pass ``format=``."""
+    if check_format(format):
+        return format, "format=" + format
+    path = Path(out)
+    suffix = "".join(path.suffixes[-1:]).lower()
+    words = set(re.split(r"[^a-z0-9]+", path.stem.lower()))
+    named = [f for f in FORMATS if f in words or (f == "llamaindex_qa" and {"llamaindex", "qa"} <= words)]
+    if "llamaindex_qa" in named:
+        named.remove("llamaindex")
+    if len(named) > 1:
+        raise InputError(f"{out}: the file name names {' and '.join(named)}; pass format= to say which to write")
+    if named:
+        fmt = named[0]
+        if suffix not in SUFFIXES[fmt]:
+            raise InputError(f"{out}: the file name says {fmt}, which writes {' or '.join(SUFFIXES[fmt])} files, "
+                             f"not {suffix or 'a name without suffix'}; rename it or pass format=")
+        return fmt, f"the file name says {fmt}"
+    if suffix in (".jsonl", ".csv"):
+        fmt = output_format(path)
+        return fmt, f"{suffix} files are written as {fmt} unless format= says otherwise"
+    raise InputError(f"{out}: say which format to write (format={'|'.join(FORMATS)}); the file name does not tell")
+
+
 def convert(cfg: DictConfig) -> Path:
     """Read ``cfg.input`` and write it to ``cfg.out`` in ``cfg.format``; print what was done."""
     from ragsweep.harness.parts import build
 
-    fmt = check_format(cfg.format) or output_format(cfg.out)
+    fmt, why = output_format_of(cfg.out, cfg.format)
     check_format(cfg.input_format)
     corpus = build(cfg.corpus, "corpus") if cfg.get("corpus") else None
     loaded = read_any(cfg.input, corpus, cfg.input_format, cfg.get("locate"))
@@ -176,7 +248,7 @@ def convert(cfg: DictConfig) -> Path:
         print(loaded.located.message())
     elif corpus is None and any(s.provenance.get("reference_contexts") for s in loaded.samples):
         print("no corpus given: reference contexts kept as text, no evidence spans located (corpus=...)")
-    print(f"wrote {len(loaded.samples)} samples to {path}")
+    print(f"wrote {len(loaded.samples)} samples to {path} in {fmt} format ({why})")
     return path
 
 

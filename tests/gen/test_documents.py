@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import logging
 from pathlib import Path
 
 import pytest
@@ -113,3 +114,34 @@ def test_span_overlap_is_half_open():
     s = Span("d", 10, 20)
     assert s.overlaps("d", 19, 25) and s.overlaps("d", 0, 11)
     assert not s.overlaps("d", 20, 30) and not s.overlaps("d", 0, 10) and not s.overlaps("e", 12, 13)
+
+
+MINI_TRUTHFULQA = SCIFACT.parent / "interop" / "corpus_minitruthfulqa"
+
+
+@pytest.mark.skipif(not MINI_TRUTHFULQA.is_dir(), reason="the shared interop data is not here")
+def test_a_folder_with_empty_files_reads_the_others_and_reports_the_empty_ones(caplog):
+    files = sorted(p for p in MINI_TRUTHFULQA.rglob("*") if p.is_file())
+    blank = [p.relative_to(MINI_TRUTHFULQA).as_posix() for p in files if not p.read_text(encoding="utf-8").strip()]
+    assert len(files) == 48 and len(blank) == 22
+    with caplog.at_level(logging.WARNING):
+        corpus = read_folder(MINI_TRUTHFULQA)
+    assert len(corpus.documents) == 26 and list(corpus.empty) == blank
+    assert not set(blank) & {d.id for d in corpus.documents}
+    assert corpus.report()["empty_files"] == {"count": 22, "files": blank[:10]}
+    assert "left out 22 empty file(s) of 48" in caplog.text and blank[0] in caplog.text
+
+
+def test_whitespace_only_files_are_left_out_and_a_folder_of_them_is_refused(tmp_path):
+    (tmp_path / "a.txt").write_text("Alpha text.", encoding="utf-8")
+    (tmp_path / "b.md").write_text(" \n\t\n", encoding="utf-8")
+    (tmp_path / "c.html").write_text("<html><p> </p></html>", encoding="utf-8")
+    corpus = read_folder(tmp_path, duplicates="drop")
+    assert [d.id for d in corpus.documents] == ["a.txt"] and corpus.empty == ("b.md", "c.html")
+    assert corpus.originals().empty == corpus.empty and "empty_files" in corpus.report()
+    from ragsweep.gen.app import duplicates_report  # what the generation report records of the corpus
+
+    assert duplicates_report(corpus)["empty_files"] == {"count": 2, "files": ["b.md", "c.html"]}
+    (tmp_path / "a.txt").write_text("", encoding="utf-8")
+    with pytest.raises(InputError, match=rf"{tmp_path}: every one of its 3 .* files is empty \(a.txt, b.md, c.html\)"):
+        read_folder(tmp_path)

@@ -45,6 +45,10 @@ def required(option: str, tmp: Path) -> list[str]:
         (tmp / "kb.jsonl").write_text(json.dumps({"id": "a", "text": "The harbour opened in 1890."}) + "\n",
                                       encoding="utf-8")
         return [f"corpus.path={tmp / 'kb.jsonl'}"]
+    if option == "corpus/ragas_kg":
+        node = {"id": "n1", "type": "document", "properties": {"page_content": "The harbour opened in 1890."}}
+        (tmp / "kg.json").write_text(json.dumps({"nodes": [node], "relationships": []}), encoding="utf-8")
+        return [f"corpus.path={tmp / 'kg.json'}"]
     if option == "corpus/beir":
         root = tmp / "beir"
         root.mkdir()

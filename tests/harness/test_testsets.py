@@ -166,3 +166,58 @@ def test_testset_read_and_write_from_python(tmp_path):
     ours = ts.write(tmp_path / "ours.jsonl")
     assert ts.path == ours and [s.id for s in ragsweep.TestSet.read(ours).samples] == ["council", "2"]
     assert ragsweep.TestSet.read(ts.write(tmp_path / "back.json", "deepeval")).samples[0].id == "council"
+
+
+INTEROP = Path(__file__).resolve().parents[2] / ".." / "shared" / "data" / "interop"
+
+
+@pytest.mark.skipif(not (INTEROP / "ragas_rmcv_pdf_knowledge_graph.json").is_file(), reason="no shared interop data")
+def test_a_ragas_test_set_locates_in_the_knowledge_graph_it_was_generated_from():
+    from ragsweep.gen.ragas_kg import read_ragas_kg
+
+    kg = read_ragas_kg(INTEROP / "ragas_rmcv_pdf_knowledge_graph.json")
+    loaded = read_any(INTEROP / "ragas_rmcv_pdf_testset.csv", kg)
+    assert loaded.located.to_dict() | {"exact": 0, "fuzzy": 0} == {
+        "contexts": 23, "located": 23, "unlocated": 0, "id": 0, "exact": 0, "normalised": 0, "fuzzy": 0,
+        "samples": 12, "samples_with_evidence": 12, "samples_without_contexts": 0}
+    # each context is a whole document node (multi-hop ones behind Ragas's "<N-hop>" marker)
+    assert all(s.evidence and all(e.start == 0 and e.end == len(kg.get(e.doc_id).text) for e in s.evidence)
+               for s in loaded.samples)
+
+
+@pytest.mark.parametrize("out, fmt, why", [
+    ("ragas.jsonl", "ragas", "the file name says ragas"),
+    ("my-ragas_testset.json", "ragas", "the file name says ragas"),
+    ("deepeval_goldens.json", "deepeval", "the file name says deepeval"),
+    ("llamaindex_qa.json", "llamaindex_qa", "the file name says llamaindex_qa"),
+    ("out/testset.jsonl", "ragsweep", ".jsonl files are written as ragsweep unless format= says otherwise"),
+    ("testset.csv", "ragas", ".csv files are written as ragas unless format= says otherwise"),
+])
+def test_convert_writes_the_format_the_file_name_says(out, fmt, why):
+    from ragsweep.harness.testsets import output_format_of
+
+    assert output_format_of(out, None) == (fmt, why)
+    assert output_format_of(out, "ragsweep") == ("ragsweep", "format=ragsweep")  # said outright: as said
+
+
+@pytest.mark.parametrize("out, message", [
+    ("ragas_vs_deepeval.json", "names ragas and deepeval; pass format="),
+    ("ragas.txt", "the file name says ragas, which writes .jsonl or .json or .csv files, not .txt"),
+    ("dataset.json", "say which format to write"),
+])
+def test_convert_refuses_a_file_name_that_does_not_tell_one_format(out, message):
+    from ragsweep.harness.testsets import output_format_of
+    from ragsweep.metrics.errors import InputError
+
+    with pytest.raises(InputError, match=message):
+        output_format_of(out, None)
+
+
+def test_convert_writes_ragas_to_a_file_named_ragas_and_says_so(tmp_path, ragsweep):
+    out = ragsweep("convert", f"input={shipped_testset_path()}", "out=ragas.jsonl", cwd=tmp_path)
+    assert out.returncode == 0, out.stderr[-2000:]
+    wrote = next(line for line in out.stdout.splitlines() if line.startswith("wrote "))
+    assert wrote.endswith("ragas.jsonl in ragas format (the file name says ragas)"), wrote
+    assert read_external(tmp_path / "ragas.jsonl").format == "ragas"
+    out = ragsweep("convert", f"input={shipped_testset_path()}", "out=ragas_vs_deepeval.json", cwd=tmp_path)
+    assert out.returncode == 2 and "pass format=" in out.stderr and not (tmp_path / "ragas_vs_deepeval.json").exists()
