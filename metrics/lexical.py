@@ -11,7 +11,8 @@ confidence intervals happen later (``metrics.values.summarise``). Conventions sh
 - Word tokens for BLEU and ROUGE-L are ``\\w+`` runs of the lower-cased text (punctuation
   dropped), as the ``rouge-score`` package tokenises without stemming.
 - Edit distances compare raw strings (case and punctuation count), as Ragas' non-LLM string
-  similarity does.
+  similarity does. They are exact up to a cost budget and certified bounds beyond it
+  (:mod:`metrics.edit_distance`); an explanation says ``approximate`` when a bound was used.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from typing import Any
 
 import numpy as np
 
+from ragsweep.metrics.edit_distance import EditDistance, bounded_levenshtein, levenshtein
 from ragsweep.metrics.spec import MetricSpec
 from ragsweep.metrics.values import MetricValue
 
@@ -43,28 +45,6 @@ def normalise(text: str) -> str:
 def words(text: str) -> list[str]:
     """Lower-cased ``\\w+`` tokens (the BLEU and ROUGE-L tokeniser)."""
     return _WORD.findall(text.lower())
-
-
-def levenshtein(a: str, b: str) -> int:
-    """Levenshtein distance (unit-cost insert, delete, substitute) in O(len(a)*len(b)) time, O(len(b)) memory.
-
-    Row by row: ``cur[j] = min(prev[j-1] + cost, prev[j] + 1, cur[j-1] + 1)``. The last term
-    depends on the row itself; unrolled it is ``min_k<=j (t[k] + j - k)``, a running minimum of
-    ``t[k] - k`` plus ``j``, so each row is a few vectorised numpy operations.
-    """
-    if len(a) > len(b):  # loop over the shorter string: fewer Python iterations, longer vectors
-        a, b = b, a
-    if not a:
-        return len(b)
-    bs = np.array([ord(c) for c in b])
-    cols = np.arange(len(b) + 1)
-    prev = cols.copy()
-    for i, ch in enumerate(a, start=1):
-        t = np.empty_like(prev)
-        t[0] = i
-        t[1:] = np.minimum(prev[:-1] + (bs != ord(ch)), prev[1:] + 1)
-        prev = np.minimum.accumulate(t - cols) + cols
-    return int(prev[-1])
 
 
 def lcs_length(a: Sequence[str], b: Sequence[str]) -> int:
@@ -88,9 +68,11 @@ def lcs_length(a: Sequence[str], b: Sequence[str]) -> int:
     return int(prev[-1])
 
 
-def _similarity(a: str, b: str) -> float:
+def _similarity(a: str, b: str) -> tuple[float, EditDistance]:
+    """``1 - d(a, b) / max(|a|, |b|)`` (1 for two empty strings) and the distance it was made from."""
+    dist = bounded_levenshtein(a, b)
     longest = max(len(a), len(b))
-    return 1.0 if longest == 0 else 1.0 - levenshtein(a, b) / longest
+    return (1.0 if longest == 0 else 1.0 - dist.distance / longest), dist
 
 
 def _blank(reference: str) -> MetricValue | None:
@@ -168,20 +150,32 @@ def rouge_l(answer: str, reference: str) -> MetricValue:
 
 
 def string_similarity(answer: str, reference: str) -> MetricValue:
-    """Normalised Levenshtein similarity: 1 - d(answer, reference) / max(|answer|, |reference|), in characters."""
+    """Normalised Levenshtein similarity: 1 - d(answer, reference) / max(|answer|, |reference|), in characters.
+
+    Exact up to the cost budget of :func:`metrics.edit_distance.bounded_levenshtein` (pairs up to ~158 KB a
+    side, or a longer answer within a few per cent of its reference); beyond it a lower bound of the
+    similarity, with ``approximate`` and both bounds in the explanation.
+    """
     if (bad := _blank(reference)) is not None:
         return bad
-    d = levenshtein(answer, reference)
-    return MetricValue.ok(1.0 - d / max(len(answer), len(reference)), distance=d)
+    sim, dist = _similarity(answer, reference)
+    return MetricValue.ok(sim, **dist.explain(max(len(answer), len(reference))))
 
 
 def _matches(items: Sequence[str], against: Sequence[str], threshold: float) -> list[dict[str, Any]]:
-    """For each item, its best similarity among ``against`` and whether it reaches ``threshold``."""
+    """For each item, its best similarity among ``against`` and whether it reaches ``threshold``.
+
+    Beyond the exact budget (:mod:`metrics.edit_distance`) the similarity is a lower bound: the entry says
+    ``approximate`` and gives the upper bound, and a match is only claimed when the lower bound reaches it."""
     out = []
     for item in items:
         sims = [_similarity(item, other) for other in against]
-        best = max(range(len(sims)), key=sims.__getitem__)
-        out.append({"best": best, "similarity": sims[best], "match": sims[best] >= threshold})
+        best = max(range(len(sims)), key=lambda i: sims[i][0])
+        sim, dist = sims[best]
+        entry = {"best": best, "similarity": sim, "match": sim >= threshold}
+        if dist.approximate:  # a lower bound of the similarity: say so, with the upper one
+            entry.update(approximate=True, similarity_upper=1.0 - dist.lower / max(len(item), len(against[best])))
+        out.append(entry)
     return out
 
 

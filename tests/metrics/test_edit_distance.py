@@ -1,0 +1,137 @@
+"""The budgeted Levenshtein distance: exact where it was, certified bounds beyond the budget."""
+
+from __future__ import annotations
+
+import random
+
+import numpy as np
+import pytest
+
+from ragsweep.metrics import edit_distance as ed
+from ragsweep.metrics import lexical as lx
+
+_WORDS = [f"w{i}" for i in range(300)] + ["the", "of", "a", "harbour", "Calder", "1963"]
+
+
+def _numpy_levenshtein(a: str, b: str) -> int:
+    """The row-by-row numpy implementation ragsweep used before the budget (the reference for exact values)."""
+    if len(a) > len(b):
+        a, b = b, a
+    if not a:
+        return len(b)
+    bs = np.array([ord(c) for c in b])
+    cols = np.arange(len(b) + 1)
+    prev = cols.copy()
+    for i, ch in enumerate(a, start=1):
+        t = np.empty_like(prev)
+        t[0] = i
+        t[1:] = np.minimum(prev[:-1] + (bs != ord(ch)), prev[1:] + 1)
+        prev = np.minimum.accumulate(t - cols) + cols
+    return int(prev[-1])
+
+
+def _text(rng: random.Random, n_words: int) -> str:
+    return " ".join(rng.choice(_WORDS) for _ in range(n_words))
+
+
+def _mutate(rng: random.Random, text: str, rate: float) -> str:
+    """Each character deleted, substituted or followed by an insertion with probability ``rate`` in all."""
+    out = []
+    for ch in text:
+        r = rng.random()
+        if r < rate / 3:
+            continue
+        out.append(rng.choice("abxyz ") if r < 2 * rate / 3 else ch)
+        if 2 * rate / 3 <= r < rate:
+            out.append(rng.choice("abc"))
+    return "".join(out)
+
+
+def test_ordinary_pairs_keep_their_exact_distance_and_similarity():
+    rng = random.Random(7)
+    for _ in range(1500):
+        alphabet = rng.choice(["ab", "abc ", "Kitten sitting", "åß€😀 a"])
+        a = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 40)))
+        b = "".join(rng.choice(alphabet) for _ in range(rng.randint(1, 40)))
+        old = _numpy_levenshtein(a, b)
+        assert ed.levenshtein(a, b) == old
+        assert ed.bounded_levenshtein(a, b) == ed.EditDistance(old, old, "exact")
+        result = lx.string_similarity(a, b)
+        if b.strip():
+            assert result.value == 1.0 - old / max(len(a), len(b))
+            assert result.explanation == {"distance": old}
+
+
+def test_long_ordinary_answers_stay_exact():
+    rng = random.Random(3)
+    a = _text(rng, 1500)
+    b = _mutate(rng, a, 0.3)
+    assert ed.bounded_levenshtein(a, b) == ed.EditDistance(_numpy_levenshtein(a, b), _numpy_levenshtein(a, b), "exact")
+
+
+def test_a_near_copy_beyond_the_budget_is_exact_through_the_band():
+    rng = random.Random(1)
+    a = _text(rng, 2000)
+    b = _mutate(rng, a, 0.002)
+    exact = ed.levenshtein(a, b)
+    got = ed.bounded_levenshtein(a, b, cells=len(a) * len(b) // 20)
+    assert (got.method, got.distance, got.lower, got.approximate) == ("banded", exact, exact, False)
+
+
+@pytest.mark.parametrize("rate", [0.0, 0.05, 0.2, 0.6])
+@pytest.mark.parametrize("insert_words", [0, 40, 400])
+def test_beyond_the_budget_the_bounds_hold_the_exact_distance(rate, insert_words):
+    rng = random.Random(f"{rate}:{insert_words}")
+    a = _text(rng, 3000)
+    b = _mutate(rng, a, rate)
+    b = b[:len(b) // 3] + _text(rng, insert_words) + b[len(b) // 3:]
+    exact = ed.levenshtein(a, b)
+    got = ed.bounded_levenshtein(a, b, cells=len(a) * len(b) // 30)
+    assert got.lower <= exact <= got.distance
+    if got.method == "pieces":
+        assert got.lower > len(a) * len(b) // 30 // (2 * max(len(a), len(b)))  # the failed band is a lower bound
+    if rate <= 0.05:  # the pieces follow the inserted paragraph: the upper bound stays tight
+        assert got.distance <= exact * 1.05
+
+
+def test_unrelated_texts_get_a_tight_upper_bound():
+    rng = random.Random(11)
+    a, b = _text(rng, 3000), _text(rng, 1800)
+    exact = ed.levenshtein(a, b)
+    got = ed.bounded_levenshtein(a, b, cells=len(a) * len(b) // 30)
+    assert got.approximate and got.method == "pieces"
+    assert got.lower <= exact <= got.distance <= exact * 1.05
+    assert got.lower >= len(a) - len(b)
+
+
+def test_the_count_bound():
+    # "aab" -> "abb": one 'a' removed, one 'b' added: one substitution at least (and at most)
+    assert ed._count_bound("aab", "abb") == 1
+    assert ed._count_bound("abc", "cba") == 0
+    assert ed._count_bound("", "xyz") == 3
+
+
+def test_string_similarity_says_when_it_is_a_bound(monkeypatch):
+    rng = random.Random(5)
+    answer = _text(rng, 600)
+    reference = _mutate(rng, answer, 0.3)
+    monkeypatch.setattr(ed, "EXACT_CELLS", len(answer) * len(reference) // 10)
+    result = lx.string_similarity(answer, reference)
+    exact = 1.0 - ed.levenshtein(answer, reference) / max(len(answer), len(reference))
+    e = result.explanation
+    assert result.status == "ok" and e["approximate"] is True and e["method"] == "pieces"
+    low, high = e["similarity_bounds"]
+    assert result.value == low <= exact <= high
+    assert e["distance_bounds"][1] == e["distance"]
+
+
+def test_context_recall_marks_an_approximate_match(monkeypatch):
+    rng = random.Random(9)
+    context = _text(rng, 600)
+    reference = _mutate(rng, context, 0.3)
+    monkeypatch.setattr(ed, "EXACT_CELLS", len(context) * len(reference) // 10)
+    result = lx.non_llm_context_recall([context, "unrelated"], [reference], threshold=0.5)
+    entry = result.explanation["reference_contexts"][0]
+    assert entry["approximate"] is True and entry["best"] == 0
+    assert entry["similarity"] <= entry["similarity_upper"]
+    assert result.value == float(entry["similarity"] >= 0.5)
