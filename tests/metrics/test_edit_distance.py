@@ -135,3 +135,14 @@ def test_context_recall_marks_an_approximate_match(monkeypatch):
     assert entry["approximate"] is True and entry["best"] == 0
     assert entry["similarity"] <= entry["similarity_upper"]
     assert result.value == float(entry["similarity"] >= 0.5)
+
+
+def test_chance_recurrences_in_unrelated_text_do_not_move_the_cuts():
+    # a dozen words: every 16-character stretch of one text recurs somewhere in the other by chance
+    rng = random.Random(2)
+    few = "harbour ferry tide route bridge island market gauge crew cargo the of".split()
+    a = " ".join(rng.choice(few) for _ in range(9000))
+    b = " ".join(rng.choice(few) for _ in range(9000))
+    exact = ed.levenshtein(a, b)
+    got = ed.bounded_levenshtein(a, b, cells=len(a) * len(b) // 30)
+    assert got.method == "pieces" and exact <= got.distance <= exact * 1.05
