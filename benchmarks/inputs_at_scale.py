@@ -3,9 +3,9 @@
     python benchmarks/inputs_at_scale.py                      # metrics at 80 KB and 1 MB, gen at 1 MB and 5 MB
     python benchmarks/inputs_at_scale.py --old-rev dc1ab42 --old-metric-kb 20 --old-gen-mb   # the old code less
 
-- ``string_similarity`` and ``non_llm_context_recall`` (one retrieved context, one reference context)
-  on answer/reference pairs of unrelated generated text (the exact distance's worst case), and on a
-  near copy (the reference with 2% of its characters edited);
+- ``string_similarity``, ``non_llm_context_recall`` (one retrieved context, one reference context) and
+  ``rouge_l`` (a word LCS) on answer/reference pairs of unrelated generated text (the exact distance's
+  worst case), and on a near copy (the reference with 2% of its characters edited);
 - ``ragsweep gen llm=none n=10`` on a folder holding one generated document.
 
 Each measurement runs in its own process (``--old-rev``: a ``git archive`` of that revision, the code
@@ -45,10 +45,10 @@ import json, sys, time
 from ragsweep.metrics import lexical
 a, b = open(sys.argv[2]).read(), open(sys.argv[3]).read()
 start, cpu = time.perf_counter(), time.process_time()
-if sys.argv[1] == "string_similarity":
-    r = lexical.string_similarity(a, b)
-else:
+if sys.argv[1] == "non_llm_context_recall":
     r = lexical.non_llm_context_recall([a], [b])
+else:
+    r = getattr(lexical, sys.argv[1])(a, b)
 out = {"wall": time.perf_counter() - start, "cpu": time.process_time() - cpu, "value": r.value,
        "explanation": r.explanation}
 print(json.dumps(out, default=str))
@@ -111,7 +111,7 @@ def export(rev: str, into: Path) -> Path:
 
 def metric_rows(tree: Path, label: str, sizes_kb: list[int], tmp: Path, timeout: float,
                 every: bool = True) -> list[dict]:
-    """Both metrics on both pairs at each size; ``every=False``: string_similarity on the unrelated pair only
+    """The three metrics on both pairs at each size; ``every=False``: string_similarity on the unrelated pair only
     (the old code's one edit distance serves both metrics, and takes as long on either pair)."""
     rows = []
     for kb in sizes_kb:
@@ -121,7 +121,8 @@ def metric_rows(tree: Path, label: str, sizes_kb: list[int], tmp: Path, timeout:
             fa, fb = tmp / f"a{kb}.txt", tmp / f"b{kb}-{pair[0]}.txt"
             fa.write_text(a)
             fb.write_text(b)
-            for metric in ("string_similarity", "non_llm_context_recall") if every else ("string_similarity",):
+            metrics = ("string_similarity", "non_llm_context_recall", "rouge_l") if every else ("string_similarity",)
+            for metric in metrics:
                 wall, cpu, out = run([sys.executable, "-c", _METRIC_JOB, metric, str(fa), str(fb)], tree, timeout)
                 got = json.loads(out) if out.startswith("{") else {"value": out.strip()}
                 rows.append({"code": label, "what": f"{metric} ({pair})", "size": f"{kb} KB",
@@ -140,7 +141,8 @@ def _summary(got: dict) -> str:
         e = e["reference_contexts"][0]
         prefix, value = f"{got['value']:.4f}, similarity ", e["similarity"]
     if e.get("approximate"):
-        high = e["similarity_bounds"][1] if "similarity_bounds" in e else e["similarity_upper"]
+        high = (e["similarity_bounds"][1] if "similarity_bounds" in e else e["f_bounds"][1] if "f_bounds" in e
+                else e["similarity_upper"])
         return f"{prefix}{value:.4f} (approximate: the exact value is in [{value:.4f}, {high:.4f}])"
     return f"{prefix}{value:.4f} (exact)"
 

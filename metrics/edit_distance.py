@@ -23,14 +23,20 @@ bit-parallel algorithm (Hyyrö 2003: 64 cells a machine word) on one pair, in th
 
    The distance reported is the upper bound, so a similarity made from it is a lower bound of the
    exact similarity: an approximation never flatters the answer.
+
+:func:`bounded_indel` does the same for the insert/delete distance ``len(a) + len(b) - 2 * LCS``
+(its count bound is ``removed + added``), and :func:`token_strings` turns word sequences into strings
+of one code point per word, so ROUGE-L's word LCS gets the same budget and bounds.
 """
 
 from __future__ import annotations
 
+import sys
 from collections import Counter
+from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 
-from rapidfuzz.distance import Levenshtein
+from rapidfuzz.distance import Indel, Levenshtein
 
 #: Cells (``len(a) * len(b)``) computed for one pair: ~1 s of bit-parallel Levenshtein on one core.
 EXACT_CELLS = 25_000_000_000
@@ -75,24 +81,44 @@ def levenshtein(a: str, b: str) -> int:
 
 def bounded_levenshtein(a: str, b: str, cells: int | None = None) -> EditDistance:
     """The distance of ``a`` and ``b`` within about ``cells`` cells of work (default :data:`EXACT_CELLS`)."""
+    return _bounded(a, b, Levenshtein, cells)
+
+
+def bounded_indel(a: str, b: str, cells: int | None = None) -> EditDistance:
+    """The insert/delete distance ``len(a) + len(b) - 2 * LCS(a, b)``, budgeted as :func:`bounded_levenshtein`."""
+    return _bounded(a, b, Indel, cells)
+
+
+def token_strings(a: Sequence[Hashable], b: Sequence[Hashable]) -> tuple[str, str] | None:
+    """Two token sequences as strings of one code point per distinct token, so that words get the same
+    bit-parallel distances, bands and pieces as characters; None with more distinct tokens than code points."""
+    ids: dict[Hashable, int] = {}
+    ia = [ids.setdefault(t, len(ids)) for t in a]
+    ib = [ids.setdefault(t, len(ids)) for t in b]
+    return None if len(ids) > sys.maxunicode else ("".join(map(chr, ia)), "".join(map(chr, ib)))
+
+
+def _bounded(a: str, b: str, scorer: type, cells: int | None) -> EditDistance:
     cells = EXACT_CELLS if cells is None else cells
     n, m = len(a), len(b)
     if n * m <= cells:
-        d = levenshtein(a, b)
+        d = int(scorer.distance(a, b))
         return EditDistance(d, d, "exact")
     k = max(1, cells // (2 * max(n, m)))
-    d = int(Levenshtein.distance(a, b, score_cutoff=k))
+    d = int(scorer.distance(a, b, score_cutoff=k))
     if d <= k:
         return EditDistance(d, d, "banded")
-    upper = _pieces_distance(a, b, cells)
-    lower = max(k + 1, abs(n - m), _count_bound(a, b))
+    upper = _pieces_distance(a, b, cells, scorer)
+    lower = max(k + 1, abs(n - m), _count_bound(a, b, indel=scorer is Indel))
     return EditDistance(upper, min(lower, upper), "pieces")
 
 
-def _count_bound(a: str, b: str) -> int:
-    """``max(removed, added)`` characters between the two character multisets: a lower bound of the distance."""
+def _count_bound(a: str, b: str, indel: bool = False) -> int:
+    """A lower bound from the two character multisets: a Levenshtein operation removes at most one character
+    and adds at most one (``max(removed, added)``); an insert/delete operation does one of the two (their sum)."""
     ca, cb = Counter(a), Counter(b)
-    return max(sum((ca - cb).values()), sum((cb - ca).values()))
+    removed, added = sum((ca - cb).values()), sum((cb - ca).values())
+    return removed + added if indel else max(removed, added)
 
 
 def _partner(a: str, b: str, i: int, expected: int, lo: int) -> int:
@@ -143,8 +169,8 @@ def _cuts(a: str, b: str, pieces: int) -> list[tuple[int, int]]:
     return cuts
 
 
-def _pieces_distance(a: str, b: str, cells: int) -> int:
-    """Sum of the exact distances of aligned pieces: an upper bound of ``levenshtein(a, b)``."""
+def _pieces_distance(a: str, b: str, cells: int, scorer: type = Levenshtein) -> int:
+    """Sum of the exact distances of aligned pieces: an upper bound of the distance of ``a`` and ``b``."""
     pieces = -(-len(a) * len(b) // cells)  # ceil: total cells ~ len(a) * len(b) / pieces <= cells
     cuts = _cuts(a, b, pieces)
-    return sum(levenshtein(a[i0:i1], b[j0:j1]) for (i0, j0), (i1, j1) in zip(cuts, cuts[1:]))
+    return sum(int(scorer.distance(a[i0:i1], b[j0:j1])) for (i0, j0), (i1, j1) in zip(cuts, cuts[1:]))

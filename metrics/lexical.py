@@ -25,8 +25,15 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
+from rapidfuzz.distance import LCSseq
 
-from ragsweep.metrics.edit_distance import EditDistance, bounded_levenshtein, levenshtein
+from ragsweep.metrics.edit_distance import (  # noqa: F401 - levenshtein re-exported
+    EditDistance,
+    bounded_indel,
+    bounded_levenshtein,
+    levenshtein,
+    token_strings,
+)
 from ragsweep.metrics.spec import MetricSpec
 from ragsweep.metrics.values import MetricValue
 
@@ -48,24 +55,20 @@ def words(text: str) -> list[str]:
 
 
 def lcs_length(a: Sequence[str], b: Sequence[str]) -> int:
-    """Length of the longest common subsequence in O(len(a)*len(b)) time, O(len(b)) memory.
+    """Length of the longest common subsequence of two token sequences (exact, bit-parallel)."""
+    return int(LCSseq.similarity(a, b)) if a and b else 0
 
-    ``cur[j] = prev[j-1] + 1`` on a match, else ``max(prev[j], cur[j-1])``. Since LCS rows never
-    decrease and a match value is at least its neighbours, ``cur`` is the running maximum of
-    ``prev[j-1] + 1`` (match) or ``prev[j]`` (no match).
-    """
-    if not a or not b:
-        return 0
-    ids: dict[str, int] = {}
-    bs = np.array([ids.setdefault(w, len(ids)) for w in b])
-    prev = np.zeros(len(b) + 1, dtype=np.int64)
-    for w in a:
-        cand = prev.copy()
-        if w in ids:
-            match = np.flatnonzero(bs == ids[w]) + 1
-            cand[match] = prev[match - 1] + 1
-        prev = np.maximum.accumulate(cand)
-    return int(prev[-1])
+
+def word_lcs(a: Sequence[str], b: Sequence[str]) -> tuple[int, int]:
+    """Lower and upper bound of ``lcs_length(a, b)``: equal (exact) up to the budget of
+    :mod:`metrics.edit_distance`, certified bounds beyond (from the insert/delete distance's)."""
+    coded = token_strings(a, b)
+    if coded is None:  # more distinct words than code points: exact, whatever it costs
+        exact = lcs_length(a, b)
+        return exact, exact
+    d = bounded_indel(*coded)
+    total = len(a) + len(b)
+    return (total - d.distance) // 2, (total - d.lower) // 2
 
 
 def _similarity(a: str, b: str) -> tuple[float, EditDistance]:
@@ -137,16 +140,23 @@ def bleu(answer: str, reference: str) -> MetricValue:
 def rouge_l(answer: str, reference: str) -> MetricValue:
     """ROUGE-L F-measure (Lin 2004) on word tokens, beta = 1 (as the ``rouge-score`` package).
 
-    P = LCS/|answer|, R = LCS/|reference|, F = 2PR/(P+R); 0 when LCS = 0. Range [0, 1].
+    P = LCS/|answer|, R = LCS/|reference|, F = 2PR/(P+R); 0 when LCS = 0. Range [0, 1]. Beyond the exact
+    budget (:func:`word_lcs`) the LCS is a lower bound: the explanation says ``approximate``, with both bounds.
     """
     if (bad := _blank(reference)) is not None:
         return bad
     a, r = words(answer), words(reference)
-    lcs = lcs_length(a, r)
+    lcs, high = word_lcs(a, r)
+    bounds = {} if lcs == high else {"approximate": True, "lcs_bounds": [lcs, high],
+                                     "f_bounds": [_f(lcs, len(a), len(r)), _f(high, len(a), len(r))]}
     if lcs == 0:
-        return MetricValue.ok(0.0, lcs=0, answer_words=len(a), reference_words=len(r))
+        return MetricValue.ok(0.0, lcs=0, answer_words=len(a), reference_words=len(r), **bounds)
     p, rec = lcs / len(a), lcs / len(r)
-    return MetricValue.ok(2 * p * rec / (p + rec), precision=p, recall=rec, lcs=lcs)
+    return MetricValue.ok(2 * p * rec / (p + rec), precision=p, recall=rec, lcs=lcs, **bounds)
+
+
+def _f(lcs: int, n: int, m: int) -> float:
+    return 2 * lcs / (n + m) if lcs else 0.0  # 2PR/(P+R) with P = lcs/n, R = lcs/m
 
 
 def string_similarity(answer: str, reference: str) -> MetricValue:

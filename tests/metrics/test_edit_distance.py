@@ -146,3 +146,63 @@ def test_chance_recurrences_in_unrelated_text_do_not_move_the_cuts():
     exact = ed.levenshtein(a, b)
     got = ed.bounded_levenshtein(a, b, cells=len(a) * len(b) // 30)
     assert got.method == "pieces" and exact <= got.distance <= exact * 1.05
+
+
+def _numpy_lcs(a, b) -> int:
+    """ROUGE-L's row-by-row numpy LCS as it was before the budget (the reference for exact values)."""
+    if not a or not b:
+        return 0
+    ids: dict[str, int] = {}
+    bs = np.array([ids.setdefault(w, len(ids)) for w in b])
+    prev = np.zeros(len(b) + 1, dtype=np.int64)
+    for w in a:
+        cand = prev.copy()
+        if w in ids:
+            match = np.flatnonzero(bs == ids[w]) + 1
+            cand[match] = prev[match - 1] + 1
+        prev = np.maximum.accumulate(cand)
+    return int(prev[-1])
+
+
+def test_ordinary_word_sequences_keep_their_exact_lcs_and_rouge_l():
+    rng = random.Random(8)
+    for _ in range(800):
+        a = " ".join(rng.choice(_WORDS[:6]) for _ in range(rng.randint(0, 30)))
+        b = " ".join(rng.choice(_WORDS[:6]) for _ in range(rng.randint(1, 30)))
+        wa, wb = lx.words(a), lx.words(b)
+        old = _numpy_lcs(wa, wb)
+        assert lx.lcs_length(wa, wb) == old and lx.word_lcs(wa, wb) == (old, old)
+        result = lx.rouge_l(a, b)
+        assert result.explanation["lcs"] == old and "approximate" not in result.explanation
+        if old:
+            p, r = old / len(wa), old / len(wb)
+            assert result.value == 2 * p * r / (p + r)
+
+
+def test_word_tokens_as_code_points_keep_the_lcs():
+    a, b = ["the", "ferry", "left", "the", "quay"], ["a", "ferry", "left", "quay", "the"]
+    sa, sb = ed.token_strings(a, b)
+    assert len(sa) == 5 and sa[0] == sa[3] and ed.bounded_indel(sa, sb).distance == 5 + 5 - 2 * 3
+
+
+@pytest.mark.parametrize("rate", [0.02, 0.3])
+def test_indel_bounds_hold_beyond_the_budget(rate):
+    rng = random.Random(f"indel:{rate}")
+    a = _text(rng, 2500)
+    b = _mutate(rng, a, rate)
+    exact = ed.Indel.distance(a, b)
+    got = ed.bounded_indel(a, b, cells=len(a) * len(b) // 30)
+    assert got.approximate and got.lower <= exact <= got.distance <= exact * 1.05
+    assert got.lower >= ed._count_bound(a, b, indel=True) >= ed._count_bound(a, b)
+
+
+def test_rouge_l_says_when_its_lcs_is_a_bound(monkeypatch):
+    rng = random.Random(4)
+    answer = _text(rng, 700)
+    reference = _mutate(rng, answer, 0.3)
+    wa, wr = lx.words(answer), lx.words(reference)
+    monkeypatch.setattr(ed, "EXACT_CELLS", len(wa) * len(wr) // 10)
+    result = lx.rouge_l(answer, reference)
+    e, exact = result.explanation, _numpy_lcs(wa, wr)
+    assert e["approximate"] is True and e["lcs_bounds"][0] == e["lcs"] <= exact <= e["lcs_bounds"][1]
+    assert result.value == pytest.approx(e["f_bounds"][0]) and e["f_bounds"][0] <= 2 * exact / (len(wa) + len(wr))
