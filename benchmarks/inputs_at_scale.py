@@ -13,7 +13,8 @@ before the budgeted edit distance and the windowed sentence pairing), and report
 (of the metric call alone; of the whole command for gen, imports and model loading included): on a
 shared machine the CPU time is the steadier figure. The old code runs only at the sizes given
 (``--old-metric-kb``, default 20 and 80 KB, string_similarity on the unrelated pair; ``--old-gen-mb``,
-default 1 MB): its edit distance takes minutes at 80 KB, and its costs grow with the square of the size. Results are printed and written to ``benchmarks/results/inputs_at_scale-<date>.md``.
+default 1 MB): its edit distance takes minutes at 80 KB, and its costs grow with the square of the size.
+Results are printed and written to ``benchmarks/results/inputs_at_scale-<date>.md``.
 """
 
 from __future__ import annotations

@@ -25,8 +25,10 @@ FASTAPI = HERE.parents[1] / ".." / "shared" / "data" / "docs-fastapi"
 def _streams(corpus) -> dict[str, list[str]]:
     units = corpus_units(corpus, [d.id for d in corpus.documents])
     topics = {(u.doc_id, u.start): t for d, us in units.items() for u, t in zip(us, unit_topics(corpus.get(d), us))}
-    return {f"{kind}:{seed}": [c.key + ("#" + c.bridge if c.bridge else "") for c in cand.candidates(units, kind, seed, topics)]
-            for kind in ("follow_up", "multi_hop", "comparative") for seed in (0, 1, 2)}
+    kinds = ("follow_up", "multi_hop", "comparative")
+    return {f"{kind}:{seed}": [c.key + ("#" + c.bridge if c.bridge else "")
+                               for c in cand.candidates(units, kind, seed, topics)]
+            for kind in kinds for seed in (0, 1, 2)}
 
 
 def _digest(keys: list[str]) -> str:
