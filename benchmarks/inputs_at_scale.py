@@ -35,8 +35,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results"
-_WORDS = ("harbour ferry tide route bridge island market gauge crew cargo lantern festival museum station north "
-          "south quay pier channel beacon storm survey council tender timber engine").split()
+_WORDS = ["harbour", "ferry", "tide", "route", "bridge", "island", "market", "gauge", "crew", "cargo", "lantern", "festival", "museum", "station", "north", "south", "quay", "pier", "channel", "beacon", "storm", "survey", "council", "tender", "timber", "engine"]
 _NAMES = ["Calder Ferries", "Ines Marrow", "Port Calder", "Hollin Island", "Saltgate Bridge", "Wrenmouth",
           "Teodora Vance", "Gannet Point"] + [f"Elm{i} Works" for i in range(200)]
 

@@ -31,6 +31,7 @@ of one code point per word, so ROUGE-L's word LCS gets the same budget and bound
 
 from __future__ import annotations
 
+import itertools
 import sys
 from collections import Counter
 from collections.abc import Hashable, Sequence
@@ -173,4 +174,4 @@ def _pieces_distance(a: str, b: str, cells: int, scorer: type = Levenshtein) -> 
     """Sum of the exact distances of aligned pieces: an upper bound of the distance of ``a`` and ``b``."""
     pieces = -(-len(a) * len(b) // cells)  # ceil: total cells ~ len(a) * len(b) / pieces <= cells
     cuts = _cuts(a, b, pieces)
-    return sum(int(scorer.distance(a[i0:i1], b[j0:j1])) for (i0, j0), (i1, j1) in zip(cuts, cuts[1:]))
+    return sum(int(scorer.distance(a[i0:i1], b[j0:j1])) for (i0, j0), (i1, j1) in itertools.pairwise(cuts))

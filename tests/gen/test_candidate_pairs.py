@@ -12,7 +12,6 @@ import random
 from pathlib import Path
 
 import pytest
-
 from ragsweep.gen import candidates as cand
 from ragsweep.gen.documents import Document, read_folder, read_shipped
 from ragsweep.gen.units import Unit, corpus_units, document_units, unit_topics
