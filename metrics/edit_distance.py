@@ -14,9 +14,10 @@ bit-parallel algorithm (Hyyrö 2003: 64 cells a machine word) on one pair, in th
      (``method="pieces"``). Editing each piece of ``a`` into its partner in ``b`` edits ``a`` into
      ``b``, so the sum is never below the true distance. Each cut in ``a`` is placed in ``b`` where
      the exact alignment of 2,000 characters either side puts it, after following 16-character
-     stretches of ``a`` to where they recur in ``b`` (the place whose next 2,000 characters are
-     nearest to ``a``'s, if clearly nearer than the expected place's), so text inserted or deleted
-     before a cut does not misalign every later piece.
+     stretches of ``a`` to where they recur in ``b`` within 32 pieces' length (the place whose next
+     characters, half a piece or 2,000, are nearest to ``a``'s, if clearly nearer than the expected
+     place's), so text inserted or deleted before a cut does not misalign every later piece. A
+     longer insertion or deletion is not followed: the bound still holds, but is looser.
    - lower bound: the largest of ``k + 1`` (step 2 failed), ``|len(a) - len(b)|``, and the
      character-count bound: one operation removes at most one character and adds at most one, so
      ``d >= max(sum_c (na_c - nb_c)+, sum_c (nb_c - na_c)+)`` over characters ``c``.
@@ -136,24 +137,26 @@ def _partner(a: str, b: str, i: int, expected: int, lo: int) -> int:
 
 def _coarse(a: str, b: str, i: int, expected: int, lo: int, piece: int) -> int:
     """``expected`` moved to where the text of ``a`` from ``i`` on recurs in ``b`` (after a whole inserted or
-    deleted paragraph). Candidates: ``expected`` and the places where a few short stretches of ``a`` recur,
-    looked for within 2 pieces' length, then 32, then anywhere after ``lo``. The winner is the candidate whose
-    following text is nearest (edit distance) to ``a``'s, and only if clearly nearer than at ``expected``: in
-    unrelated texts stretches recur by chance, and a cut moved for nothing unbalances the pieces."""
-    places = [expected]
-    for reach in (2 * piece, 32 * piece, len(b)):
+    deleted paragraph). Candidates are the places where a few short stretches of ``a`` recur within 2 pieces'
+    length, else 32. The winner is the candidate whose following text is nearest (edit distance) to ``a``'s,
+    and only if clearly nearer than at ``expected``: stretches also recur by chance, and a cut moved for
+    nothing unbalances the pieces."""
+    width = min(_WINDOW, piece // 2)  # short enough that an edit just after the cut rarely falls inside
+    ahead = a[i:i + width]
+    stay = levenshtein(ahead, b[expected:expected + width])
+    for reach in (2 * piece, 32 * piece):
+        places = set()
         for k in range(_PROBES):
             at = i + k * _PROBE_STEP
             probe = a[at:at + _PROBE]
             found = b.find(probe, max(lo, expected - reach), expected + reach + at - i + _PROBE)
             if len(probe) == _PROBE and found >= 0:
-                places.append(max(lo, found - (at - i)))
-        if len(places) > 1:
-            break
-    ahead = a[i:i + _WINDOW]
-    cost = {j: levenshtein(ahead, b[j:j + _WINDOW]) for j in dict.fromkeys(places)}
-    best = min(cost, key=lambda j: (cost[j], abs(j - expected)))
-    return best if cost[best] <= _MOVE * cost[expected] else expected
+                places.add(max(lo, found - (at - i)))
+        cost = {j: levenshtein(ahead, b[j:j + width]) for j in places}
+        best = min(cost, key=lambda j: (cost[j], abs(j - expected)), default=None)
+        if best is not None and cost[best] <= _MOVE * stay:
+            return best
+    return expected
 
 
 def _cuts(a: str, b: str, pieces: int) -> list[tuple[int, int]]:

@@ -205,3 +205,13 @@ def test_rouge_l_says_when_its_lcs_is_a_bound(monkeypatch):
     e, exact = result.explanation, _numpy_lcs(wa, wr)
     assert e["approximate"] is True and e["lcs_bounds"][0] == e["lcs"] <= exact <= e["lcs_bounds"][1]
     assert result.value == pytest.approx(e["f_bounds"][0]) and e["f_bounds"][0] <= 2 * exact / (len(wa) + len(wr))
+
+
+def test_a_paragraph_longer_than_two_pieces_is_followed_past_chance_recurrences():
+    rng = random.Random(6)
+    few = ["harbour", "ferry", "tide", "route", "bridge", "island", "market", "gauge", "crew", "cargo", "the", "of"]
+    a = " ".join(rng.choice(few) for _ in range(9000))
+    b = a[:20_000] + " ".join(rng.choice(few) for _ in range(1000)) + a[20_000:]  # ~6,000 characters inserted
+    cells = len(a) * len(b) // 40  # pieces of ~1,500 characters
+    exact = ed.levenshtein(a, b)
+    assert ed.bounded_levenshtein(a, b, cells=cells).distance <= exact * 1.02
