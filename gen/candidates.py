@@ -26,6 +26,7 @@ as many documents as possible: on a large corpus the test set is a seeded random
 
 from __future__ import annotations
 
+import itertools
 import random
 import re
 from collections.abc import Iterator, Mapping, Sequence
@@ -35,6 +36,10 @@ from typing import TypeVar
 from ragsweep.gen.units import CONDITION, PRONOUN_OPENER, Unit, answer_phrases, names_subject
 
 _MAX_PAIR_DOCS = 400  # documents scanned for shared entities (the index is quadratic in the worst case)
+# Sentences of one document kept per shared entity or quantity word when pairing: pairs grow with the square of
+# a group, and a 5 MB document names its subject in thousands of sentences. Ordinary documents stay whole (the
+# FastAPI docs reach 14, the shipped corpus 8); beyond, an evenly spaced sample over the document.
+MAX_PER_DOC = 32
 T = TypeVar("T")
 FOLLOW_UP_GAP = 4     # a follow-up's sentence is at most this many sentences after the first turn's
 
@@ -131,33 +136,46 @@ def _subject(unit: Unit) -> str | None:
     return None
 
 
+def _about(units: dict[str, list[Unit]], docs: list[str], topics: Mapping[tuple[str, int], str],
+           subjects: Mapping[tuple[str, int], str | None]) -> dict[str, list[Unit]]:
+    """Entity -> the units about it (opening with it, or with a pronoun in the document titled with it) that hold
+    an answer phrase besides it, at most :data:`MAX_PER_DOC` of each document."""
+    about: dict[str, list[Unit]] = {}
+    for doc_id in docs:
+        for u in units[doc_id]:
+            subject = subjects[doc_id, u.start]
+            if subject is None and PRONOUN_OPENER.match(u.text) and topics.get((doc_id, u.start)):
+                subject = topics[doc_id, u.start]
+            if subject is not None and any(p.text != subject for p in answer_phrases(u.text)):
+                about.setdefault(subject, []).append(u)
+    return {subject: per_document_sample(group, MAX_PER_DOC) for subject, group in about.items()}
+
+
 def _bridges(units: dict[str, list[Unit]], docs: list[str],
              topics: Mapping[tuple[str, int], str]) -> list[tuple[Unit, Unit, str]]:
     """(a, b, entity): ``a`` mentions an entity that is not its subject, ``b`` is about that entity (opens with it,
     or opens with a pronoun in the document titled with it) and holds an answer phrase besides it.
     A 1.5B writer turns such a pair into a bridge question; given two sentences that merely share a
-    name it writes a one-sentence question (the kind check rejects most of those)."""
-    about: dict[str, list[Unit]] = {}
-    for doc_id in docs:
-        for u in units[doc_id]:
-            subject = _subject(u)
-            if subject is None and PRONOUN_OPENER.match(u.text) and topics.get((doc_id, u.start)):
-                subject = topics[doc_id, u.start]
-            if subject is not None and any(p.text != subject for p in answer_phrases(u.text)):
-                about.setdefault(subject, []).append(u)
+    name it writes a one-sentence question (the kind check rejects most of those).
+    Both sides keep at most :data:`MAX_PER_DOC` units of a document per entity."""
+    subjects = {(d, u.start): _subject(u) for d in docs for u in units[d]}
+    about = _about(units, docs, topics, subjects)
     holders: dict[str, set[str]] = {}
+    mentions: dict[str, list[Unit]] = {}
     for doc_id in docs:
         for u in units[doc_id]:
             for e in u.entities:
                 holders.setdefault(e, set()).add(doc_id)
+                if e != subjects[doc_id, u.start]:
+                    mentions.setdefault(e, []).append(u)
+    kept = {(e, a.doc_id, a.start) for e, group in mentions.items() for a in per_document_sample(group, MAX_PER_DOC)}
     common = max(8, len(docs) // 4)
     out = []
     for doc_id in docs:
         for a in units[doc_id]:
-            subject = _subject(a)
             for e in sorted(a.entities):
-                if e == subject or len(holders.get(e, ())) > common:
-                    continue  # a's own subject, or too common a name to bridge on
+                if (e, doc_id, a.start) not in kept or len(holders.get(e, ())) > common:
+                    continue  # a's own subject, beyond the sample, or too common a name to bridge on
                 for b in about.get(e, ()):
                     if b.doc_id != a.doc_id or abs(b.index - a.index) >= 3:
                         out.append((a, b, e))
@@ -189,16 +207,16 @@ def _pairs(units: dict[str, list[Unit]], order: list[str], rng: random.Random, k
                 index.setdefault(feature, []).append(u)
     pairs: list[tuple[Unit, Unit]] = []
     seen: set[tuple[str, str]] = set()
-    rank = {d: r for r, d in enumerate(docs)}
     for feature in sorted(index):
-        group = index[feature]
+        group = index[feature]  # in (document rank, start) order: each pair once, the earlier unit first
         if len({u.doc_id for u in group}) > max(8, len(docs) // 4):
             continue  # too common to make a meaningful bridge ("Port Calder" in every document)
-        for a in group:
-            for b in group:
+        group = per_document_sample(group, MAX_PER_DOC)
+        for p, a in enumerate(group):
+            for b in itertools.islice(group, p + 1, None):
                 cross = a.doc_id != b.doc_id
                 distant = a.doc_id == b.doc_id and b.index - a.index >= 3
-                if (rank[a.doc_id], a.start) >= (rank[b.doc_id], b.start) or not (cross or distant):
+                if not (cross or distant):
                     continue
                 if kind == "comparative" and not cross:
                     continue
@@ -210,6 +228,27 @@ def _pairs(units: dict[str, list[Unit]], order: list[str], rng: random.Random, k
         yield Candidate(kind, (a, b), (0, 1))
 
 
+def per_document_sample(group: list[Unit], most: int) -> list[Unit]:
+    """``group`` (units, each document's together) with at most ``most`` units of each document: all of them
+    when a document has that few, else ``most`` evenly spaced over it (first, ..., near the last)."""
+    out: list[Unit] = []
+    for _, run in itertools.groupby(group, key=lambda u: u.doc_id):
+        units = list(run)
+        out.extend(units if len(units) <= most else (units[k * len(units) // most] for k in range(most)))
+    return out
+
+
+def nearby_pairs(doc: Sequence[Unit], asked: Sequence[int], gap: int) -> Iterator[tuple[int, int]]:
+    """The pairs ``(i, j)`` of positions in ``asked`` whose units are ``0 < doc[j].index - doc[i].index <= gap``
+    sentences apart, ordered by ``i`` then ``j``. A document's units are in sentence order, so the partners of
+    ``i`` are the few positions after it: a window per sentence, O(len(asked) * gap), not every pair."""
+    for p, i in enumerate(asked):
+        q = p + 1
+        while q < len(asked) and doc[asked[q]].index - doc[i].index <= gap:
+            yield i, asked[q]
+            q += 1
+
+
 def _follow_ups(units: dict[str, list[Unit]], order: list[str], rng: random.Random,
                 topics: Mapping[tuple[str, int], str] | None = None) -> Iterator[Candidate]:
     """Two nearby sentences of one document (of one article, where ``topics`` tells a glued document's articles
@@ -218,9 +257,8 @@ def _follow_ups(units: dict[str, list[Unit]], order: list[str], rng: random.Rand
     for doc_id in order:
         doc = units[doc_id]
         asked = [i for i, u in enumerate(doc) if answer_phrases(u.text)]
-        pairs = [(i, j) for i in asked for j in asked
-                 if 0 < doc[j].index - doc[i].index <= FOLLOW_UP_GAP
-                 and (doc[i].entities & doc[j].entities or PRONOUN_OPENER.match(doc[j].text))
+        pairs = [(i, j) for i, j in nearby_pairs(doc, asked, FOLLOW_UP_GAP)
+                 if (doc[i].entities & doc[j].entities or PRONOUN_OPENER.match(doc[j].text))
                  and _same_article(topics, doc[i], doc[j])]
         rng.shuffle(pairs)
         per_doc[doc_id] = pairs

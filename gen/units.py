@@ -12,7 +12,7 @@ from __future__ import annotations
 import bisect
 import re
 from dataclasses import dataclass
-from functools import cached_property
+from functools import cached_property, lru_cache
 from pathlib import PurePosixPath
 
 from ragsweep.gen.chunking import GLUED, sentence_spans, unglued
@@ -103,6 +103,13 @@ class Phrase:
 
 def answer_phrases(sentence: str) -> list[Phrase]:
     """Dates, years, numbers and named entities of a sentence, left to right, not overlapping."""
+    return list(_phrases(sentence))
+
+
+# Every kind of candidate, the units' entities and the rule writer read a sentence's phrases: on a long document
+# that is the same parse several times over. Phrases are frozen, so the cached tuple is shared safely.
+@lru_cache(maxsize=1 << 17)
+def _phrases(sentence: str) -> tuple[Phrase, ...]:
     found: list[Phrase] = []
     taken: list[tuple[int, int]] = []
 
@@ -139,7 +146,7 @@ def answer_phrases(sentence: str) -> list[Phrase]:
         if start == 0 and len(words) == 1:
             continue  # a capitalised sentence opener is not an entity
         add("entity", start, m.end())
-    return sorted(found, key=lambda p: p.start)
+    return tuple(sorted(found, key=lambda p: p.start))
 
 
 #: Document ids that are codes, not names: digits, a letter or two and digits, hex or UUIDs.

@@ -11,7 +11,8 @@ confidence intervals happen later (``metrics.values.summarise``). Conventions sh
 - Word tokens for BLEU and ROUGE-L are ``\\w+`` runs of the lower-cased text (punctuation
   dropped), as the ``rouge-score`` package tokenises without stemming.
 - Edit distances compare raw strings (case and punctuation count), as Ragas' non-LLM string
-  similarity does.
+  similarity does. They are exact up to a cost budget and certified bounds beyond it
+  (:mod:`metrics.edit_distance`); an explanation says ``approximate`` when a bound was used.
 """
 
 from __future__ import annotations
@@ -24,7 +25,15 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
+from rapidfuzz.distance import LCSseq
 
+from ragsweep.metrics.edit_distance import (  # noqa: F401 - levenshtein re-exported
+    EditDistance,
+    bounded_indel,
+    bounded_levenshtein,
+    levenshtein,
+    token_strings,
+)
 from ragsweep.metrics.spec import MetricSpec
 from ragsweep.metrics.values import MetricValue
 
@@ -45,52 +54,28 @@ def words(text: str) -> list[str]:
     return _WORD.findall(text.lower())
 
 
-def levenshtein(a: str, b: str) -> int:
-    """Levenshtein distance (unit-cost insert, delete, substitute) in O(len(a)*len(b)) time, O(len(b)) memory.
-
-    Row by row: ``cur[j] = min(prev[j-1] + cost, prev[j] + 1, cur[j-1] + 1)``. The last term
-    depends on the row itself; unrolled it is ``min_k<=j (t[k] + j - k)``, a running minimum of
-    ``t[k] - k`` plus ``j``, so each row is a few vectorised numpy operations.
-    """
-    if len(a) > len(b):  # loop over the shorter string: fewer Python iterations, longer vectors
-        a, b = b, a
-    if not a:
-        return len(b)
-    bs = np.array([ord(c) for c in b])
-    cols = np.arange(len(b) + 1)
-    prev = cols.copy()
-    for i, ch in enumerate(a, start=1):
-        t = np.empty_like(prev)
-        t[0] = i
-        t[1:] = np.minimum(prev[:-1] + (bs != ord(ch)), prev[1:] + 1)
-        prev = np.minimum.accumulate(t - cols) + cols
-    return int(prev[-1])
-
-
 def lcs_length(a: Sequence[str], b: Sequence[str]) -> int:
-    """Length of the longest common subsequence in O(len(a)*len(b)) time, O(len(b)) memory.
-
-    ``cur[j] = prev[j-1] + 1`` on a match, else ``max(prev[j], cur[j-1])``. Since LCS rows never
-    decrease and a match value is at least its neighbours, ``cur`` is the running maximum of
-    ``prev[j-1] + 1`` (match) or ``prev[j]`` (no match).
-    """
-    if not a or not b:
-        return 0
-    ids: dict[str, int] = {}
-    bs = np.array([ids.setdefault(w, len(ids)) for w in b])
-    prev = np.zeros(len(b) + 1, dtype=np.int64)
-    for w in a:
-        cand = prev.copy()
-        if w in ids:
-            match = np.flatnonzero(bs == ids[w]) + 1
-            cand[match] = prev[match - 1] + 1
-        prev = np.maximum.accumulate(cand)
-    return int(prev[-1])
+    """Length of the longest common subsequence of two token sequences (exact, bit-parallel)."""
+    return int(LCSseq.similarity(a, b)) if a and b else 0
 
 
-def _similarity(a: str, b: str) -> float:
+def word_lcs(a: Sequence[str], b: Sequence[str]) -> tuple[int, int]:
+    """Lower and upper bound of ``lcs_length(a, b)``: equal (exact) up to the budget of
+    :mod:`metrics.edit_distance`, certified bounds beyond (from the insert/delete distance's)."""
+    coded = token_strings(a, b)
+    if coded is None:  # more distinct words than code points: exact, whatever it costs
+        exact = lcs_length(a, b)
+        return exact, exact
+    d = bounded_indel(*coded)
+    total = len(a) + len(b)
+    return (total - d.distance) // 2, (total - d.lower) // 2
+
+
+def _similarity(a: str, b: str) -> tuple[float, EditDistance]:
+    """``1 - d(a, b) / max(|a|, |b|)`` (1 for two empty strings) and the distance it was made from."""
+    dist = bounded_levenshtein(a, b)
     longest = max(len(a), len(b))
-    return 1.0 if longest == 0 else 1.0 - levenshtein(a, b) / longest
+    return (1.0 if longest == 0 else 1.0 - dist.distance / longest), dist
 
 
 def _blank(reference: str) -> MetricValue | None:
@@ -155,33 +140,52 @@ def bleu(answer: str, reference: str) -> MetricValue:
 def rouge_l(answer: str, reference: str) -> MetricValue:
     """ROUGE-L F-measure (Lin 2004) on word tokens, beta = 1 (as the ``rouge-score`` package).
 
-    P = LCS/|answer|, R = LCS/|reference|, F = 2PR/(P+R); 0 when LCS = 0. Range [0, 1].
+    P = LCS/|answer|, R = LCS/|reference|, F = 2PR/(P+R); 0 when LCS = 0. Range [0, 1]. Beyond the exact
+    budget (:func:`word_lcs`) the LCS is a lower bound: the explanation says ``approximate``, with both bounds.
     """
     if (bad := _blank(reference)) is not None:
         return bad
     a, r = words(answer), words(reference)
-    lcs = lcs_length(a, r)
+    lcs, high = word_lcs(a, r)
+    bounds = {} if lcs == high else {"approximate": True, "lcs_bounds": [lcs, high],
+                                     "f_bounds": [_f(lcs, len(a), len(r)), _f(high, len(a), len(r))]}
     if lcs == 0:
-        return MetricValue.ok(0.0, lcs=0, answer_words=len(a), reference_words=len(r))
+        return MetricValue.ok(0.0, lcs=0, answer_words=len(a), reference_words=len(r), **bounds)
     p, rec = lcs / len(a), lcs / len(r)
-    return MetricValue.ok(2 * p * rec / (p + rec), precision=p, recall=rec, lcs=lcs)
+    return MetricValue.ok(2 * p * rec / (p + rec), precision=p, recall=rec, lcs=lcs, **bounds)
+
+
+def _f(lcs: int, n: int, m: int) -> float:
+    return 2 * lcs / (n + m) if lcs else 0.0  # 2PR/(P+R) with P = lcs/n, R = lcs/m
 
 
 def string_similarity(answer: str, reference: str) -> MetricValue:
-    """Normalised Levenshtein similarity: 1 - d(answer, reference) / max(|answer|, |reference|), in characters."""
+    """Normalised Levenshtein similarity: 1 - d(answer, reference) / max(|answer|, |reference|), in characters.
+
+    Exact up to the cost budget of :func:`metrics.edit_distance.bounded_levenshtein` (pairs up to ~158 KB a
+    side, or a longer answer within a few per cent of its reference); beyond it a lower bound of the
+    similarity, with ``approximate`` and both bounds in the explanation.
+    """
     if (bad := _blank(reference)) is not None:
         return bad
-    d = levenshtein(answer, reference)
-    return MetricValue.ok(1.0 - d / max(len(answer), len(reference)), distance=d)
+    sim, dist = _similarity(answer, reference)
+    return MetricValue.ok(sim, **dist.explain(max(len(answer), len(reference))))
 
 
 def _matches(items: Sequence[str], against: Sequence[str], threshold: float) -> list[dict[str, Any]]:
-    """For each item, its best similarity among ``against`` and whether it reaches ``threshold``."""
+    """For each item, its best similarity among ``against`` and whether it reaches ``threshold``.
+
+    Beyond the exact budget (:mod:`metrics.edit_distance`) the similarity is a lower bound: the entry says
+    ``approximate`` and gives the upper bound, and a match is only claimed when the lower bound reaches it."""
     out = []
     for item in items:
         sims = [_similarity(item, other) for other in against]
-        best = max(range(len(sims)), key=sims.__getitem__)
-        out.append({"best": best, "similarity": sims[best], "match": sims[best] >= threshold})
+        best = max(range(len(sims)), key=lambda i: sims[i][0])
+        sim, dist = sims[best]
+        entry = {"best": best, "similarity": sim, "match": sim >= threshold}
+        if dist.approximate:  # a lower bound of the similarity: say so, with the upper one
+            entry.update(approximate=True, similarity_upper=1.0 - dist.lower / max(len(item), len(against[best])))
+        out.append(entry)
     return out
 
 

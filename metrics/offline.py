@@ -32,6 +32,7 @@ import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -155,14 +156,16 @@ def _key(word: str) -> str:
 
 def content_words(text: str) -> list[str]:
     """Lower-cased words that carry content (stop words dropped), as 5-letter prefix keys."""
-    out = []
-    for tok in _TOKEN.findall(text or ""):
-        low = tok.lower()
-        if low in NUMBER_WORDS:
-            out.append(NUMBER_WORDS[low])
-        elif low not in STOP and len(low) > 1 or tok[0].isdigit():
-            out.append(_key(tok))
-    return out
+    return [k for k in map(_content_key, _TOKEN.findall(text or "")) if k is not None]
+
+
+@lru_cache(maxsize=1 << 16)  # a text repeats its words: whole documents go through here
+def _content_key(tok: str) -> str | None:
+    """The key of one token, or None for a stop word or a single letter."""
+    low = tok.lower()
+    if low in NUMBER_WORDS:
+        return NUMBER_WORDS[low]
+    return _key(tok) if low not in STOP and len(low) > 1 or tok[0].isdigit() else None
 
 
 def numbers(text: str) -> set[str]:
