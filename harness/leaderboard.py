@@ -109,6 +109,63 @@ def to_markdown(rows: Sequence[Row], metrics: Sequence[str], sort_by: str, top: 
     return "\n".join(lines) + "\n"
 
 
+#: The metrics the terminal board shows beside the ordering one, in order of preference (three at most).
+KEY_METRICS = ("recall@10", "mrr@10", "span_iou", "token_f1", "faithfulness", "answer_correctness",
+               "answer_relevancy", "hit@10")
+#: The width the terminal board fits.
+WIDTH = 120
+
+
+def _fit(text: str, width: int) -> str:
+    return text if len(text) <= width else text[: max(0, width - 1)] + "…"
+
+
+def to_terminal(rows: Sequence[Row], metrics: Sequence[str], sort_by: str, paths: dict[str, Path], *,
+                width: int = WIDTH, top: int | None = 20) -> str:
+    """The board as a sweep prints it: a row per variant with the ordering metric's mean and CI, up to
+    three key metrics and the mark against the baseline, in ``width`` columns; then where the full
+    board and the question explorer are. The markdown and CSV boards keep every metric and cost."""
+    keys = [m for m in KEY_METRICS if m in metrics and m != sort_by][:3]
+    params = varying_params(rows)
+    n = max((s.get("n_ok", 0) + s.get("n_undefined", 0) + s.get("n_error", 0)
+             for r in rows for s in r.stats.values()), default=0)
+    head_cols = [f"{sort_by} [95% CI]".ljust(22)] + [k[:10].rjust(10) for k in keys] + ["vs ★".ljust(16)]
+    fixed = 4 + sum(len(c) + 2 for c in head_cols)
+    label_width = max(16, width - fixed)
+
+    def label(r: Row) -> str:
+        return ", ".join(f"{k}={r.params[k]}" for k in params if r.params.get(k) is not None) or r.variant
+
+    def mean(r: Row, m: str) -> str:
+        got = r.stats.get(m, {}).get("mean")
+        return "–" if got is None else f"{got:.3f}"
+
+    lines = [_fit(f"Leaderboard: {len(rows)} variants, {n} questions, sorted by {sort_by} "
+                  "(vs ★ the baseline: ▼ worse, ▲ better, ≈ tie; paired tests, Holm)", width), "",
+             _fit(f"{'#':>3} {'variant'.ljust(label_width)}  " + "  ".join(head_cols), width).rstrip()]
+    for r in shown(rows, top):
+        i = rows.index(r) + 1
+        if r.error:
+            lines.append(_fit(f"{i:>3} failed: {r.error} ({r.job})", width))
+            continue
+        s = r.stats.get(sort_by, {})
+        ci = "–" if s.get("mean") is None else f"{s['mean']:.3f} [{s['ci_low']:.3f}, {s['ci_high']:.3f}]"
+        c = r.comparison
+        vs = ("" if c is None else "★" if c.verdict == "baseline" else c.mark if c.diff is None
+              else f"{c.diff:+.3f} {c.mark}")
+        cells = [ci.ljust(22)] + [mean(r, k).rjust(10) for k in keys] + [vs.ljust(16)]
+        lines.append(_fit(f"{i:>3} {_fit(label(r), label_width).ljust(label_width)}  " + "  ".join(cells), width)
+                     .rstrip())
+    if top is not None and len(rows) > top:
+        lines.append(f"    … {len(rows) - top} more rows in {paths['md'].name}")
+    lines += ["", f"full board (all {len(metrics)} metrics, CIs, costs): {paths['md']}",
+              f"                                   also {paths['csv'].name}"
+              + (f", {paths['html'].name}" if "html" in paths else "")]
+    if "explorer" in paths:
+        lines.append(f"every question, variant by variant: {paths['explorer']}")
+    return "\n".join(lines)
+
+
 def build(sweep_dir: str | Path, sort_by: str = "ndcg@10", seed: int = 0, *, baseline: str | None = None,
           alpha: float = 0.05, n_resamples: int = 10000, top: int | None = None,
           html: bool = True) -> dict[str, Path]:
@@ -178,11 +235,12 @@ class LeaderboardCallback(Callback):
         self.sort_by, self.seed, self.baseline, self.alpha, self.top = sort_by, seed, baseline, alpha, top
 
     def on_multirun_end(self, config: DictConfig, **kwargs: Any) -> None:
+        root = Path(config.hydra.sweep.dir)
         try:
-            paths = build(config.hydra.sweep.dir, self.sort_by, self.seed, baseline=self.baseline,
-                          alpha=self.alpha, top=self.top)
+            rows, metrics = ranked(root, self.sort_by, self.seed, baseline=self.baseline, alpha=self.alpha)
+            paths = write(root, rows, metrics, self.sort_by, top=self.top, alpha=self.alpha, seed=self.seed)
         except InputError as exc:
             log.error("no leaderboard: %s", exc)
             return
-        print(Path(paths["md"]).read_text(encoding="utf-8"))
+        print(to_terminal(rows, metrics, self.sort_by, paths))
         print("leaderboard: " + "\n             ".join(str(p) for p in paths.values()))

@@ -97,8 +97,14 @@ def top_ks(value: Any) -> list[int]:
 
 
 def cuts_of(retriever: Any) -> list[Cut]:
-    """The job's variants: one per ``retriever.budget`` when set, else one per ``retriever.top_k``."""
+    """The job's variants: one per ``retriever.budget`` when set, else one per ``retriever.top_k``, else
+    (neither given) one per ``retriever.default_budget``: a sweep compares chunk sizes on equal amounts
+    of text unless told to cut at K, where a bigger chunk wins partly by its size."""
     budget = retriever.get("budget")
+    if budget is None and retriever.get("top_k") is None:
+        budget = retriever.get("default_budget")
+        if budget is None:
+            raise InputError("set retriever.top_k (a K or a list) or retriever.budget (characters or tokens)")
     if budget is None:
         return [Cut("top_k", k) for k in top_ks(retriever.top_k)]
     values = [budget] if isinstance(budget, int) else list(budget)
