@@ -102,50 +102,19 @@ def _message(exc: BaseException) -> str:
     return type(exc).__name__
 
 
-def validate(config_name: str, overrides: list[str]) -> None:
-    """Compose the config with the first value of every swept override; exit 2 on any error."""
-    from hydra import compose, initialize_config_module
-    from hydra.core.override_parser.overrides_parser import OverridesParser
+def validate(command: str, config_name: str, overrides: list[str]) -> None:
+    """Check the overrides before any work (:mod:`harness.preflight`); exit 2 on any error."""
     from hydra.errors import HydraException
     from omegaconf.errors import OmegaConfBaseException
 
-    try:
-        parsed = OverridesParser.create().parse_overrides(overrides)
-        single = []
-        for o in parsed:
-            if o.is_sweep_override():
-                first = next(iter(o.sweep_string_iterator()))
-                single.append(f"{o.get_key_element()}={first}")
-            elif not o.get_key_element().startswith("hydra"):
-                single.append(o.input_line)
-        with initialize_config_module(config_module="ragsweep.conf", version_base="1.3"):
-            cfg = compose(config_name=config_name, overrides=single)
-            from omegaconf import OmegaConf
+    from ragsweep.harness.preflight import check
 
-            missing = sorted(OmegaConf.missing_keys(cfg))
-            if config_name == "sweep" and not missing:
-                _check_llm_uses(compose, parsed, single)
-    except (HydraException, OmegaConfBaseException, ValueError) as exc:
-        fail(_message(exc))
+    try:
+        check(command, config_name, overrides)
     except InputError as exc:
         fail(str(exc))
-    if missing:
-        fail(f"missing value for {', '.join(missing)}: pass {missing[0]}=...")
-
-
-def _check_llm_uses(compose: Callable[..., Any], parsed: list[Any], single: list[str]) -> None:
-    """Every combination of the swept ``llm``, ``rerank`` and ``query`` values: one that calls an LLM
-    (rerank=llm, query=multi_query|hyde) with llm=none is an InputError before any job starts."""
-    import itertools
-
-    from ragsweep.harness.sweep import check_llm_uses
-
-    swept = [o for o in parsed if o.is_sweep_override() and o.get_key_element() in ("llm", "rerank", "query")]
-    keys = {o.get_key_element() for o in swept}
-    base = [s for s in single if s.split("=", 1)[0] not in keys]
-    for values in itertools.product(*(list(o.sweep_string_iterator()) for o in swept)):
-        check_llm_uses(compose(config_name="sweep",
-                               overrides=[*base, *(f"{o.get_key_element()}={v}" for o, v in zip(swept, values))]))
+    except (HydraException, OmegaConfBaseException, ValueError) as exc:
+        fail(_message(exc))
 
 
 def refuse_secrets(overrides: list[str]) -> None:
@@ -192,7 +161,7 @@ def main(argv: list[str] | None = None) -> None:
         rest = open_keys(rest)
     refuse_secrets(rest)
     if not any(a in ("--help", "-h", "--hydra-help", "--info") for a in rest):
-        validate(config_name, overrides_of(rest))
+        validate(command, config_name, overrides_of(rest))
         if command == "sweep":  # an Optuna study: the sort metric's direction, the sweep's seed
             from ragsweep.harness.search import sweeper_overrides
 
