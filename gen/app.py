@@ -23,7 +23,6 @@ from ragsweep.gen.testset import KINDS, read_testset, write_testset
 from ragsweep.gen.topup import append_samples, fresh_ids, read_base
 from ragsweep.gen.units import UNITS
 from ragsweep.metrics.errors import InputError, fail
-from ragsweep.metrics.staging import staged
 
 log = logging.getLogger("ragsweep")
 
@@ -96,34 +95,31 @@ def duplicates_report(corpus: Corpus) -> dict[str, Any]:
 
 def write_outputs(result: Result, corpus: Corpus, out: Path, extra: dict[str, Any], parquet: bool,
                   base: Path | None = None) -> dict[str, Path]:
-    """The test set (JSONL), the report beside it, and optionally Parquet, all or none of them
-    (:func:`metrics.staging.staged`: a full disk half way leaves the previous files as they were).
+    """The test set (JSONL), the report beside it, and optionally Parquet.
 
     With ``base`` (a top-up) the test set is ``base``'s lines and then the new samples, and the report
     (of this run's samples) is ``<out>.topup.report.json``.
     """
-    out = Path(out)
-    report_name = out.stem + (".report.json" if base is None else ".topup.report.json")
-    names = {"testset": out.name, "report": report_name, **({"parquet": out.with_suffix(".parquet").name}
-                                                             if parquet else {})}
-    with staged(out.parent) as into:
-        if base is None:
-            write_testset(result.samples, into / out.name, corpus)
-        else:
-            append_samples(base, result.samples, into / out.name, corpus)
-        body = result.report.to_dict({"seconds": round(result.seconds, 2), "attempts": result.attempts,
-                                      "llm_tokens": {"prompt": result.usage.prompt_tokens,
-                                                     "completion": result.usage.completion_tokens}, **extra})
-        (into / report_name).write_text(json.dumps(body, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-        if parquet:
-            import datasets
+    if base is None:
+        paths = {"testset": write_testset(result.samples, out, corpus)}
+        report = out.with_name(out.stem + ".report.json")
+    else:
+        paths = {"testset": append_samples(base, result.samples, out, corpus)}
+        report = out.with_name(out.stem + ".topup.report.json")
+    body = result.report.to_dict({"seconds": round(result.seconds, 2), "attempts": result.attempts,
+                                  "llm_tokens": {"prompt": result.usage.prompt_tokens,
+                                                 "completion": result.usage.completion_tokens}, **extra})
+    report.write_text(json.dumps(body, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    paths["report"] = report
+    if parquet:
+        import datasets
 
-            rows = [s.to_dict(corpus) for s in (read_testset(into / out.name) if base is not None
-                                                else result.samples)]
-            columns = dict.fromkeys(k for r in rows for k in r)  # from_list reads the first row's keys only
-            rows = [{k: r.get(k) for k in columns} for r in rows]
-            datasets.Dataset.from_list(rows).to_parquet(str(into / names["parquet"]))
-    return {kind: out.parent / name for kind, name in names.items()}
+        rows = [s.to_dict(corpus) for s in (read_testset(out) if base is not None else result.samples)]
+        columns = dict.fromkeys(k for r in rows for k in r)  # from_list reads the first row's keys only
+        rows = [{k: r.get(k) for k in columns} for r in rows]
+        paths["parquet"] = out.with_suffix(".parquet")
+        datasets.Dataset.from_list(rows).to_parquet(str(paths["parquet"]))
+    return paths
 
 
 def gates_record(gates: GateConfig, embed: bool) -> dict[str, Any]:

@@ -83,3 +83,75 @@ def test_thresholds_and_options_resolve_aliases_and_refuse_two_names_for_one_met
     assert spec.name == "string_similarity"
     with pytest.raises(InputError, match="has no option bogus"):  # an option under the alias is read, not dropped
         metric_kwargs(spec, {"non_llm_string_similarity": {"bogus": 1}})
+
+
+@pytest.mark.parametrize("args, fix", [
+    (["score", "input=data.csv", "metrics=rouge_l,bleu"], "'metrics=[rouge_l,bleu]'"),
+    (["gen", "llm=none", "n=2", "personas=a,b"], "'personas=[a,b]'"),
+    (["rescore", "outputs/sweeps/x", "metrics=ndcg@5,mrr@10"], "'metrics=[ndcg@5,mrr@10]'"),
+    (["board", "outputs/sweeps/x", "sort_by=ndcg@10,mrr@10"], "'sort_by=\"ndcg@10,mrr@10\"'"),
+    (["convert", "input=a.json", "out=b.jsonl", "format=ragas,deepeval"], "'format=[ragas,deepeval]'"),
+])
+def test_an_unquoted_comma_on_a_single_run_command_exits_2_with_the_fix(tmp_path, ragsweep, args, fix):
+    write_rows(tmp_path / "data.csv")
+    proc = ragsweep(*args, cwd=tmp_path)
+    assert proc.returncode == 2, (proc.returncode, proc.stderr[-2000:])
+    assert fix in proc.stderr and "runs once" in proc.stderr and "Traceback" not in proc.stderr
+    assert not (tmp_path / "outputs").exists()
+
+
+@pytest.mark.parametrize("args, message", [
+    (["score", "input=data.csv", "+frobnicate=1"], "unknown key frobnicate"),
+    (["score", "input=data.csv", "+metrcs=[rouge_l]"], "unknown key metrcs: `ragsweep score` has no such setting "
+                                                        "(did you mean metrics?)"),
+    (["score", "input=data.csv", "++metric_options.rogue_l.x=1"], "rogue_l is not a metric (did you mean rouge_l?)"),
+    (["score", "input=data.csv", "++thresholds.faithfulnes=0.5"], "did you mean faithfulness?"),
+    (["score", "input=data.csv", "++llm.temprature=0"], "unknown key llm.temprature"),
+    (["score", "input=data.csv", "++metric_options={rogue_l: {x: 1}}"], "rogue_l is not a metric"),
+    (["sweep", "++metrics.options.rogue_l.x=1"], "rogue_l is not a metric"),
+    (["sweep", "+chunker.sise=3"], "(did you mean chunker.size?)"),
+    (["gen", "llm=none", "++gates.min_suport=0.5"], "(did you mean gates.min_support?)"),
+])
+def test_keys_no_config_or_metric_knows_are_refused_with_the_nearest(tmp_path, ragsweep, args, message):
+    write_rows(tmp_path / "data.csv")
+    proc = ragsweep(*args, "--cfg", "job", cwd=tmp_path)  # --cfg job: refused before Hydra prints anything
+    assert proc.returncode == 2, (proc.returncode, proc.stdout[-500:], proc.stderr[-2000:])
+    assert message in proc.stderr and "Traceback" not in proc.stderr
+
+
+@pytest.mark.parametrize("args", [
+    ["score", "input=data.csv", "++metric_options.answer_similarity.model=x"],  # an alias names its metric
+    ["score", "input=data.csv", "++thresholds.answer_similarity=0.5"],
+    ["run", "+target.params.top_k=5", "++target.params.mode=fast"],  # an application's settings are open
+    ["sweep", "++metrics.options.answer_correctness.weights=[0.5,0.5]"],
+    ["sweep", "+experiment=chunkers"],
+])
+def test_open_mappings_and_config_groups_are_accepted(tmp_path, ragsweep, args):
+    write_rows(tmp_path / "data.csv")
+    proc = ragsweep(*args, "--cfg", "job", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+
+
+def test_a_bad_value_in_any_job_of_a_sweep_refuses_it_before_its_folder_is_claimed(tmp_path, ragsweep):
+    sweep_dir = tmp_path / "sweeps" / "mine"
+    proc = ragsweep("sweep", "chunker.size=256,0,512", "retriever.top_k=1", "progress=false",
+                    f"hydra.sweep.dir={sweep_dir}", cwd=tmp_path)
+    assert proc.returncode == 2, proc.stderr[-2000:]
+    assert "chunker.size must be positive, got 0 (in 1 of the sweep's 3 jobs: chunker.size=0)" in proc.stderr
+    assert not sweep_dir.exists()  # so the corrected command may use the same folder
+    assert not (tmp_path / "outputs").exists()
+
+
+@pytest.mark.parametrize("overrides, message", [
+    (["chunker=recursive,sentence", "chunker.overlap=300"], "chunker.overlap must be in [0, size)"),
+    (["llm=none,openai", "query=plain,hyde"], "query=hyde needs an LLM, but llm=none"),
+    (["max_queries=5,0"], "max_queries must be a positive integer"),
+    (["context=window", "context.neighbours=1,-1"], "context.neighbours must be an integer >= 0"),
+    (["metrics.generation=[rouge_l],[rogue_l]"], "unknown metric rogue_l"),
+])
+def test_every_combination_of_a_sweep_is_checked(overrides, message):
+    from ragsweep.harness.preflight import check
+
+    with pytest.raises(InputError) as err:
+        check("sweep", "sweep", overrides)
+    assert message in str(err.value)
