@@ -364,7 +364,9 @@ def run_job(cfg: DictConfig, out_dir: Path, choices: Mapping[str, str]) -> dict[
 def run_job_safely(cfg: DictConfig, out_dir: Path, choices: Mapping[str, str]) -> dict[str, Any] | None:
     """Bad input propagates (the command exits 2); any other failure is recorded and the sweep goes on."""
     try:
-        return run_job(cfg, out_dir, choices)
+        summary = run_job(cfg, out_dir, choices)
+        (out_dir / "error.json").unlink(missing_ok=True)  # an earlier failure of this job, now mended
+        return summary
     except InputError:
         raise
     except Exception as exc:  # keep the sweep alive; the leaderboard lists the failed job
