@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import logging
+import sys
 import tempfile
 from dataclasses import replace
 from pathlib import Path
@@ -23,7 +24,7 @@ from ragsweep.gen.parts import build
 from ragsweep.gen.testset import KINDS, read_testset, write_testset
 from ragsweep.gen.topup import append_samples, fresh_ids, read_base
 from ragsweep.gen.units import UNITS
-from ragsweep.metrics.errors import InputError, fail
+from ragsweep.metrics.errors import EXIT_NOT_SCORED, InputError, fail
 
 log = logging.getLogger("ragsweep")
 
@@ -179,7 +180,8 @@ def write_or_keep(write: Any, out: Path, run_dir: Path) -> dict[str, Path]:
                      f"(report: {paths['report']})")
 
 
-def run(cfg: DictConfig, run_dir: Path) -> dict[str, Path]:
+def run(cfg: DictConfig, run_dir: Path) -> dict[str, Any]:
+    """Generate and write the test set; return the files written and ``n_new``, the samples this run added."""
     from ragsweep.metrics.llm.factory import concurrency_of
 
     check_n(cfg.n)
@@ -224,13 +226,17 @@ def run(cfg: DictConfig, run_dir: Path) -> dict[str, Path]:
     if base is not None:
         print(f"topped up: {len(result.samples)} new after the {len(known)} of {base}")
     print(f"test set: {paths['testset']}")
-    return paths
+    return {**paths, "n_new": len(result.samples)}
 
 
 @hydra.main(version_base="1.3", config_path="pkg://ragsweep.conf", config_name="gen")
 def gen_app(cfg: DictConfig) -> None:
     logging.getLogger().setLevel(logging.INFO)
     try:
-        run(cfg, Path(HydraConfig.get().runtime.output_dir))
+        paths = run(cfg, Path(HydraConfig.get().runtime.output_dir))
     except InputError as exc:
         fail(str(exc))
+    if not paths.get("n_new"):  # nothing generated: exit 3, as every command that measured nothing
+        print("ragsweep: error: no question was accepted, so the test set gained nothing; the report says "
+              f"why each candidate was rejected: {paths['report']}", file=sys.stderr)
+        raise SystemExit(EXIT_NOT_SCORED)

@@ -19,7 +19,7 @@ from hydra.core.hydra_config import HydraConfig
 from omegaconf import DictConfig
 
 from ragsweep.harness.overrides import overrides_of
-from ragsweep.metrics.errors import InputError, fail
+from ragsweep.metrics.errors import EXIT_NOT_SCORED, InputError, fail
 
 log = logging.getLogger("ragsweep")
 
@@ -67,9 +67,14 @@ def sweep_app(cfg: DictConfig) -> Any:
 @hydra.main(version_base="1.3", config_path="pkg://ragsweep.conf", config_name="board")
 def board_app(cfg: DictConfig) -> None:
     from ragsweep.harness.leaderboard import build
+    from ragsweep.harness.outputs import jobs_outcome
 
     if not cfg.dir:
         fail("which sweep folder? ragsweep board outputs/sweeps/<stamp>")
+    code, message = jobs_outcome(Path(cfg.dir))  # the sweep's own exit code: 3 and 4 gate CI here too
+    if code == EXIT_NOT_SCORED:
+        print(f"ragsweep: error: no leaderboard: {message}", file=sys.stderr)
+        raise SystemExit(code)
     try:
         paths = build(cfg.dir, cfg.sort_by, cfg.seed, baseline=cfg.baseline, alpha=cfg.alpha,
                       n_resamples=cfg.n_resamples, top=cfg.top, html=cfg.html)
@@ -77,6 +82,9 @@ def board_app(cfg: DictConfig) -> None:
         fail(str(exc))
     print(Path(paths["md"]).read_text(encoding="utf-8"))
     print("leaderboard: " + "\n             ".join(str(p) for p in paths.values()))
+    if code:
+        print(f"ragsweep: warning: {message}", file=sys.stderr)
+        raise SystemExit(code)
 
 
 # command -> (module, Hydra app function, primary config). Imported only when that command runs.
