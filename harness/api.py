@@ -593,7 +593,11 @@ def run(*overrides: str, app: Any = None, dir: str | Path | None = None, name: s
         echo: Print the command's output (without ``app``).
 
     Returns:
-        The run folder's :class:`Board` (every version in it).
+        The run folder's :class:`Board` (every version in it; :attr:`Board.failed` the versions that failed).
+
+    Raises:
+        InputError: Bad overrides or input (exit code 2 of the command).
+        RuntimeError: Every version failed (exit code 3).
     """
     if dir is None:
         dir = Path("outputs/runs") / f"{time.strftime('%Y-%m-%d_%H-%M-%S')}-{uuid.uuid4().hex[:6]}"

@@ -1,8 +1,9 @@
 """The ``ragsweep`` command: ``ragsweep <sweep|board|gen|score|rescore|run|convert> [overrides]``, each a Hydra app.
 
-Before handing over to Hydra, the overrides are composed once against the command's config so
-that an unknown option, a bad value or a missing mandatory key exits with code 2 and one clear
-line, not a Hydra traceback with exit code 1.
+Before handing over to Hydra, the overrides are checked against the command's config
+(:mod:`harness.preflight`) so that an unknown key, a bad value (in any job of a sweep) or a missing
+mandatory key exits with code 2 and one clear line, not a Hydra traceback with exit code 1. Every
+command keeps one exit-code contract (:data:`metrics.errors.EXIT_OK` ... ``EXIT_SOME_FAILED``).
 """
 
 from __future__ import annotations
@@ -40,7 +41,10 @@ commands:
           ragsweep convert input=goldens.json out=testset.jsonl corpus=folder corpus.path=docs/
 
 Every option is a Hydra override; `ragsweep <command> --cfg job` prints the composed config,
-`ragsweep <command> --help` lists the config groups."""
+`ragsweep <command> --help` lists the config groups. Only sweep and run take comma sweeps.
+
+exit codes: 0 ok, 1 a threshold failed, 2 bad input or usage (before any work where it can be known),
+            3 nothing measured (every job failed), 4 some jobs failed (the others are ranked)"""
 
 
 def _job_choices() -> dict[str, str]:

@@ -32,8 +32,7 @@ from typing import Any
 from hydra.experimental.callback import Callback
 from omegaconf import DictConfig, OmegaConf, open_dict, read_write
 
-from ragsweep.metrics.errors import (EXIT_NOT_SCORED, EXIT_SOME_FAILED, REDACTED, InputError, fail, looks_like_key,
-                                     scrub)
+from ragsweep.metrics.errors import EXIT_NOT_SCORED, EXIT_SOME_FAILED, REDACTED, InputError, fail, looks_like_key, scrub
 
 CLOCK = "${now:"
 """A configured folder holding this is named by the clock, and so is claimed (made unique)."""

@@ -99,7 +99,7 @@ def is_group(o: Any) -> bool:
 
 def _paths(node: Any, prefix: str = "") -> Iterator[str]:
     if isinstance(node, DictConfig):
-        for key in node.keys():
+        for key in node:
             path = f"{prefix}.{key}" if prefix else str(key)
             yield path
             yield from _paths(node._get_node(key), path)
@@ -120,7 +120,7 @@ def check_keys(command: str, parsed: Sequence[Any], base: DictConfig) -> None:
         parts = key.split(".")
         node: Any = base
         for i, part in enumerate(parts):
-            if isinstance(node, DictConfig) and part in node.keys():  # `in` alone misses a ??? value
+            if isinstance(node, DictConfig) and part in node.keys():  # noqa: SIM118 - `in` alone misses a ??? value
                 node = node._get_node(part)
                 continue
             parent = ".".join(parts[:i])
@@ -150,7 +150,7 @@ def check_metric_keys(cfg: DictConfig) -> None:
             node = node.get(rest)
         if not isinstance(node, DictConfig):
             continue
-        for name in node.keys():
+        for name in node:
             try:
                 base, _ = parse_name(canonical(str(name)))
             except InputError as exc:

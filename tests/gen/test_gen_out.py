@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from hydra import compose, initialize_config_module
 
-import ragsweep.gen.app as app
+from ragsweep.gen import app
 from ragsweep.metrics.errors import InputError
 
 

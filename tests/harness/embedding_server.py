@@ -18,7 +18,7 @@ class _Handler(BaseHTTPRequestHandler):
     def log_message(self, *args: Any) -> None:
         pass
 
-    def do_POST(self) -> None:  # noqa: N802 - the stdlib's name
+    def do_POST(self) -> None:
         body = json.loads(self.rfile.read(int(self.headers["content-length"])))
         texts = [body["input"]] if isinstance(body["input"], str) else body["input"]
         payload = {"object": "list", "model": body.get("model", "m"), "usage": {"prompt_tokens": 1, "total_tokens": 1},
@@ -40,7 +40,7 @@ class EmbeddingServer:
         threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
         return f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
 
-    def __exit__(self, *exc: Any) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.httpd.shutdown()
         self.httpd.server_close()
 

@@ -102,8 +102,8 @@ def test_an_unquoted_comma_on_a_single_run_command_exits_2_with_the_fix(tmp_path
 
 @pytest.mark.parametrize("args, message", [
     (["score", "input=data.csv", "+frobnicate=1"], "unknown key frobnicate"),
-    (["score", "input=data.csv", "+metrcs=[rouge_l]"], "unknown key metrcs: `ragsweep score` has no such setting "
-                                                        "(did you mean metrics?)"),
+    (["score", "input=data.csv", "+metrcs=[rouge_l]"],
+     "unknown key metrcs: `ragsweep score` has no such setting (did you mean metrics?)"),
     (["score", "input=data.csv", "++metric_options.rogue_l.x=1"], "rogue_l is not a metric (did you mean rouge_l?)"),
     (["score", "input=data.csv", "++thresholds.faithfulnes=0.5"], "did you mean faithfulness?"),
     (["score", "input=data.csv", "++llm.temprature=0"], "unknown key llm.temprature"),
