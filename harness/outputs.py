@@ -295,6 +295,15 @@ class SweepFolder(Callback):
             print(f"ragsweep: {'error' if code == EXIT_NOT_SCORED else 'warning'}: {message}", file=sys.stderr)
             raise SystemExit(code)
 
+    def on_run_end(self, config: DictConfig, **kwargs: Any) -> None:
+        """``hydra.mode=RUN``: the one job is the run folder itself; it failed -> exit 3."""
+        job = Path(str(config.hydra.run.dir))
+        if (job / "error.json").is_file() or (job / "summary.json").is_file():
+            why = _job_failure(job)
+            if why:
+                print(f"ragsweep: error: the job failed, nothing was measured; {job}: {why}", file=sys.stderr)
+                raise SystemExit(EXIT_NOT_SCORED)
+
     def on_run_start(self, config: DictConfig, **kwargs: Any) -> None:
         raw = OmegaConf.to_container(config.hydra.run, resolve=False)["dir"]  # type: ignore[index]
         if not named_by_clock(raw):

@@ -143,7 +143,7 @@ def check_llm_uses(cfg: DictConfig) -> None:
 
 def check_config(cfg: DictConfig) -> None:
     """The checks of a job's config that need no corpus and no model: the LLM's uses, the cuts, ``max_queries``,
-    the metrics and their options, and every part whose constructor checks its settings without loading
+    that ``corpus.path`` and ``testset`` exist, the metrics and their options, and every part whose constructor checks its settings without loading
     anything (chunker, retrieval, index, context, query, rerank). :func:`run_job` runs them first, and
     ``ragsweep sweep`` runs them on every job before any starts (:mod:`harness.preflight`)."""
     from ragsweep.metrics.scoring import metric_kwargs
@@ -151,6 +151,11 @@ def check_config(cfg: DictConfig) -> None:
     check_llm_uses(cfg)
     cuts_of(cfg.retriever)
     check_max_queries(cfg.get("max_queries"))
+    corpus_path = cfg.corpus.get("path") if "corpus" in cfg else None
+    if corpus_path and not Path(str(corpus_path)).expanduser().exists():  # read by the job: only its presence here
+        raise InputError(f"{corpus_path}: corpus.path not found")
+    if cfg.get("testset") and not Path(str(cfg.testset)).expanduser().exists():
+        raise InputError(f"{cfg.testset}: test set not found")
     specs = resolve([*cfg.metrics.retrieval, *cfg.metrics.generation])
     node = cfg.metrics.get("options")
     options = OmegaConf.to_container(node) if node is not None else {}

@@ -125,6 +125,13 @@ def test_sweep_exits_3_when_every_job_failed(tmp_path, ragsweep):
     assert "every job failed (1 of 1), nothing was measured" in proc.stderr
 
 
+def test_a_single_job_sweep_in_run_mode_exits_3_when_it_failed(tmp_path, ragsweep):
+    proc = ragsweep("sweep", "hydra.mode=RUN", *SMALL_SWEEP, f"embedder.base_url={dead_url()}",
+                    f"hydra.run.dir={tmp_path / 'job'}", cwd=tmp_path, env=KEY)
+    assert proc.returncode == EXIT_NOT_SCORED, proc.stderr[-2000:]
+    assert "the job failed, nothing was measured" in proc.stderr
+
+
 def test_sweep_exits_4_when_some_jobs_failed_and_ranks_the_others(tmp_path, ragsweep):
     with EmbeddingServer() as url:
         proc = ragsweep("sweep", *SMALL_SWEEP, f"embedder.base_url={url},{dead_url()}",
