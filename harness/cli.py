@@ -19,7 +19,7 @@ import hydra
 from hydra.core.hydra_config import HydraConfig
 from omegaconf import DictConfig
 
-from ragsweep.harness.overrides import overrides_of
+from ragsweep.harness.overrides import first_job, overrides_of
 from ragsweep.metrics.errors import EXIT_NOT_SCORED, InputError, fail
 
 log = logging.getLogger("ragsweep")
@@ -183,6 +183,10 @@ def main(argv: list[str] | None = None) -> None:
                 rest = [*rest, *sweeper_overrides(overrides_of(rest))]
             except InputError as exc:
                 fail(str(exc))
+    if command in ("sweep", "run") and any(a in ("--cfg", "-c", "--info") for a in rest):
+        rest, notes = first_job(rest)
+        for note in notes:
+            print(note, file=sys.stderr)
     sys.argv = [f"ragsweep-{command}", *rest]
     app: Callable[[], Any] = getattr(importlib.import_module(module), function)
     app()

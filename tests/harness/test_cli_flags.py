@@ -155,3 +155,13 @@ def test_every_combination_of_a_sweep_is_checked(overrides, message):
     with pytest.raises(InputError) as err:
         check("sweep", "sweep", overrides)
     assert message in str(err.value)
+
+
+@pytest.mark.parametrize("args, shown", [
+    (["sweep", "chunker.size=300,600"], "size: 300"),
+    (["run", "target.function=m:f", "target.params.top_k=2,5"], "top_k: 2"),
+])
+def test_cfg_of_a_multirun_command_shows_its_first_job(tmp_path, ragsweep, args, shown):
+    proc = ragsweep(*args, "--cfg", "job", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert shown in proc.stdout and "showing the first job's config" in proc.stderr
