@@ -6,6 +6,8 @@ from __future__ import annotations
 import dataclasses
 import json
 import logging
+import sys
+import tempfile
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -22,7 +24,7 @@ from ragsweep.gen.parts import build
 from ragsweep.gen.testset import KINDS, read_testset, write_testset
 from ragsweep.gen.topup import append_samples, fresh_ids, read_base
 from ragsweep.gen.units import UNITS
-from ragsweep.metrics.errors import InputError, fail
+from ragsweep.metrics.errors import EXIT_NOT_SCORED, InputError, fail
 from ragsweep.metrics.staging import staged
 
 log = logging.getLogger("ragsweep")
@@ -148,10 +150,47 @@ def written_with(corpus: Corpus, writer: Any, gcfg: GenConfig, embed: bool) -> d
             "gates": gates_record(gcfg.gates, embed), "units": UNITS, "ragsweep": ours, **duplicates_report(corpus)}
 
 
-def run(cfg: DictConfig, run_dir: Path) -> dict[str, Path]:
+def out_path(cfg: DictConfig, run_dir: Path) -> Path:
+    """Where the test set goes (``out``, else ``append_to``'s file, else the run folder), checked for
+    writing before any work: a folder, or a place that cannot be written, is an InputError (exit 2)."""
+    out = Path(cfg.out) if cfg.out else Path(cfg.append_to) if cfg.get("append_to") else run_dir / "testset.jsonl"
+    if out.is_dir():
+        raise InputError(f"out={out}: is a folder; name the test-set file, e.g. out={out / 'testset.jsonl'}")
+    folder = out.parent
+    while not folder.exists() and folder != folder.parent:  # made when the set is written
+        folder = folder.parent
+    if not folder.is_dir():
+        raise InputError(f"out={out}: {folder} is a file, not a folder")
+    try:  # a probe file is the one test that holds everywhere (permissions, read-only mounts, root)
+        with tempfile.NamedTemporaryFile(dir=folder, prefix=".ragsweep-probe-"):
+            pass
+    except OSError as exc:
+        raise InputError(f"out={out}: cannot write in {folder} ({exc.strerror or exc})") from None
+    return out
+
+
+def write_or_keep(write: Any, out: Path, run_dir: Path) -> dict[str, Path]:
+    """``write(out)``; when that fails at the end (a full disk, a folder made read-only meanwhile), the
+    finished work is written to the run folder instead and the error (exit 2) names where it is."""
+    try:
+        return write(out)
+    except OSError as exc:
+        problem = f"out={out}: could not write the test set ({exc.strerror or exc})"
+    kept = run_dir / out.name if out.parent.resolve() != run_dir.resolve() else run_dir / f"kept-{out.name}"
+    try:
+        paths = write(kept)
+    except OSError as exc:
+        raise InputError(f"{problem}; nor in {kept} ({exc.strerror or exc})") from None
+    raise InputError(f"{problem}; the generated test set is kept in {paths['testset']} "
+                     f"(report: {paths['report']})")
+
+
+def run(cfg: DictConfig, run_dir: Path) -> dict[str, Any]:
+    """Generate and write the test set; return the files written and ``n_new``, the samples this run added."""
     from ragsweep.metrics.llm.factory import concurrency_of
 
     check_n(cfg.n)
+    out = out_path(cfg, run_dir)
     corpus: Corpus = build(cfg.corpus, "corpus")
     llm = build(cfg.llm, "llm")
     writer = make_writer(llm, int(cfg.max_tokens))
@@ -171,12 +210,11 @@ def run(cfg: DictConfig, run_dir: Path) -> dict[str, Path]:
     # The round trip's judge is the writer's model (none for the rule writer, whose references are cut from
     # its evidence).
     result = generate(corpus.originals(), writer, gcfg, embed=embed, judge=llm, progress=bool(cfg.progress))
-    out = Path(cfg.out) if cfg.out else base or run_dir / "testset.jsonl"
     if base is not None:
         result = replace(result, samples=fresh_ids(result.samples, known))
     extra = {**written_with(corpus, writer, gcfg, embed is not None),
              "cache": {"hits": getattr(llm, "hits", None), "misses": getattr(llm, "misses", None)}}
-    paths = write_outputs(result, corpus, out, extra, bool(cfg.parquet), base)
+    paths = write_or_keep(lambda to: write_outputs(result, corpus, to, extra, bool(cfg.parquet), base), out, run_dir)
     rep = result.report
     print(rep.message())
     if left := rep.units.get("not_english_documents"):
@@ -196,13 +234,17 @@ def run(cfg: DictConfig, run_dir: Path) -> dict[str, Path]:
     if base is not None:
         print(f"topped up: {len(result.samples)} new after the {len(known)} of {base}")
     print(f"test set: {paths['testset']}")
-    return paths
+    return {**paths, "n_new": len(result.samples)}
 
 
 @hydra.main(version_base="1.3", config_path="pkg://ragsweep.conf", config_name="gen")
 def gen_app(cfg: DictConfig) -> None:
     logging.getLogger().setLevel(logging.INFO)
     try:
-        run(cfg, Path(HydraConfig.get().runtime.output_dir))
+        paths = run(cfg, Path(HydraConfig.get().runtime.output_dir))
     except InputError as exc:
         fail(str(exc))
+    if not paths.get("n_new"):  # nothing generated: exit 3, as every command that measured nothing
+        print("ragsweep: error: no question was accepted, so the test set gained nothing; the report says "
+              f"why each candidate was rejected: {paths['report']}", file=sys.stderr)
+        raise SystemExit(EXIT_NOT_SCORED)

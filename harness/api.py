@@ -319,6 +319,11 @@ class Board:
         """The top row."""
         return self.rows[0]
 
+    @property
+    def failed(self) -> list[Row]:
+        """The rows of failed jobs (each with its ``error``); empty when every job finished."""
+        return [r for r in self.rows if r.error is not None]
+
     def to_pandas(self) -> Any:
         """The board as a DataFrame, the same table as ``leaderboard.csv``."""
         import pandas as pd
@@ -361,6 +366,22 @@ def board(dir: str | Path, sort_by: str | None = None, *, baseline: str | None =
     return Board(root, sort_by, rows, metrics, paths)
 
 
+def _raise_for(proc: subprocess.CompletedProcess[str], command: str) -> None:
+    """The command's failure as an exception: exit 2 an InputError, 3 (every job failed) or any other a
+    RuntimeError; exit 4 (some jobs failed) raises nothing: the board lists them (``Board.failed``)."""
+    from ragsweep.metrics.errors import EXIT_SOME_FAILED
+
+    if proc.returncode in (0, EXIT_SOME_FAILED):
+        return
+    err = proc.stderr or ""
+    marker = "ragsweep: error: "
+    message = (err[err.rindex(marker) + len(marker):] if marker in err else err).strip()
+    message = " ".join(message.split()) or f"ragsweep {command} exited with {proc.returncode}"
+    if proc.returncode == 2:
+        raise InputError(message)
+    raise RuntimeError(f"ragsweep {command} failed (exit {proc.returncode}): {message}")
+
+
 def sweep(*overrides: str, dir: str | Path | None = None, echo: bool = False) -> Board:
     """Run ``ragsweep sweep`` with the CLI's overrides and return its board.
 
@@ -374,19 +395,14 @@ def sweep(*overrides: str, dir: str | Path | None = None, echo: bool = False) ->
 
     Raises:
         InputError: Bad overrides or input (the command's one-line message).
+        RuntimeError: Every job failed (the command's exit code 3), naming the first job's error. When
+            only some failed, the board is returned and :attr:`Board.failed` lists them.
     """
     if dir is None:
         dir = Path("outputs/sweeps") / f"{time.strftime('%Y-%m-%d_%H-%M-%S')}-{uuid.uuid4().hex[:6]}"
     cmd = [sys.executable, "-m", "ragsweep.harness.cli", "sweep", *overrides, f"hydra.sweep.dir={dir}"]
     proc = subprocess.run(cmd, capture_output=not echo, text=True)
-    if proc.returncode != 0:
-        err = proc.stderr or ""
-        marker = "ragsweep: error: "
-        message = (err[err.rindex(marker) + len(marker):] if marker in err else err).strip()
-        message = " ".join(message.split()) or f"ragsweep sweep exited with {proc.returncode}"
-        if proc.returncode == 2:
-            raise InputError(message)
-        raise RuntimeError(f"ragsweep sweep failed (exit {proc.returncode}): {message}")
+    _raise_for(proc, "sweep")
     return board(dir)
 
 
@@ -580,7 +596,11 @@ def run(*overrides: str, app: Any = None, dir: str | Path | None = None, name: s
         echo: Print the command's output (without ``app``).
 
     Returns:
-        The run folder's :class:`Board` (every version in it).
+        The run folder's :class:`Board` (every version in it; :attr:`Board.failed` the versions that failed).
+
+    Raises:
+        InputError: Bad overrides or input (exit code 2 of the command).
+        RuntimeError: Every version failed (exit code 3).
     """
     if dir is None:
         dir = Path("outputs/runs") / f"{time.strftime('%Y-%m-%d_%H-%M-%S')}-{uuid.uuid4().hex[:6]}"
@@ -590,14 +610,7 @@ def run(*overrides: str, app: Any = None, dir: str | Path | None = None, name: s
             raise InputError("params= goes with app=; on the command line use 'target.params.top_k=5'")
         cmd = [sys.executable, "-m", "ragsweep.harness.cli", "run", *overrides, f"out={root}"]
         proc = subprocess.run(cmd, capture_output=not echo, text=True)
-        if proc.returncode != 0:
-            err = proc.stderr or ""
-            marker = "ragsweep: error: "
-            message = (err[err.rindex(marker) + len(marker):] if marker in err else err).strip()
-            message = " ".join(message.split()) or f"ragsweep run exited with {proc.returncode}"
-            if proc.returncode == 2:
-                raise InputError(message)
-            raise RuntimeError(f"ragsweep run failed (exit {proc.returncode}): {message}")
+        _raise_for(proc, "run")
     else:
         import re
 

@@ -1,8 +1,9 @@
 """The ``ragsweep`` command: ``ragsweep <sweep|board|gen|score|rescore|run|convert> [overrides]``, each a Hydra app.
 
-Before handing over to Hydra, the overrides are composed once against the command's config so
-that an unknown option, a bad value or a missing mandatory key exits with code 2 and one clear
-line, not a Hydra traceback with exit code 1.
+Before handing over to Hydra, the overrides are checked against the command's config
+(:mod:`harness.preflight`) so that an unknown key, a bad value (in any job of a sweep) or a missing
+mandatory key exits with code 2 and one clear line, not a Hydra traceback with exit code 1. Every
+command keeps one exit-code contract (:data:`metrics.errors.EXIT_OK` ... ``EXIT_SOME_FAILED``).
 """
 
 from __future__ import annotations
@@ -18,8 +19,8 @@ import hydra
 from hydra.core.hydra_config import HydraConfig
 from omegaconf import DictConfig
 
-from ragsweep.harness.overrides import overrides_of
-from ragsweep.metrics.errors import InputError, fail
+from ragsweep.harness.overrides import first_job, overrides_of
+from ragsweep.metrics.errors import EXIT_NOT_SCORED, InputError, fail
 
 log = logging.getLogger("ragsweep")
 
@@ -40,7 +41,10 @@ commands:
           ragsweep convert input=goldens.json out=testset.jsonl corpus=folder corpus.path=docs/
 
 Every option is a Hydra override; `ragsweep <command> --cfg job` prints the composed config,
-`ragsweep <command> --help` lists the config groups."""
+`ragsweep <command> --help` lists the config groups. Only sweep and run take comma sweeps.
+
+exit codes: 0 ok, 1 a threshold failed, 2 bad input or usage (before any work where it can be known),
+            3 nothing measured (every job failed), 4 some jobs failed (the others are ranked)"""
 
 
 def _job_choices() -> dict[str, str]:
@@ -67,10 +71,14 @@ def sweep_app(cfg: DictConfig) -> Any:
 @hydra.main(version_base="1.3", config_path="pkg://ragsweep.conf", config_name="board")
 def board_app(cfg: DictConfig) -> None:
     from ragsweep.harness.leaderboard import build
-    from ragsweep.harness.outputs import write_failed
+    from ragsweep.harness.outputs import jobs_outcome, write_failed
 
     if not cfg.dir:
         fail("which sweep folder? ragsweep board outputs/sweeps/<stamp>")
+    code, message = jobs_outcome(Path(cfg.dir))  # the sweep's own exit code: 3 and 4 gate CI here too
+    if code == EXIT_NOT_SCORED:
+        print(f"ragsweep: error: no leaderboard: {message}", file=sys.stderr)
+        raise SystemExit(code)
     try:
         paths = build(cfg.dir, cfg.sort_by, cfg.seed, baseline=cfg.baseline, alpha=cfg.alpha,
                       n_resamples=cfg.n_resamples, top=cfg.top, html=cfg.html)
@@ -80,6 +88,9 @@ def board_app(cfg: DictConfig) -> None:
         write_failed(exc, cfg.dir)
     print(Path(paths["md"]).read_text(encoding="utf-8"))
     print("leaderboard: " + "\n             ".join(str(p) for p in paths.values()))
+    if code:
+        print(f"ragsweep: warning: {message}", file=sys.stderr)
+        raise SystemExit(code)
 
 
 # command -> (module, Hydra app function, primary config). Imported only when that command runs.
@@ -105,50 +116,19 @@ def _message(exc: BaseException) -> str:
     return type(exc).__name__
 
 
-def validate(config_name: str, overrides: list[str]) -> None:
-    """Compose the config with the first value of every swept override; exit 2 on any error."""
-    from hydra import compose, initialize_config_module
-    from hydra.core.override_parser.overrides_parser import OverridesParser
+def validate(command: str, config_name: str, overrides: list[str]) -> None:
+    """Check the overrides before any work (:mod:`harness.preflight`); exit 2 on any error."""
     from hydra.errors import HydraException
     from omegaconf.errors import OmegaConfBaseException
 
-    try:
-        parsed = OverridesParser.create().parse_overrides(overrides)
-        single = []
-        for o in parsed:
-            if o.is_sweep_override():
-                first = next(iter(o.sweep_string_iterator()))
-                single.append(f"{o.get_key_element()}={first}")
-            elif not o.get_key_element().startswith("hydra"):
-                single.append(o.input_line)
-        with initialize_config_module(config_module="ragsweep.conf", version_base="1.3"):
-            cfg = compose(config_name=config_name, overrides=single)
-            from omegaconf import OmegaConf
+    from ragsweep.harness.preflight import check
 
-            missing = sorted(OmegaConf.missing_keys(cfg))
-            if config_name == "sweep" and not missing:
-                _check_llm_uses(compose, parsed, single)
-    except (HydraException, OmegaConfBaseException, ValueError) as exc:
-        fail(_message(exc))
+    try:
+        check(command, config_name, overrides)
     except InputError as exc:
         fail(str(exc))
-    if missing:
-        fail(f"missing value for {', '.join(missing)}: pass {missing[0]}=...")
-
-
-def _check_llm_uses(compose: Callable[..., Any], parsed: list[Any], single: list[str]) -> None:
-    """Every combination of the swept ``llm``, ``rerank`` and ``query`` values: one that calls an LLM
-    (rerank=llm, query=multi_query|hyde) with llm=none is an InputError before any job starts."""
-    import itertools
-
-    from ragsweep.harness.sweep import check_llm_uses
-
-    swept = [o for o in parsed if o.is_sweep_override() and o.get_key_element() in ("llm", "rerank", "query")]
-    keys = {o.get_key_element() for o in swept}
-    base = [s for s in single if s.split("=", 1)[0] not in keys]
-    for values in itertools.product(*(list(o.sweep_string_iterator()) for o in swept)):
-        check_llm_uses(compose(config_name="sweep",
-                               overrides=[*base, *(f"{o.get_key_element()}={v}" for o, v in zip(swept, values))]))
+    except (HydraException, OmegaConfBaseException, ValueError) as exc:
+        fail(_message(exc))
 
 
 def refuse_secrets(overrides: list[str]) -> None:
@@ -198,7 +178,7 @@ def main(argv: list[str] | None = None) -> None:
         rest = open_keys(rest)
     refuse_secrets(rest)
     if not any(a in ("--help", "-h", "--hydra-help", "--info") for a in rest):
-        validate(config_name, overrides_of(rest))
+        validate(command, config_name, overrides_of(rest))
         if command == "sweep":  # an Optuna study: the sort metric's direction, the sweep's seed
             from ragsweep.harness.search import sweeper_overrides
 
@@ -208,6 +188,10 @@ def main(argv: list[str] | None = None) -> None:
                 rest = [*rest, *sweeper_overrides(overrides_of(rest))]
             except InputError as exc:
                 fail(str(exc))
+    if command in ("sweep", "run") and any(a in ("--cfg", "-c", "--info") for a in rest):
+        rest, notes = first_job(rest)
+        for note in notes:
+            print(note, file=sys.stderr)
     sys.argv = [f"ragsweep-{command}", *rest]
     app: Callable[[], Any] = getattr(importlib.import_module(module), function)
     app()

@@ -34,6 +34,8 @@ from omegaconf import DictConfig, OmegaConf, open_dict, read_write
 
 from ragsweep.metrics.errors import (
     EXIT_BAD_INPUT,
+    EXIT_NOT_SCORED,
+    EXIT_SOME_FAILED,
     REDACTED,
     InputError,
     fail,
@@ -107,7 +109,7 @@ class WriteFailure(str):
 
 #: Exit code of a run whose work finished but whose results could not be written into ``out`` (the
 #: contract's "some jobs failed": the writing failed; the results are in a fallback folder).
-EXIT_WRITE_FAILED = 4
+EXIT_WRITE_FAILED = EXIT_SOME_FAILED
 
 
 def save(out: Path, write: Callable[[Path, Path], None], *, claim: bool,
@@ -276,6 +278,42 @@ def _record_sweep(config: DictConfig) -> None:
     OmegaConf.save(config, path)
 
 
+def _job_failure(job: Path) -> str:
+    """Why a job folder measured nothing ("" when it did): its ``error.json``, or a run of an application
+    whose every call failed (each question an error row, kept so that a rerun retries them)."""
+    try:
+        if (job / "error.json").is_file():
+            return str(json.loads((job / "error.json").read_text(encoding="utf-8")).get("error", ""))
+        summary = json.loads((job / "summary.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        return f"unreadable record ({exc})"
+    variants = summary.get("variants") or []
+    if variants and all(0 < int(v.get("n_samples") or 0) == int((v.get("cost") or {}).get("app_errors") or 0)
+                        for v in variants):
+        return "every call to the application failed (see calls.jsonl)"
+    return ""
+
+
+def jobs_outcome(folder: Path) -> tuple[int, str]:
+    """The exit code of a finished sweep (or run) folder, and the line that explains a non-zero one.
+
+    Its jobs are the folders right below it with a ``summary.json`` or an ``error.json`` (a job that
+    succeeds removes an earlier one); a job failed when :func:`_job_failure` gives a reason. Every job
+    failed: 3; some: 4; else 0.
+    """
+    jobs = sorted((p for p in folder.iterdir() if (p / "summary.json").is_file() or (p / "error.json").is_file()),
+                  key=lambda p: (len(p.name), p.name)) if folder.is_dir() else []
+    why = {p: reason for p in jobs if (reason := _job_failure(p))}
+    failed = list(why)
+    if not failed:
+        return 0, ""
+    where = f"{failed[0]}: {why[failed[0]]}"
+    if len(failed) == len(jobs):
+        return EXIT_NOT_SCORED, f"every job failed ({len(jobs)} of {len(jobs)}), nothing was measured; {where}"
+    return EXIT_SOME_FAILED, (f"{len(failed)} of {len(jobs)} jobs failed ({', '.join(p.name for p in failed[:10])}"
+                              f"{', ...' if len(failed) > 10 else ''}); the leaderboard ranks the others; {where}")
+
+
 class SweepFolder(Callback):
     """Hydra callback: claim the clock-named sweep (or run) folder, refuse a different sweep in a named one.
 
@@ -312,6 +350,23 @@ class SweepFolder(Callback):
             # Every job's config is composed again from these overrides (also in other processes)
             config.hydra.overrides.hydra.append(f"hydra.sweep.dir={_quoted(str(folder))}")
         _record_sweep(config)
+
+    def on_multirun_end(self, config: DictConfig, **kwargs: Any) -> None:
+        """The sweep's exit code, once every other callback (the board, MLflow) has ended: Hydra ends
+        callbacks in reverse order and this one is listed first."""
+        code, message = jobs_outcome(Path(str(config.hydra.sweep.dir)))
+        if code:
+            print(f"ragsweep: {'error' if code == EXIT_NOT_SCORED else 'warning'}: {message}", file=sys.stderr)
+            raise SystemExit(code)
+
+    def on_run_end(self, config: DictConfig, **kwargs: Any) -> None:
+        """``hydra.mode=RUN``: the one job is the run folder itself; it failed -> exit 3."""
+        job = Path(str(config.hydra.run.dir))
+        if (job / "error.json").is_file() or (job / "summary.json").is_file():
+            why = _job_failure(job)
+            if why:
+                print(f"ragsweep: error: the job failed, nothing was measured; {job}: {why}", file=sys.stderr)
+                raise SystemExit(EXIT_NOT_SCORED)
 
     def on_run_start(self, config: DictConfig, **kwargs: Any) -> None:
         raw = OmegaConf.to_container(config.hydra.run, resolve=False)["dir"]  # type: ignore[index]

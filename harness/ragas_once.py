@@ -10,6 +10,8 @@
                             its CSVs to the current folder)
 ``--metrics a,b``           ``metrics=[a,b]``, Ragas names translated (:mod:`metrics.aliases`)
 ``--model M``               ``llm=openai llm.model=M``
+``--model none``            ``llm=none``: no judge (``--llm none`` too), as ``llm=none`` means here;
+                            ``--apibase``/``--apikey`` then only serve ``--embeddings``
 ``--apibase URL``           ``llm=openai llm.base_url=URL`` (and ``embedder.base_url`` when the
                             embedder is ``openai``)
 ``--apikey KEY``            ``llm=openai llm.api_key_env=<private variable holding KEY>``
@@ -133,6 +135,45 @@ def _key_env(spelling: str, value: str, environ: Mapping[str, str]) -> tuple[str
     return name, {}, []
 
 
+def no_judge(flags: Mapping[str, tuple[str, str]]) -> bool:
+    """``--model none`` (or ``--llm none``): no judge, as ``llm=none`` means on our command line; never
+    a model named "none" at api.openai.com."""
+    return "model" in flags and flags["model"][1].strip().lower() == "none"
+
+
+def _refuse_judge_flags(flags: Mapping[str, tuple[str, str]], embeds_online: bool) -> None:
+    """With no judge, ``--apibase`` and ``--apikey`` configure only an OpenAI-compatible embedder."""
+    stray = [flags[k][0] for k in ("apibase", "apikey") if k in flags]
+    if stray and not embeds_online:
+        model = flags["model"][0]
+        raise InputError(f"{model} none means no judge, so {' and '.join(stray)} would configure nothing: "
+                         f"drop {' and '.join(stray)}, or name the judge's model ({model} gpt-4o-mini)")
+
+
+def _key_of(flags: Mapping[str, tuple[str, str]],
+            environ: Mapping[str, str]) -> tuple[str | None, dict[str, str], list[str]]:
+    """``--apikey``'s variable name, the variables to set and the notes (None, {}, [] without it)."""
+    if "apikey" not in flags:
+        return None, {}, []
+    spelling, value = flags["apikey"]
+    return _key_env(spelling, value, environ)
+
+
+def _judge_overrides(flags: Mapping[str, tuple[str, str]], key_env: str | None) -> list[tuple[str, str, str, bool]]:
+    """``llm=openai`` and its model, base URL and key variable, from ``--model``, ``--apibase``, ``--apikey``."""
+    judge = [flags[k] for k in ("model", "apibase", "apikey") if k in flags]
+    if not judge:
+        return []
+    ours = [("llm", "openai", judge[0][0], False)]
+    if "model" in flags:
+        ours.append(("llm.model", quoted(flags["model"][1]), flags["model"][0], False))
+    if "apibase" in flags:
+        ours.append(("llm.base_url", quoted(flags["apibase"][1]), flags["apibase"][0], False))
+    if key_env is not None:
+        ours.append(("llm.api_key_env", key_env, flags["apikey"][0], False))
+    return ours
+
+
 def translate(args: Sequence[str], environ: Mapping[str, str] | None = None) -> Translation:
     """Translate the ragas_once flags among ``args``; arguments without any come back unchanged.
 
@@ -149,7 +190,6 @@ def translate(args: Sequence[str], environ: Mapping[str, str] | None = None) -> 
         return Translation(list(args))
     environ = os.environ if environ is None else environ
     user = _user_overrides(rest)
-    env: dict[str, str] = {}
     notes: list[str] = []
     # (key, override value, flag spelling, derived): a derived setting yields to the user's own.
     ours: list[tuple[str, str, str, bool]] = []
@@ -168,25 +208,18 @@ def translate(args: Sequence[str], environ: Mapping[str, str] | None = None) -> 
             raise InputError(f"{spelling} names no metric: {spelling} a,b")
         ours.append(("metrics", "[" + ",".join(quoted(canonical(n)) for n in names) + "]", spelling, False))
         notes += [f"ragsweep: note: {line}" for n in names if (line := alias_note(n))]
-    judge = [flags[k] for k in ("model", "apibase", "apikey") if k in flags]
-    if judge:
-        ours.append(("llm", "openai", judge[0][0], False))
-    if "model" in flags:
-        spelling, model = flags["model"]
-        ours.append(("llm.model", quoted(model), spelling, False))
-    if "apibase" in flags:
-        spelling, url = flags["apibase"]
-        ours.append(("llm.base_url", quoted(url), spelling, False))
-    key_env = None
-    if "apikey" in flags:
-        spelling, value = flags["apikey"]
-        key_env, env, key_notes = _key_env(spelling, value, environ)
-        notes = key_notes + notes
-        ours.append(("llm.api_key_env", key_env, spelling, False))
+    key_env, env, key_notes = _key_of(flags, environ)
+    notes = key_notes + notes
+    embeds_online = "embeddings" in flags or user.get("embedder") == "openai"
+    if no_judge(flags):
+        ours.append(("llm", "none", flags["model"][0], False))
+        _refuse_judge_flags(flags, embeds_online)
+    else:
+        ours += _judge_overrides(flags, key_env)
     if "embeddings" in flags:
         spelling, model = flags["embeddings"]
         ours += [("embedder", "openai", spelling, False), ("embedder.model", quoted(model), spelling, False)]
-    if "embeddings" in flags or user.get("embedder") == "openai":
+    if embeds_online:
         # ragas_once embedded through the same endpoint, with the same key
         if "apibase" in flags:
             ours.append(("embedder.base_url", quoted(flags["apibase"][1]), flags["apibase"][0], True))

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import logging
+import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -24,7 +25,7 @@ from ragsweep.harness.parts import build
 from ragsweep.harness.records import Cut, read_runs
 from ragsweep.harness.runs import aggregate, applicable, score_variant, write_jsonl
 from ragsweep.metrics.catalogue import resolve
-from ragsweep.metrics.errors import InputError, fail
+from ragsweep.metrics.errors import EXIT_NOT_SCORED, EXIT_SOME_FAILED, InputError, fail
 from ragsweep.metrics.llm.meter import Meter
 from ragsweep.metrics.staging import staged
 
@@ -102,6 +103,26 @@ def rescore(sweep_dir: str | Path, metrics: Sequence[str], *, judge: Any = None,
     return jobs
 
 
+def outcome(jobs: Sequence[Path], metrics: Sequence[str]) -> tuple[int, str]:
+    """The exit code of a rescore and the line that explains a non-zero one: a job failed when every
+    score it was asked for (leaving out the undefined) is an ``error`` (a judge down or misconfigured).
+    Every job failed: 3; some: 4; else 0."""
+    names = {s.name for s in resolve(list(metrics))}
+    failed = []
+    for job in jobs:
+        asked = [r.get("status") for r in _read_rows(job / "scores.jsonl")
+                 if r.get("metric") in names and r.get("status") != "undefined"]
+        if asked and all(status == "error" for status in asked):
+            failed.append(job)
+    if not failed:
+        return 0, ""
+    where = f"reasons in {failed[0] / 'scores.jsonl'}"
+    if len(failed) == len(jobs):
+        return EXIT_NOT_SCORED, (f"every score asked for is an error in every job ({len(jobs)}), nothing was "
+                                 f"measured; {where}")
+    return EXIT_SOME_FAILED, f"every score asked for is an error in {len(failed)} of {len(jobs)} jobs; {where}"
+
+
 def _names(value: Any) -> list[str]:
     if value is None:
         raise InputError("which metrics? ragsweep rescore DIR 'metrics=[faithfulness,ndcg@5]'")
@@ -109,8 +130,8 @@ def _names(value: Any) -> list[str]:
     return [n for n in names if n]
 
 
-def run(cfg: DictConfig) -> dict[str, Path]:
-    """Rescore ``cfg.dir`` and rebuild its leaderboard; return the board's paths."""
+def run(cfg: DictConfig) -> tuple[dict[str, Path], int, str]:
+    """Rescore ``cfg.dir`` and rebuild its leaderboard; return the board's paths and :func:`outcome`."""
     from ragsweep.harness.leaderboard import build as build_board
 
     if not cfg.dir:
@@ -123,24 +144,28 @@ def run(cfg: DictConfig) -> dict[str, Path]:
         embedder = build(cfg.embedder, "embedder") if any(s.needs_embedder for s in specs) else None
         if judge is not None and any(s.needs_judge for s in specs):
             judge.identity()  # fail fast (exit 2) when the model is missing
-        rescore(cfg.dir, names, judge=judge, embedder=embedder,
+        jobs = rescore(cfg.dir, names, judge=judge, embedder=embedder,
                 options=OmegaConf.to_container(cfg.metric_options), seed=int(cfg.seed),
                 concurrency=None if cfg.concurrency is None else int(cfg.concurrency))
     finally:
         for part in (judge, getattr(judge, "inner", None)):
             if callable(getattr(part, "close", None)):
                 part.close()
-    return build_board(cfg.dir, cfg.sort_by, int(cfg.seed), baseline=cfg.baseline, alpha=cfg.alpha,
-                       top=cfg.top, html=cfg.html)
+    paths = build_board(cfg.dir, cfg.sort_by, int(cfg.seed), baseline=cfg.baseline, alpha=cfg.alpha,
+                        top=cfg.top, html=cfg.html)
+    return (paths, *outcome(jobs, names))
 
 
 @hydra.main(version_base="1.3", config_path="pkg://ragsweep.conf", config_name="rescore")
 def rescore_app(cfg: DictConfig) -> None:
     try:
-        paths = run(cfg)
+        paths, code, message = run(cfg)
     except InputError as exc:
         fail(str(exc))
     except OSError as exc:  # a job's scores or the board; the jobs logged as rescored keep their new files
         write_failed(exc, cfg.dir, kept="the jobs logged as rescored before it keep their new scores")
     print(Path(paths["md"]).read_text(encoding="utf-8"))
     print("leaderboard: " + "\n             ".join(str(p) for p in paths.values()))
+    if code:
+        print(f"ragsweep: {'error' if code == EXIT_NOT_SCORED else 'warning'}: {message}", file=sys.stderr)
+        raise SystemExit(code)

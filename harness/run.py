@@ -242,7 +242,9 @@ def run_job_safely(cfg: DictConfig, out_dir: Path, kind: str) -> dict[str, Any] 
     import traceback
 
     try:
-        return run_job(cfg, out_dir, kind)
+        summary = run_job(cfg, out_dir, kind)
+        (out_dir / "error.json").unlink(missing_ok=True)  # an earlier failure of this job, now mended
+        return summary
     except InputError:
         raise
     except Exception as exc:  # keep the other versions running; the board lists the failed job

@@ -131,12 +131,16 @@ def search_depth(cuts: list[Cut], chunks: list[Any], qrels_on_chunks: bool, expa
     return max(1, min(deepest, len(chunks))) if chunks else max(1, deepest)
 
 
+def check_max_queries(n: Any) -> None:
+    if n is not None and (isinstance(n, bool) or not isinstance(n, int) or n < 1):
+        raise InputError(f"max_queries must be a positive integer or null, got {n!r}")
+
+
 def subset(samples: list[TestSample], n: Any, seed: int) -> list[TestSample]:
     """``max_queries``: ``n`` samples drawn with ``seed`` (kept in test-set order); None: all."""
     if n is None:
         return samples
-    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
-        raise InputError(f"max_queries must be a positive integer or null, got {n!r}")
+    check_max_queries(n)
     if n >= len(samples):
         return samples
     keep = set(random.Random(seed).sample(range(len(samples)), n))
@@ -154,6 +158,33 @@ def check_llm_uses(cfg: DictConfig) -> None:
     if uses and "llm" in cfg and str(cfg.llm.get("_target_", "")).endswith("factory.none"):
         raise InputError(f"{' and '.join(uses)} need{'s' if len(uses) == 1 else ''} an LLM, but llm=none: "
                          "pass llm=local, llm=local_small or llm=openai ...")
+
+
+def check_config(cfg: DictConfig) -> None:
+    """The checks of a job's config that need no corpus and no model: the LLM's uses, the cuts, ``max_queries``,
+    that ``corpus.path`` and ``testset`` exist, the metrics and their options, and every part whose constructor checks its settings without loading
+    anything (chunker, retrieval, index, context, query, rerank). :func:`run_job` runs them first, and
+    ``ragsweep sweep`` runs them on every job before any starts (:mod:`harness.preflight`)."""
+    from ragsweep.metrics.scoring import metric_kwargs
+
+    check_llm_uses(cfg)
+    cuts_of(cfg.retriever)
+    check_max_queries(cfg.get("max_queries"))
+    corpus_path = cfg.corpus.get("path") if "corpus" in cfg else None
+    if corpus_path and not Path(str(corpus_path)).expanduser().exists():  # read by the job: only its presence here
+        raise InputError(f"{corpus_path}: corpus.path not found")
+    if cfg.get("testset") and not Path(str(cfg.testset)).expanduser().exists():
+        raise InputError(f"{cfg.testset}: test set not found")
+    specs = resolve([*cfg.metrics.retrieval, *cfg.metrics.generation])
+    node = cfg.metrics.get("options")
+    options = OmegaConf.to_container(node) if node is not None else {}
+    for spec in specs:
+        metric_kwargs(spec, options)  # type: ignore[arg-type]
+    for group in ("chunker", "retrieval", "index", "context", "query"):
+        if group in cfg:
+            build(cfg[group], group)
+    if "rerank" in cfg:  # an LLM reranker keeps its model for later: a stand-in serves the check
+        build(cfg.rerank, "rerank", llm=object())
 
 
 def stage_cost(stats: Mapping[str, Any], spent: Mapping[str, int] | None, n_queries: int) -> dict[str, Any]:
@@ -274,7 +305,7 @@ def run_records(name: str, samples: list[TestSample], retrieved: list[list[Retri
 def run_job(cfg: DictConfig, out_dir: Path, choices: Mapping[str, str]) -> dict[str, Any]:
     """Run one job; return (and write) its summary."""
     started = time.perf_counter()
-    check_llm_uses(cfg)
+    check_config(cfg)
     corpus: Corpus = build(cfg.corpus, "corpus")
     samples, prepared = prepare_testset(cfg, corpus)
     cuts = cuts_of(cfg.retriever)
@@ -379,7 +410,9 @@ def run_job(cfg: DictConfig, out_dir: Path, choices: Mapping[str, str]) -> dict[
 def run_job_safely(cfg: DictConfig, out_dir: Path, choices: Mapping[str, str]) -> dict[str, Any] | None:
     """Bad input propagates (the command exits 2); any other failure is recorded and the sweep goes on."""
     try:
-        return run_job(cfg, out_dir, choices)
+        summary = run_job(cfg, out_dir, choices)
+        (out_dir / "error.json").unlink(missing_ok=True)  # an earlier failure of this job, now mended
+        return summary
     except InputError:
         raise
     except Exception as exc:  # keep the sweep alive; the leaderboard lists the failed job

@@ -17,7 +17,12 @@ catalogue.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import TypeVar
+
 from ragsweep.metrics.errors import InputError
+
+V = TypeVar("V")
 
 #: Another tool's metric name -> ours. Keys are never names of our own metrics.
 METRIC_ALIASES: dict[str, str] = {
@@ -59,3 +64,22 @@ def alias_note(name: str) -> str | None:
     """One line telling a user that an alias was translated, or None when ``name`` is not one."""
     target = METRIC_ALIASES.get(name)
     return None if target is None else f"{name} is {target} here"
+
+
+def by_canonical(named: Mapping[str, V], what: str = "metric") -> dict[str, V]:
+    """``named`` keyed by our catalogue names (``{"answer_similarity": 0.5}`` ->
+    ``{"answer_semantic_similarity": 0.5}``), so that a threshold or an option keyed by another
+    tool's name finds the metric it means.
+
+    Raises:
+        InputError: Two keys that name one metric (``answer_similarity`` and
+            ``answer_semantic_similarity``), or a name from :data:`NO_EQUIVALENT`.
+    """
+    out: dict[str, V] = {}
+    given: dict[str, str] = {}
+    for name, value in named.items():
+        ours = canonical(str(name))
+        if ours in out:
+            raise InputError(f"{what} {given[ours]} and {name} name the same metric ({ours}); keep one")
+        out[ours], given[ours] = value, str(name)
+    return out

@@ -7,11 +7,13 @@ import re
 import sys
 from typing import Any, NoReturn
 
-#: Exit codes of the commands (``ragsweep score`` uses all four; the CI contract).
+#: Exit codes of every command (the CI contract).
 EXIT_OK = 0             # done; every threshold holds
 EXIT_THRESHOLD = 1      # done; a threshold fails
 EXIT_BAD_INPUT = 2      # bad input, refused before any work (one line on stderr)
-EXIT_NOT_SCORED = 3     # done, but nothing was measured: every judged score (or every score) is an error
+EXIT_NOT_SCORED = 3     # done, but nothing was measured: every judged score (or every score) is an error,
+                        # or every job of a sweep, run or rescore failed
+EXIT_SOME_FAILED = 4    # done, but some jobs failed (the board of the others is written)
 
 REDACTED = "<redacted>"
 

@@ -38,6 +38,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
+from ragsweep.metrics.aliases import by_canonical
 from ragsweep.metrics.catalogue import MetricSpec, RagSample
 from ragsweep.metrics.conversation import with_history
 from ragsweep.metrics.guard import guard_sample
@@ -73,7 +74,7 @@ def _empty_answer(spec: MetricSpec, policy: str) -> MetricValue:
 
 def metric_kwargs(spec: MetricSpec, options: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
     """The spec's default options updated by ``options[spec.name]``; an unknown option is an InputError."""
-    given = dict(options.get(spec.name) or {})
+    given = dict(by_canonical(options, "metric_options for").get(spec.name) or {})
     unknown = sorted(set(given) - set(spec.options))
     if unknown:
         known = ", ".join(sorted(spec.options)) or "none"
@@ -250,7 +251,7 @@ def check_thresholds(thresholds: Mapping[str, Any], specs: Sequence[MetricSpec])
     """
     by_name = {s.name: s for s in specs}
     out = {}
-    for name, value in thresholds.items():
+    for name, value in by_canonical(thresholds, "threshold for").items():
         if name not in by_name:
             raise InputError(f"threshold for {name}, which is not among the metrics scored "
                              f"({', '.join(sorted(by_name)) or 'none'})")
