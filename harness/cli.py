@@ -70,7 +70,7 @@ def sweep_app(cfg: DictConfig) -> Any:
 
 @hydra.main(version_base="1.3", config_path="pkg://ragsweep.conf", config_name="board")
 def board_app(cfg: DictConfig) -> None:
-    from ragsweep.harness.leaderboard import build
+    from ragsweep.harness.leaderboard import ranked, to_terminal, write
     from ragsweep.harness.outputs import jobs_outcome, write_failed
 
     if not cfg.dir:
@@ -80,13 +80,15 @@ def board_app(cfg: DictConfig) -> None:
         print(f"ragsweep: error: no leaderboard: {message}", file=sys.stderr)
         raise SystemExit(code)
     try:
-        paths = build(cfg.dir, cfg.sort_by, cfg.seed, baseline=cfg.baseline, alpha=cfg.alpha,
-                      n_resamples=cfg.n_resamples, top=cfg.top, html=cfg.html)
+        rows, metrics = ranked(cfg.dir, cfg.sort_by, cfg.seed, baseline=cfg.baseline, alpha=cfg.alpha,
+                               n_resamples=cfg.n_resamples)
+        paths = write(Path(cfg.dir), rows, metrics, cfg.sort_by, top=cfg.top, alpha=cfg.alpha, seed=cfg.seed,
+                      html=cfg.html)
     except InputError as exc:
         fail(str(exc))
     except OSError as exc:
         write_failed(exc, cfg.dir)
-    print(Path(paths["md"]).read_text(encoding="utf-8"))
+    print(to_terminal(rows, metrics, cfg.sort_by, paths))
     print("leaderboard: " + "\n             ".join(str(p) for p in paths.values()))
     if code:
         print(f"ragsweep: warning: {message}", file=sys.stderr)

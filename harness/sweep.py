@@ -49,6 +49,7 @@ from ragsweep.harness.testsets import load_for_corpus
 from ragsweep.metrics.catalogue import resolve
 from ragsweep.metrics.errors import InputError
 from ragsweep.metrics.llm.meter import Meter
+from ragsweep.metrics.staging import staged
 
 log = logging.getLogger(__name__)
 
@@ -399,11 +400,12 @@ def run_job(cfg: DictConfig, out_dir: Path, choices: Mapping[str, str]) -> dict[
     cost.update(stages)  # query_rewrite, rerank: shared by the job's variants, like its seconds
     if llm is not None:  # the job's totals; the leaderboard shows each variant's own
         cost["llm"] = llm.snapshot().to_dict(prefix="")
-    write_jsonl(out_dir / "scores.jsonl", [r.to_dict() for r in scored])
     summary = {"job": str(out_dir), "corpus": corpus.source, "seed": cfg.seed, "variants": summaries,
                "cost": cost, "testset": prepared, "config": OmegaConf.to_container(cfg, resolve=True)}
     summary.update(corpus.report())  # copies among the documents, empty files left out
-    write_json(out_dir / "summary.json", summary)
+    with staged(out_dir) as into:  # the scores and the summary that counts them, together or neither
+        write_jsonl(into / "scores.jsonl", [r.to_dict() for r in scored])
+        write_json(into / "summary.json", summary)
     return summary
 
 

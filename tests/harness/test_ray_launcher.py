@@ -54,7 +54,7 @@ def basic_board(tmp_path_factory, sweep) -> dict[str, dict[str, str]]:
     out = sweep(f"cache.dir={cwd / 'cache'}", cwd=cwd)
     assert out.returncode == 0, out.stderr[-3000:]
     rows = board(next((cwd / "outputs" / "sweeps").iterdir()))
-    assert len(rows) == 12
+    assert len(rows) == 9
     return rows
 
 
