@@ -259,16 +259,6 @@ def summarise(scores: dict[tuple[str, str], float], built: dict[str, Any], half:
     }
 
 
-def _judge(backend: str, cache: str | None) -> Any:
-    if backend == "none":
-        return None
-    from ragsweep.metrics.llm import CachedLLM, LocalLLM
-
-    models = {"local": "qwen2.5-coder-1.5b-instruct-q4_k_m", "local_small": "qwen2.5-coder-0.5b-instruct-q4_k_m"}
-    llm: Any = LocalLLM(models.get(backend, backend), n_ctx=4096)
-    return CachedLLM(llm, Path(cache) / "llm.sqlite") if cache else llm
-
-
 async def score(backend: str, items: list[Any], cache: str | None) -> dict[tuple[str, str], float]:
     from ragsweep.metrics import scoring
     from ragsweep.metrics.catalogue import catalogue
@@ -276,7 +266,9 @@ async def score(backend: str, items: list[Any], cache: str | None) -> dict[tuple
     faith = [s for s in items if not re.search(r"\|inj:[^|]*\.reference\.", s.id)]
     correct = [s for s in items if re.search(r"\|inj:[^|]*\.reference\.", s.id) or s.id.endswith("|wrong")
                or "|right" in s.id]
-    judge = _judge(backend, cache)
+    from adversarial import build_judge  # the hand-written protocol's judge, built the same way
+
+    judge = build_judge(backend, cache)
     try:
         rows = await scoring.score_samples(faith, [catalogue()["faithfulness"]], judge=judge, concurrency=1,
                                            progress=False)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -46,16 +46,21 @@ class Row:
     comparison: Comparison | None = None
 
 
-def _read_scores(path: Path) -> dict[str, dict[str, list[dict[str, Any]]]]:
-    """variant -> metric -> score rows."""
-    out: dict[str, dict[str, list[dict[str, Any]]]] = {}
+def score_lines(path: Path) -> Iterator[tuple[str, dict[str, Any]]]:
+    """Each line of a ``scores.jsonl`` with its row; a line that does not parse is an InputError naming it."""
     with path.open(encoding="utf-8") as fh:
         for lineno, line in enumerate(fh, 1):
             try:
-                row = json.loads(line)
+                yield line, json.loads(line)
             except json.JSONDecodeError as exc:
                 raise InputError(f"{path}, line {lineno}: not valid JSON ({exc.msg})") from exc
-            out.setdefault(row["variant"], {}).setdefault(row["metric"], []).append(row)
+
+
+def _read_scores(path: Path) -> dict[str, dict[str, list[dict[str, Any]]]]:
+    """variant -> metric -> score rows."""
+    out: dict[str, dict[str, list[dict[str, Any]]]] = {}
+    for _, row in score_lines(path):
+        out.setdefault(row["variant"], {}).setdefault(row["metric"], []).append(row)
     return out
 
 

@@ -151,14 +151,7 @@ class Cache:
             expected = _sidecar(path).read_text(encoding="utf-8").strip()
         except FileNotFoundError:
             return _MISS  # no checksum: see the module docstring
-        if file_digest(path) != expected:
-            self.quarantine(path, "does not match its checksum")
-            return _MISS
-        try:
-            return load(path)
-        except Exception as exc:  # noqa: BLE001 - any entry that cannot be loaded is as bad as a corrupt one
-            self.quarantine(path, f"cannot be loaded ({type(exc).__name__}: {exc})")
-            return _MISS
+        return self._load_if(file_digest(path) == expected, path, load)
 
     def _get(self, path: Path, load: Callable[[Path], T], compute: Callable[[], T],
              save: Callable[[Path, T], None]) -> T:
@@ -241,11 +234,16 @@ class Cache:
         expected = (path / ".complete").read_text(encoding="utf-8").strip()
         if not expected:  # a marker from before checksums: see the module docstring
             return _MISS
-        if folder_digest(path) != expected:
+        return self._load_if(folder_digest(path) == expected, path, load)
+
+    def _load_if(self, matches: bool, path: Path, load: Callable[[Path], T]) -> T:
+        """``load(path)`` when its checksum ``matches``; otherwise, or when it cannot be loaded, the entry
+        is moved aside and the caller recomputes it."""
+        if not matches:
             self.quarantine(path, "does not match its checksum")
             return _MISS
         try:
             return load(path)
-        except Exception as exc:  # noqa: BLE001 - an index that cannot be loaded is as bad as a corrupt one
+        except Exception as exc:  # noqa: BLE001 - an entry that cannot be loaded is as bad as a corrupt one
             self.quarantine(path, f"cannot be loaded ({type(exc).__name__}: {exc})")
             return _MISS

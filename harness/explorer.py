@@ -23,7 +23,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from ragsweep.harness.board import Row, varying_params
+from ragsweep.harness.board import Row, score_lines, varying_params
 from ragsweep.harness.explorer_page import CSS, JS
 from ragsweep.harness.records import Cut, Retrieved, RunSample, read_runs
 from ragsweep.metrics.catalogue import higher_is_better
@@ -116,17 +116,12 @@ def _scores(path: Path) -> dict[str, dict[str, dict[str, Any]]]:
     out: dict[str, dict[str, dict[str, Any]]] = {}
     if not path.is_file():
         return out
-    with path.open(encoding="utf-8") as fh:
-        for lineno, line in enumerate(fh, 1):
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise InputError(f"{path}, line {lineno}: not valid JSON ({exc.msg})") from exc
-            # Score rows are written with their explanation last: its text is the key of the table.
-            at = line.rfind(_WHY)
-            if at > 0 and line.rstrip().endswith("}"):
-                row["_why"] = line[at + len(_WHY):line.rstrip().rfind("}")]
-            out.setdefault(row["variant"], {}).setdefault(row["sample_id"], {})[row["metric"]] = row
+    for line, row in score_lines(path):
+        # Score rows are written with their explanation last: its text is the key of the table.
+        at = line.rfind(_WHY)
+        if at > 0 and line.rstrip().endswith("}"):
+            row["_why"] = line[at + len(_WHY):line.rstrip().rfind("}")]
+        out.setdefault(row["variant"], {}).setdefault(row["sample_id"], {})[row["metric"]] = row
     return out
 
 
