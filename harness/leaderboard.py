@@ -140,8 +140,8 @@ def to_terminal(rows: Sequence[Row], metrics: Sequence[str], sort_by: str, paths
         got = r.stats.get(m, {}).get("mean")
         return "–" if got is None else f"{got:.3f}"
 
-    lines = [_fit(f"Leaderboard: {len(rows)} variants, {n} questions, sorted by {sort_by} "
-                  "(vs ★ the baseline: ▼ worse, ▲ better, ≈ tie; paired tests, Holm)", width), "",
+    lines = [_fit(f"Leaderboard: {len(rows)} variants, {n} questions, by {sort_by}. vs ★ baseline: ▼ worse, "
+                  "▲ better, ≈ tie (paired, Holm)", width), "",
              _fit(f"{'#':>3} {'variant'.ljust(label_width)}  " + "  ".join(head_cols), width).rstrip()]
     for r in shown(rows, top):
         i = rows.index(r) + 1
