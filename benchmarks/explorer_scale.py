@@ -118,7 +118,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--questions", type=int, nargs="+", default=[100, 1000, 3000])
     ap.add_argument("--jobs", type=int, default=5)
     ap.add_argument("--cuts", type=int, default=4)
-    ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / f"explorer_scale_{date.today()}.md"))
+    ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / f"{date.today()}-explorer-scale.md"))
     args = ap.parse_args(argv)
     lines = ["| questions | variants | runs + scores (MB) | board + explorer (s) | page (MB) | page ready (s) | "
              "open a question, all variants (s) |", "|---|---|---|---|---|---|---|"]
