@@ -16,7 +16,7 @@ import logging
 from pathlib import Path
 from typing import Any
 
-from ragsweep.gen.documents import Corpus, Document, check_documents, with_duplicates
+from ragsweep.gen.corpus import Corpus, Document, check_documents, with_duplicates
 from ragsweep.metrics.errors import InputError
 
 log = logging.getLogger(__name__)

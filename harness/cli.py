@@ -118,15 +118,16 @@ def _message(exc: BaseException) -> str:
     return type(exc).__name__
 
 
-def validate(command: str, config_name: str, overrides: list[str]) -> None:
-    """Check the overrides before any work (:mod:`harness.preflight`); exit 2 on any error."""
+def validate(command: str, config_name: str, overrides: list[str], jobs: bool = True) -> None:
+    """Check the overrides before any work (:mod:`harness.preflight`; ``jobs``: also each job of a sweep);
+    exit 2 on any error."""
     from hydra.errors import HydraException
     from omegaconf.errors import OmegaConfBaseException
 
     from ragsweep.harness.preflight import check
 
     try:
-        check(command, config_name, overrides)
+        check(command, config_name, overrides, jobs=jobs)
     except InputError as exc:
         fail(str(exc))
     except (HydraException, OmegaConfBaseException, ValueError) as exc:
@@ -180,7 +181,9 @@ def main(argv: list[str] | None = None) -> None:
         rest = open_keys(rest)
     refuse_secrets(rest)
     if not any(a in ("--help", "-h", "--hydra-help", "--info") for a in rest):
-        validate(command, config_name, overrides_of(rest))
+        # --cfg only prints the config: the jobs' checks of what they would read (files, model folders) wait
+        # for a run, so a documented command composes on a machine without the reader's data.
+        validate(command, config_name, overrides_of(rest), jobs=not any(a in ("--cfg", "-c") for a in rest))
         if command == "sweep":  # an Optuna study: the sort metric's direction, the sweep's seed
             from ragsweep.harness.search import sweeper_overrides
 

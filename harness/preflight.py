@@ -33,8 +33,9 @@ SINGLE_RUN = frozenset({"score", "gen", "rescore", "board", "convert"})
 METRIC_KEYED = ("metric_options", "thresholds", "metrics.options")
 
 
-def check(command: str, config_name: str, overrides: Sequence[str]) -> None:
-    """Run every check on ``overrides`` of ``ragsweep <command>``.
+def check(command: str, config_name: str, overrides: Sequence[str], jobs: bool = True) -> None:
+    """Run every check on ``overrides`` of ``ragsweep <command>`` (``jobs=False``: all but each sweep job's
+    own checks, which look for the files and folders it would read).
 
     Raises:
         InputError: A sweep on a single-run command, an unknown key, a metric-keyed entry that names
@@ -56,7 +57,7 @@ def check(command: str, config_name: str, overrides: Sequence[str]) -> None:
         if missing:
             raise InputError(f"missing value for {', '.join(missing)}: pass {missing[0]}=...")
         check_metric_keys(cfg)
-        if command == "sweep":
+        if command == "sweep" and jobs:
             check_jobs(compose, config_name, parsed, base)
 
 

@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from ragsweep.metrics.errors import InputError
+
 
 def test_a_full_disk_while_the_report_is_written_keeps_the_old_test_set(tmp_path, monkeypatch):
     from hydra import compose, initialize_config_module
@@ -28,7 +30,9 @@ def test_a_full_disk_while_the_report_is_written_keeps_the_old_test_set(tmp_path
         return real(self, text, *args, **kwargs)
 
     monkeypatch.setattr(Path, "write_text", disk_full)
-    with pytest.raises(OSError, match="No space left"):
+    # Every report write fails, here and in the run folder where the finished set would be kept: exit 2
+    # saying so, and the old files stay as they were.
+    with pytest.raises(InputError, match="No space left"):
         app.run(cfg, tmp_path / "run")
     monkeypatch.undo()
     assert out.read_text() == '{"old": 1}\n' and (tmp_path / "set.report.json").read_text() == '{"old": 1}\n'
@@ -36,5 +40,5 @@ def test_a_full_disk_while_the_report_is_written_keeps_the_old_test_set(tmp_path
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".ragsweep")]
 
     paths = app.run(cfg, tmp_path / "run")  # the disk has room again: both files are the new ones
-    assert paths == {"testset": out, "report": tmp_path / "set.report.json"}
+    assert {k: paths[k] for k in ("testset", "report")} == {"testset": out, "report": tmp_path / "set.report.json"}
     assert '"old"' not in out.read_text() and len(out.read_text().splitlines()) == 3

@@ -140,11 +140,18 @@ def test_experiments_compose(experiment):
     assert text.startswith("# @package _global_") and "ragsweep sweep +experiment=" in text
 
 
-def test_default_sweep_is_chunk_size_by_top_k():
+def test_default_sweep_is_chunk_size_by_context_budget():
+    from ragsweep.harness.sweep import cuts_of
+
     with initialize_config_module(config_module="ragsweep.conf", version_base="1.3"):
         cfg = compose(config_name="sweep", return_hydra_config=True)
+        with_k = compose(config_name="sweep", overrides=["retriever.top_k=[1,5]"])
+        both = compose(config_name="sweep", overrides=["retriever.top_k=[1,5]", "retriever.budget=700"])
     assert cfg.hydra.sweeper.params["chunker.size"] == "256,512,1024"
-    assert list(cfg.retriever.top_k) == [1, 3, 5, 10]
+    assert cfg.retriever.top_k is None and cfg.retriever.budget is None
+    assert [c.label for c in cuts_of(cfg.retriever)] == ["budget=500", "budget=1000", "budget=2000"]
+    assert [c.label for c in cuts_of(with_k.retriever)] == ["top_k=1", "top_k=5"]  # a K given: K variants
+    assert [c.label for c in cuts_of(both.retriever)] == ["budget=700"]  # a budget given wins
     assert cfg.hydra.mode.name == "MULTIRUN"
 
 
