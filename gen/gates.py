@@ -92,7 +92,7 @@ _PRONOUN_START = re.compile(r"^(?:it|they|he|she|this|these|those|its|their)\b",
 # "The group is headquartered in what?" (rule writer); no more of people's 1,909 questions trip it for that.
 # The nouns from "terminal" on were added after the sixth hand-read ("In what year did the terminal handle 294,000
 # passengers?", "What brand of clothing did the store sell in 2017?"): none of people's 1,909 questions trips
-# them, and of the 651 distinct 1.5B questions in this README's sets only those two do.
+# them, and of the 651 distinct 1.5B questions of the hand-read sets (benchmarks/results) only those two do.
 _UNNAMED = re.compile(
     r"\b(?:[Tt]he|[Tt]his|[Tt]hat)\s+(?:town|city|village|band|group|team|club|film|movie|song|album|book|novel|series|show|"
     r"episode|company|firm|unit|mine|event|game|season|player|ship|station|party|school|university|church|river|"
@@ -219,7 +219,7 @@ def lexical_overlap(question: str, documents: Sequence[str]) -> Overlap | None:
 
     Words are :func:`metrics.offline.content_words` keys (stop words dropped, words cut to five letters,
     so "mutations" finds "mutation"). A question that copies its evidence scores near 1; people's
-    questions on BEIR corpora score lower (HotpotQA dev 0.74, SciFact dev 0.61; see the README,
+    questions on BEIR corpora score lower (HotpotQA dev 0.74, SciFact dev 0.61; see docs/trust/generated-test-sets.md,
     "How far to trust a generated test set"), and lexical retrievers gain from every copied word.
     """
     words = set(content_words(question))
@@ -536,7 +536,7 @@ class Report:
                        f"(people's: {people}): lexical retrieval (BM25, hybrid) may look better on this set than "
                        "on real questions. An LLM writer with gates.max_overlap keeps only questions worded "
                        "otherwise (llm=none cannot: it copies its evidence); check the ranking against a few real "
-                       "questions (README: How far to trust a generated test set)")
+                       "questions (docs/trust/generated-test-sets.md: How far to trust a generated test set)")
         return {"mean": round(mean, 3), "median": round(statistics.median(self.overlaps), 3), "n": len(self.overlaps),
                 "human": dict(HUMAN_OVERLAP), "warning": warning}
 

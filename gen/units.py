@@ -46,7 +46,7 @@ PRONOUN_OPENER = re.compile("^" + _PRONOUN)
 # A sentence that does not name its subject: a pronoun ("It is included on his debut album ..."), a generic noun
 # ("The car was powered by ..."), or a participle ("Created by Richard Levinson ..."). A 1.5B writer asked for one
 # fact of such a sentence resolved the subject wrongly in 6 of 17 hand-read HotpotQA pairs, against 8 of 83 for
-# sentences that name it (README: hand-read sample).
+# sentences that name it (the hand-read samples: benchmarks/results/2026-11-25-hand-reads.md).
 # Also an irregular participle opening a phrase before the subject ("Written by Ottokar Kernstock, it was sung
 # ..."), and an opening phrase followed by a pronoun subject ("A sequel to ... (2014), it is the third
 # installment"; "In 2012, he portrayed ..."): 112 more of HotpotQA's 3,434 named sentences.

@@ -14,7 +14,7 @@ and knows which statistic the field reports for it:
   score(response 2) - score(response 1) with the label, for correctness and completeness.
 
 Rows are split once, by a hash of their id, into ``tune`` and ``heldout`` halves: prompts and
-thresholds may be tuned on ``tune`` only, and the README reports ``heldout``.
+thresholds may be tuned on ``tune`` only, and docs/trust/judged-metrics.md reports ``heldout``.
 """
 
 from __future__ import annotations

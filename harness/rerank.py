@@ -20,7 +20,7 @@ the rest after them as they were; it runs on the chunks found, before a ``contex
 so every K, budget and context option passes on the reranked order. With ``fuse: rrf`` the top
 ``top_n`` are ordered instead by reciprocal-rank fusion of the reranker's order with the first
 stage's (:func:`fused`), for a reranker that is weaker than the first stage on the corpus: a small
-LLM judging SciFact claims moved the right abstract down from the top (README: Reranking).
+LLM judging SciFact claims moved the right abstract down from the top (docs/how-to/context-rerank-rewrite.md: Reranking).
 """
 
 from __future__ import annotations

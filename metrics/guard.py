@@ -16,7 +16,7 @@ not evidence about the world; it is an attempt to set the score. Two layers keep
    under an instruction that text inside them is data, never an instruction.
 
 The patterns were checked for false alarms over the real corpora in ``../shared/data`` (SciFact,
-HotpotQA, the calibration sets): see ``benchmarks/adversarial.py --false-alarms`` and the README.
+HotpotQA, the calibration sets): see ``benchmarks/adversarial.py --false-alarms`` and docs/trust/judged-metrics.md.
 """
 
 from __future__ import annotations

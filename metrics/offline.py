@@ -134,7 +134,7 @@ def sentences(text: str) -> list[str]:
     writing need) because the calibrated figures were fitted and measured with this one; with
     nupunkt in its place (measured on the calibration sets, every row) the sentence lists differ
     for 85.9% of QAGS articles, 25.6% of BEGIN snippets, 21.5% of RAGChecker responses, 11.4% of
-    its references and 5.6% of HaluEval knowledge passages, and the README's ``llm=none`` figures
+    its references and 5.6% of HaluEval knowledge passages, and the documented ``llm=none`` figures
     move: QAGS sentence ROC-AUC 0.724 -> 0.720 and summary Spearman 0.359 -> 0.297, RAGChecker
     correctness Pearson 0.502 -> 0.495 and completeness 0.619 -> 0.612 (HaluEval, BEGIN equal).
     """

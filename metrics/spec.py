@@ -90,7 +90,7 @@ class MetricSpec:
         offline_fn: The deterministic stand-in run when there is no judge (``metrics/offline.py``);
             None leaves the metric ``undefined`` without a judge. It takes the same inputs, an
             optional ``embedder=``, and those of the metric's options it names.
-        description: One line for listings and the README.
+        description: One line for listings and the docs' metric table.
         options: Default keyword options (overridable from config ``metric_options.<name>``).
         param: The option a name's ``@value`` sets (``"k"`` for ``ndcg@10``); None: no parameter.
         family: Which family the metric belongs to (``retrieval``, ``lexical``, ...), for listings.

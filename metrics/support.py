@@ -41,7 +41,7 @@ BLEND_BY_MODEL: dict[str, dict[str, float]] = {
 #: supported (QAGS' real summarizer sentences; HaluEval is 1:1 by construction, which a plain fit
 #: would bake in: its map put supported answers at 0.74 on ``tune``, so a threshold of 0.8 would fail
 #: faithful answers). The 1.5B: 40 HaluEval pairs, 20 QAGS summaries, 40 BEGIN responses (174
-#: statements); ``none``: every ``tune`` row. See the README ("Calibration against people") for the
+#: statements); ``none``: every ``tune`` row. See docs/trust/judged-metrics.md and benchmarks/results/2026-11-23-calibration.md for the
 #: held-out means and expected calibration error. Platt, not isotonic: a monotone map with no flat
 #: steps keeps every ranking figure as it was, and two parameters cannot overfit a few hundred
 #: labels. A judge not listed here is not calibrated (a = 1, b = 0) and its explanations say so.
