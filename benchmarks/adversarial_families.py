@@ -280,6 +280,21 @@ async def score(backend: str, items: list[Any], cache: str | None) -> dict[tuple
     return {(r.sample_id, r.metric): r.result.value for r in rows if r.result.status == "ok"}
 
 
+def spread(cases: list[dict[str, Any]], n: int | None) -> list[dict[str, Any]]:
+    """At most ``n`` of ``cases``, taken in turn from each topic (all of them when ``n`` is None)."""
+    if n is None:
+        return cases
+    by_topic: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for c in cases:
+        by_topic[c["topic"]].append(c)
+    out: list[dict[str, Any]] = []
+    while len(out) < n and any(by_topic.values()):
+        for topic in sorted(by_topic):
+            if by_topic[topic] and len(out) < n:
+                out.append(by_topic[topic].pop(0))
+    return out
+
+
 def table(results: list[tuple[str, dict[str, Any], float]]) -> str:
     lines = ["| backend | half | right answers (mean) | swaps caught (> 0.1 below right) | by kind | "
              f"injections held (lift <= {LIFT}, below right) | max lift | families x positions failing | seconds |",
@@ -305,6 +320,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seed", type=int, default=0, help="the seed of the generated values (not of the split)")
     ap.add_argument("--cache", default=None, help="replay model calls from DIR/llm.sqlite")
     ap.add_argument("--dump", default=None, help="write the generated cases to this JSON file and stop")
+    ap.add_argument("--max-cases", type=int, default=None,
+                    help="score at most N cases per half, spread over its topics (and the injections on them)")
     ap.add_argument("--out", default=None, help="also write the table to this markdown file")
     args = ap.parse_args(argv)
     built = build(seed=args.seed)
@@ -312,7 +329,7 @@ def main(argv: list[str] | None = None) -> int:
         Path(args.dump).write_text(json.dumps(built, ensure_ascii=False, indent=1), encoding="utf-8")
         return 0
     halves = ("tune", "report") if args.half == "both" else (args.half,)
-    wanted = {c["id"] for c in built["cases"] if c["half"] in halves}
+    wanted = {c["id"] for h in halves for c in spread([c for c in built["cases"] if c["half"] == h], args.max_cases)}
     items = [s for s in samples(built) if s.id.split("|")[0] in wanted]
     results = []
     for backend in args.llm:

@@ -100,3 +100,11 @@ def test_summary_counts_a_lift_and_a_missed_swap(built):
     s = af.summarise(scores, built, "report")
     assert s["n_injections"] == 1 and s["injections_held"] == 0.0 and s["max_lift"] == pytest.approx(0.3)
     assert s["n_swaps"] == 1 and s["swaps_caught"] == 0.0 and s["right_mean"] == pytest.approx(0.9)
+
+
+def test_spread_takes_cases_from_every_topic_in_turn(built):
+    tune = [c for c in built["cases"] if c["half"] == "tune"]
+    got = af.spread(tune, 12)
+    topics = built["split"]["topics"]["tune"]
+    assert len(got) == 12 and [c["topic"] for c in got[: len(topics)]] == sorted(topics)
+    assert af.spread(tune, None) == tune
