@@ -219,6 +219,7 @@ def write(root: Path, rows: list[Row], metrics: list[str], sort_by: str, *, top:
             out["explorer"] = root / explorer.FILE
         except InputError as exc:  # the board stands without it; say why the page is missing
             log.warning("no question explorer: %s", exc)
+            (root / explorer.FILE).unlink(missing_ok=True)  # an older page would not match the new board
     with staged(root) as into:  # the files together: never a new csv beside an old html
         for kind, path in out.items():
             (into / path.name).write_text(texts[kind], encoding="utf-8")

@@ -186,3 +186,13 @@ def test_a_real_sweep_writes_an_explorer_the_browser_opens(tmp_path, ragsweep):
         record = runs[(job_variant, seen["question"])]
         assert v["answer"] == record["answers"][cut]
         assert v["contexts"][0].strip() == record["retrieved"][0]["text"].strip()
+
+
+def test_a_broken_run_record_leaves_the_board_and_no_stale_explorer(sweep, caplog):
+    build(sweep, "hit@10")
+    with (sweep / "0" / "runs.jsonl").open("a") as fh:
+        fh.write("{broken\n")
+    paths = build(sweep, "hit@10")
+    assert paths["csv"].is_file() and "explorer" not in paths
+    assert not (sweep / explorer.FILE).exists()
+    assert "runs.jsonl, line 3: not valid JSON" in caplog.text
