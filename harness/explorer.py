@@ -88,7 +88,7 @@ def overlaps(r: Retrieved, run: RunSample) -> list[list[int]]:
     return []
 
 
-def _cut_of(variant: dict[str, Any], answers: dict[str, Any]) -> Cut | None:
+def _cut_of(variant: dict[str, Any]) -> Cut | None:
     try:
         return Cut.of(variant)
     except (KeyError, TypeError, ValueError, InputError):
@@ -167,7 +167,7 @@ def collect(rows: Sequence[Row], metrics: Sequence[str], sort_by: str, title: st
             scores_of[row.job] = _scores(folder / "scores.jsonl")
         summary_variant = next((v for v in summaries[row.job].get("variants", []) if v.get("variant") == row.variant),
                                {"params": row.params})
-        cut = _cut_of(summary_variant, {})
+        cut = _cut_of(summary_variant)
         label = ", ".join(f"{k}={row.params.get(k)}" for k in labels if row.params.get(k) is not None)
         variants.append({"name": row.variant, "label": label or row.variant, "rank": rank, "job": jobs[row.job],
                          "cut": None if cut is None else cut.label})
