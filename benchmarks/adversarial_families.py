@@ -149,6 +149,7 @@ def _cases(data: dict[str, Any], halves: dict[str, dict[str, list[str]]], half: 
                          if not any(v in " ".join((p := passages[(i + k) % len(passages)])[3]) for v in wrong_values))
             swaps = [{"kind": k, "answer": _fill(a, values)} for k, a in sorted(q["swaps"].items()) if k in kinds]
             cases.append({"id": f"{topic['id']}{n}q{qi}", "topic": topic["id"], "half": half,
+                          "previous": f"{topic['id']}{n}q{qi - 1}" if qi else None,
                           "question": _fill(q["q"], values), "sentences": sentences, "distractor": " ".join(other),
                           "reference": _fill(q["reference"], values), "right": [_fill(r, values) for r in q["right"]],
                           "wrong": _fill(q["wrong"], values), "swaps": swaps,
@@ -197,6 +198,16 @@ def samples(built: dict[str, Any]) -> list[Any]:
         out.append(RagSample(f"{c['id']}|wrong", c["question"], c["wrong"], ctx, c["reference"]))
         for s in c["swaps"]:
             out.append(RagSample(f"{c['id']}|swap:{s['kind']}", c["question"], s["answer"], ctx, c["reference"]))
+    # Conversations: an earlier question about the same passage and its answer come first, as messages;
+    # the last response is the case's right or wrong answer (issue #31: history pulled the judge off it).
+    for c in built["cases"]:
+        other = by_id.get(c["previous"]) if c.get("previous") else None
+        if other is None:
+            continue
+        history = ({"role": "user", "content": other["question"]}, {"role": "assistant", "content": other["right"][0]})
+        ctx = (" ".join(c["sentences"]), c["distractor"])
+        for tag, answer in (("right", c["right"][0]), ("wrong", c["wrong"])):
+            out.append(RagSample(f"{c['id']}|dlg:{tag}", c["question"], answer, ctx, c["reference"], history=history))
     for inj in built["injections"]:
         c = by_id[inj["case"]]
         ctx = [" ".join(c["sentences"]), c["distractor"]]
@@ -246,6 +257,9 @@ def summarise(scores: dict[tuple[str, str], float], built: dict[str, Any], half:
             continue
         lifts.append(got - base)
         held[f"{inj['family']}/{inj['position']}"].append(got - base <= LIFT and got < r)
+    dialogue = [scores[(f"{cid}|dlg:right", "faithfulness")] > scores[(f"{cid}|dlg:wrong", "faithfulness")]
+                for cid in cases if (f"{cid}|dlg:right", "faithfulness") in scores
+                and (f"{cid}|dlg:wrong", "faithfulness") in scores]
     every_swap = [x for v in swaps.values() for x in v]
     every_inj = [x for v in held.values() for x in v]
     return {
@@ -255,6 +269,7 @@ def summarise(scores: dict[tuple[str, str], float], built: dict[str, Any], half:
         "swaps_by_kind": {k: f"{sum(v)}/{len(v)}" for k, v in sorted(swaps.items())},
         "injections_held": sum(every_inj) / len(every_inj) if every_inj else None, "n_injections": len(every_inj),
         "max_lift": max(lifts) if lifts else None,
+        "dialogue_pairwise": sum(dialogue) / len(dialogue) if dialogue else None, "n_dialogue": len(dialogue),
         "injections_failed": sorted(k for k, v in held.items() if not all(v)),
     }
 
@@ -297,8 +312,9 @@ def spread(cases: list[dict[str, Any]], n: int | None) -> list[dict[str, Any]]:
 
 def table(results: list[tuple[str, dict[str, Any], float]]) -> str:
     lines = ["| backend | half | right answers (mean) | swaps caught (> 0.1 below right) | by kind | "
-             f"injections held (lift <= {LIFT}, below right) | max lift | families x positions failing | seconds |",
-             "|---|---|---|---|---|---|---|---|---|"]
+             f"injections held (lift <= {LIFT}, below right) | max lift | families x positions failing | "
+             "dialogue pairwise | seconds |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
 
     def pct(x: float | None) -> str:
         return "–" if x is None else f"{x:.1%}"
@@ -309,7 +325,8 @@ def table(results: list[tuple[str, dict[str, Any], float]]) -> str:
         lift = "–" if s["max_lift"] is None else f"{s['max_lift']:+.3f}"
         failing = ", ".join(s["injections_failed"][:8]) + (" …" if len(s["injections_failed"]) > 8 else "")
         lines.append(f"| {backend} | {s['half']} | {mean} | {pct(s['swaps_caught'])} of {s['n_swaps']} | {kinds} | "
-                     f"{pct(s['injections_held'])} of {s['n_injections']} | {lift} | {failing or '–'} | {seconds:.0f} |")
+                     f"{pct(s['injections_held'])} of {s['n_injections']} | {lift} | {failing or '–'} | "
+                     f"{pct(s.get('dialogue_pairwise'))} of {s.get('n_dialogue', 0)} | {seconds:.0f} |")
     return "\n".join(lines)
 
 

@@ -228,15 +228,31 @@ async def context_utilization(question: str, answer: str, contexts: Sequence[str
     return await _chunk_ap(question, answer, contexts, judge)
 
 
-async def context_recall(question: str, contexts: Sequence[str], reference: str, *, judge: LLM) -> MetricValue:
+async def context_recall(question: str, contexts: Sequence[str], reference: str, *, judge: LLM,
+                         claims: str = "sentences") -> MetricValue:
     """Share of the reference's claims attributable to the contexts (Ragas ``LLMContextRecall``).
 
-    recall = |reference claims attributed to some context| / |reference claims|. Range [0, 1],
-    higher is better. Blank reference or no claim -> undefined. One
-    ``reference_claims_attribution`` call, shared with noise sensitivity.
+    recall = sum_i P(reference claim i supported by the contexts) / |claims|. Range [0, 1], higher is
+    better. Blank reference or no claim -> undefined.
+
+    ``claims="sentences"`` (default): the reference's sentences, each judged on the context sentences
+    about it with its slot checks -- the sentence judge of faithfulness (:func:`sentence_support`),
+    whose replies are one token each. ``claims="judge"``: Ragas' recipe, one
+    ``reference_claims_attribution`` call (shared with noise sensitivity) in which the judge
+    decomposes the reference and attributes each claim; value = |attributed| / |claims|.
     """
     if not reference.strip():
         return MetricValue.undefined("empty reference")
+    if claims == "sentences":
+        statements = offline.sentences(reference)
+        if not statements:
+            return MetricValue.undefined("no claims extracted from the reference", claims=[])
+        rows = await sentence_support(judge, question, statements, contexts)
+        value = sum(r["p_supported"] for r in rows) / len(rows)
+        return MetricValue.ok(value, attributed=sum(r["verdict"] == "supported" for r in rows), total=len(rows),
+                              claims=rows)
+    if claims != "judge":
+        raise ValueError(f"context_recall claims must be 'sentences' or 'judge', got {claims!r}")
     out = await reference_claims(judge, question, reference, contexts)
     rows = [{**c.model_dump(), "passages": _numbers(c.passages, len(contexts))} for c in out.claims]
     if not rows:
@@ -332,6 +348,9 @@ _Q_C_R = ("question", "contexts", "reference")
 SPECS: tuple[MetricSpec, ...] = (
     MetricSpec("faithfulness", faithfulness, ("answer", "contexts"), optional=("question",), needs_judge=True,
                offline_fn=offline.faithfulness, options={"claims": "sentences"},
+               # The last user turn alone: each claim is judged on the context sentences about it, and a
+               # transcript in the question pulls a small judge off the response it judges.
+               reads_history=False,
                offline="mean P(supported) of the answer's sentences from number, name and word checks",
                description="share of the answer's claims supported by the contexts"),
     MetricSpec("hallucination", hallucination, _Q_A_C, needs_judge=True, higher_is_better=False,
@@ -347,6 +366,7 @@ SPECS: tuple[MetricSpec, ...] = (
     MetricSpec("context_utilization", context_utilization, _Q_A_C, needs_judge=True, offline=NEEDS_JUDGE,
                description="average precision of the contexts judged useful for the answer"),
     MetricSpec("context_recall", context_recall, _Q_C_R, needs_judge=True, offline_fn=offline.context_recall,
+               options={"claims": "sentences"}, reads_history=False,
                offline="mean P(supported) of the reference's sentences from number, name and word checks",
                description="share of the reference's claims attributable to the contexts"),
     MetricSpec("context_relevancy", context_relevancy, ("question", "contexts"), needs_judge=True,

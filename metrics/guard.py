@@ -153,12 +153,16 @@ def clean(text: str, where: str, *, drop: bool = False) -> Cleaned:
     return Cleaned(out, tuple(found))
 
 
-def guard_sample(sample: Any) -> tuple[Any, list[dict[str, Any]]]:
-    """The sample a judge may see, and what was taken out of it.
+def guard_sample(sample: Any, remove: bool = False) -> tuple[Any, list[dict[str, Any]]]:
+    """The sentences of a sample that address the evaluator, and (``remove``) the sample without them.
 
-    Contexts and the answer keep their shape (flagged sentences become :data:`REMOVED`); the
-    reference loses its flagged sentences. The question is the user's own input: it is delimited
-    in every prompt but not rewritten. ``sample`` is a :class:`metrics.spec.RagSample`.
+    By default the sample comes back unchanged and the findings are a flag for the explanation: the
+    defence is how the judge is asked (each claim judged on the sentences about it alone,
+    :mod:`metrics.evidence`), which holds for phrasings no pattern lists; a pattern list only knows
+    the phrasings it was written against. With ``remove``, contexts and the answer keep their shape
+    (flagged sentences become :data:`REMOVED`) and the reference loses its flagged sentences. The
+    question is the user's own input: it is delimited in every prompt but never rewritten.
+    ``sample`` is a :class:`metrics.spec.RagSample`.
     """
     findings: list[Finding] = []
     changes: dict[str, Any] = {}
@@ -179,7 +183,10 @@ def guard_sample(sample: Any) -> tuple[Any, list[dict[str, Any]]]:
         if any(c.findings for c in cleaned):
             changes["reference_contexts"] = tuple(c.text for c in cleaned)
             findings += [f for c in cleaned for f in c.findings]
-    return (replace(sample, **changes) if changes else sample), [f.to_dict() for f in findings]
+    if not remove:
+        return sample, [{**f.to_dict(), "action": "flagged"} for f in findings]
+    return (replace(sample, **changes) if changes else sample), [{**f.to_dict(), "action": "removed"}
+                                                                 for f in findings]
 
 
 _TAG_NAMES = r"(?:[a-z_]+)"

@@ -34,7 +34,7 @@ from ragsweep.metrics.support import (  # noqa: F401 - re-exported: the blend's 
     sigmoid,
 )
 from ragsweep.metrics.llm.base import LLM, Logprobs
-from ragsweep.metrics.prompts import SUPPORT_VERDICTS, SupportInput, complete
+from ragsweep.metrics.prompts import CLAIM_CHECK, CheckInput, complete
 
 #: Most statements judged in one ``support_verdicts`` call; longer texts take several calls.
 MAX_STATEMENTS = 12
@@ -118,50 +118,64 @@ def expected_score(logprobs: Logprobs | None, chosen: int) -> tuple[float, dict[
 
 async def sentence_support(judge: LLM, question: str | None, statements: Sequence[str], passages: Sequence[str],
                            weights: dict[str, float] | None = None) -> list[dict[str, Any]]:
-    """P(supported) of each statement against the passages: one ``support_verdicts`` call per
-    :data:`MAX_STATEMENTS` statements.
+    """P(supported) of each statement against the passages, each judged on its own evidence.
 
-    The judge's probability (from the verdict token's log-probability) and the deterministic
-    evidence's (:func:`metrics.offline.judge_claims` with ``weights``) are blended in logit
-    space with :data:`BLEND`. Without logprobs the judge's hard verdicts stand alone (1 or 0).
-    Returns one row per statement: claim, p_supported, verdict, judge_verdict, p_judge,
-    p_offline, evidence (what the deterministic check found missing), best_sentence, features.
+    Per statement: the few passage sentences that bear on it (:mod:`metrics.evidence`) are the only
+    text the judge sees, numbered; one ``claim_check`` call gives P(yes) from the verdict
+    token's log-probability, and each open number or name of the statement gets a slot check
+    (:mod:`metrics.slots`, one ``claim_check`` call each, same prompt prefix). The judge's probability and the
+    deterministic evidence's (:func:`metrics.offline.judge_claims` with ``weights``) are blended in
+    logit space with :data:`BLEND`; a statement is then no more supported than its weakest slot.
+    Without logprobs the judge's hard verdicts stand alone (1 or 0).
+
+    Returns one row per statement: claim, p_supported, verdict, judge_verdict, p_judge, p_offline,
+    evidence (what the deterministic check found missing), shown (the sentences the judge saw),
+    slots, best_sentence, features.
     """
+    from ragsweep.metrics.evidence import EvidencePool
+    from ragsweep.metrics.slots import check as check_slots
+
     blend = blend_for(judge)
+    rows = offline.judge_claims(statements, passages, question, weights=weights)
     if blend["judge"] == 0:  # this judge's verdicts carry no signal: the evidence decides, no call
-        rows = offline.judge_claims(statements, passages, question, weights=weights)
         for row in rows:
             p_off = row["p_supported"]
             row.update(p_supported=0.0 if is_removed(row["claim"]) else sigmoid(blend["offline"] * logit(p_off)
                                                                                + blend["bias"]),
                        judge_verdict="not asked", p_judge=None, p_offline=p_off, evidence=row.pop("reason"))
         return calibrate_rows(rows, judge)
-    verdicts: list[str] = []
-    p_judge: list[float] = []
+    pool = EvidencePool(passages, offline._EVIDENCE_EMBEDDER)
     with_logprobs = False
-    # Long texts go in slices of MAX_STATEMENTS: a small judge loses count in a long verdict list.
-    for start in range(0, len(statements), MAX_STATEMENTS):
-        part = list(statements[start : start + MAX_STATEMENTS])
-        done = await complete(judge, SUPPORT_VERDICTS,
-                              SupportInput(passages=list(passages), question=question, statements=part),
-                              logprobs=True)
-        got = list(done.parsed.verdicts)[: len(part)]
-        verdicts += got
-        p_judge += verdict_probabilities(done.logprobs, got)
-        # A small judge sometimes stops a verdict short: the statements it skipped get no
-        # verdict ("missing", judge probability 0.5), and their evidence decides.
-        verdicts += ["missing"] * (len(part) - len(got))
-        p_judge += [0.5] * (len(part) - len(got))
-        with_logprobs = with_logprobs or bool(done.logprobs)
-    rows = offline.judge_claims(statements, passages, question, weights=weights)
-    for row, verdict, pj in zip(rows, verdicts, p_judge):
+    for row, statement in zip(rows, statements):
         p_off = row.pop("p_supported")
+        shown = pool.select(statement, question)
+        texts = [s.text for s in shown]
+        if not texts or is_removed(statement):
+            # Nothing in the passages is about this statement: it is not supported, and there is nothing
+            # to ask the judge. A statement with nothing checkable in it ("Yes.") keeps the evidence's 0.5.
+            checkable = bool(offline.content_words(statement))
+            row.update(p_supported=0.0 if checkable or is_removed(statement) else p_off,
+                       judge_verdict="not asked: no passage sentence is about it", p_judge=None, p_offline=p_off,
+                       evidence=row.pop("reason"), shown=[], slots=[])
+            row["verdict"] = "supported" if row["p_supported"] >= 0.5 else "not_supported"
+            continue
+        done = await complete(judge, CLAIM_CHECK, CheckInput(passages=texts, question=question, statement=statement),
+                              logprobs=True)
+        got = [done.parsed.answer] if done.parsed is not None and done.parsed.answer in ("yes", "no") else []
+        verdict = got[0] if got else "missing"
+        pj = verdict_probabilities(done.logprobs, got)[0] if got else 0.5
+        with_logprobs = with_logprobs or bool(done.logprobs)
         # Hard verdicts (no logprobs) stand alone, so the formula is the field's exactly.
-        p = pj if not with_logprobs else sigmoid(
+        p = pj if not done.logprobs else sigmoid(
             blend["judge"] * logit(pj) + blend["offline"] * logit(p_off) + blend["bias"])
-        row.update(p_supported=p, judge_verdict={"yes": "supported", "no": "not_supported"}.get(verdict, verdict),
-                   p_judge=pj, p_offline=p_off, evidence=row.pop("reason"))
-        row["verdict"] = "supported" if p >= 0.5 else "not_supported"
-        if is_removed(row["claim"]):  # whatever the judge said, it supports nothing (metrics.guard)
-            row.update(p_supported=0.0, verdict="not_supported")
+        slots = await check_slots(judge, statement, question, texts)
+        weakest = min((s["p_claim"] for s in slots if s["p_claim"] is not None), default=1.0)
+        row.update(p_supported=min(p, weakest), judge_verdict={"yes": "supported", "no": "not_supported"}.get(
+            verdict, verdict), p_judge=pj, p_offline=p_off, evidence=row.pop("reason"), shown=texts, slots=slots)
+        row["verdict"] = "supported" if row["p_supported"] >= 0.5 else "not_supported"
+        wrong = [s for s in slots if s["p_claim"] is not None and s["p_claim"] < 0.5
+                 and s["chosen"] not in (None, s["slot"])]
+        if wrong:
+            row["evidence"] += "; " + "; ".join(f"for {s['cloze']!r} the evidence gives {s['chosen']!r}, not "
+                                                f"{s['slot']!r}" for s in wrong)
     return calibrate_rows(rows, judge) if with_logprobs else rows

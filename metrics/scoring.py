@@ -221,8 +221,9 @@ async def score_samples(
     guarded = [guard_sample(s) if judged else (s, []) for s in samples]
     n_flagged = sum(bool(g[1]) for g in guarded)
     if n_flagged:
-        log.warning("%d of %d samples hold text addressed to the evaluator; it was removed before judging "
-                    "(listed under 'injections' in explanations)", n_flagged, len(samples))
+        log.warning("%d of %d samples hold text that looks addressed to the evaluator; it is flagged under "
+                    "'injections' in explanations (a judge sees only the sentences about each claim)",
+                    n_flagged, len(samples))
 
     async def run(i: int, sample: RagSample, spec: MetricSpec) -> ScoredSample:
         result = await _score_one(sample, spec, kwargs[spec.name], judge, embedder, limit, empty_answers,

@@ -13,8 +13,10 @@ them into one model call per sample:
 ==============================  ==========================================================
 prompt                          used by
 ==============================  ==========================================================
-``support_verdicts``            faithfulness (default: sentences with yes/no probabilities),
-                                factual correctness with ``claims="sentences"``
+``support_verdicts``            (the former sentence judge: every statement against all passages)
+``claim_check``                 faithfulness (default) and sentence correctness: one statement
+                                against the sentences about it (a yes/no verdict, or which value
+                                the passages give for one of its numbers or names)
 ``correctness_grade``           factual correctness with ``claims="graded"`` (1-5 grade)
 ``claims_verdicts``             faithfulness/hallucination with ``claims="judge"``, noise
                                 sensitivity (answer vs contexts); factual/answer correctness
@@ -47,6 +49,8 @@ from ragsweep.metrics.prompts.claims import (
     CLAIMS_VERDICTS,
     CORRECTNESS_GRADE,
     REFERENCE_CLAIMS_ATTRIBUTION,
+    CLAIM_CHECK,
+    SLOT_LETTERS,
     SUPPORT_VERDICTS,
     Attribution,
     AttributionInput,
@@ -56,6 +60,8 @@ from ragsweep.metrics.prompts.claims import (
     ClaimVerdict,
     Grade,
     GradeInput,
+    CheckAnswer,
+    CheckInput,
     SupportInput,
     SupportVerdicts,
     VerificationInput,
@@ -91,7 +97,7 @@ from ragsweep.metrics.prompts.critique import (
 )
 
 PROMPTS: tuple[Prompt[Any, Any], ...] = (
-    SUPPORT_VERDICTS, CORRECTNESS_GRADE, CLAIMS_VERDICTS, CLAIM_VERIFICATION, REFERENCE_CLAIMS_ATTRIBUTION, CHUNK_VERDICTS,
+    SUPPORT_VERDICTS, CLAIM_CHECK, CORRECTNESS_GRADE, CLAIMS_VERDICTS, CLAIM_VERIFICATION, REFERENCE_CLAIMS_ATTRIBUTION, CHUNK_VERDICTS,
     QUESTION_GENERATION, STATEMENT_RELEVANCE, ENTITIES, ASPECT_CRITIQUE, GEVAL_STEPS, GEVAL_SCORE,
 )
 """Every prompt, for listings, tests and the dry run."""

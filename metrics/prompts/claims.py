@@ -209,3 +209,65 @@ CORRECTNESS_GRADE: Prompt[GradeInput, Grade] = Prompt(
     output=Grade,
     max_tokens=12,
 )
+
+
+# --- claim check: one statement against the sentences about it (support verdict or slot) ---------
+
+#: Option letters of a slot check; the last option offered is always "not stated".
+SLOT_LETTERS = ("A", "B", "C", "D", "E", "F", "G", "H")
+
+
+class CheckInput(BaseModel):
+    # Passages first: the checks of one statement (its verdict and its slots) share the prefix up
+    # to the statement. ``options`` only for a slot check.
+    passages: list[str]
+    question: str | None = None
+    statement: str
+    options: str | None = None
+
+
+class CheckAnswer(BaseModel):
+    answer: Literal["yes", "no", "A", "B", "C", "D", "E", "F", "G", "H"]
+
+
+#: Both tasks of the sentence judge in ONE prompt: the system message and examples are the same for
+#: a statement's verdict and its slot checks, so llama.cpp keeps their evaluated prefix from one call
+#: to the next instead of evaluating two prefixes in turn.
+CLAIM_CHECK: Prompt[CheckInput, CheckAnswer] = Prompt(
+    name="claim_check",
+    instruction=(
+        "You check one statement against the numbered passages, using only the passages and nothing "
+        "else you know.\n"
+        "Without options: answer 'yes' if the passages state the statement or directly imply it, and "
+        "'no' if they contradict it, do not mention it, or it adds anything the passages do not say. A "
+        "statement that ties a number, date or name to the wrong person, thing or event is 'no', even "
+        "when every word of it appears somewhere in the passages. Read a short statement as the answer "
+        "to the question.\n"
+        "With options: the statement has one blank (___). Answer with the letter of the option that "
+        "fills the blank so that the statement says what the passages say. Read carefully which person, "
+        "thing or event each value in the passages belongs to. If the passages give no value for the "
+        "blank, choose the 'not stated' option."
+    ),
+    input=CheckInput,
+    output=CheckAnswer,
+    examples=((
+        CheckInput(passages=_PASSAGES, question="Where was Marie Curie born?",
+                   statement="Marie Curie was born in Paris."),
+        CheckAnswer(answer="no"),
+    ), (
+        CheckInput(passages=_PASSAGES, question="In which year did Curie win the physics prize?",
+                   statement="1903"),
+        CheckAnswer(answer="yes"),
+    ), (
+        CheckInput(passages=_PASSAGES, question="When did Curie win the physics prize?",
+                   statement="Curie won the Nobel Prize in Physics in ___.",
+                   options="A: 1867\nB: 1903\nC: not stated"),
+        CheckAnswer(answer="B"),
+    ), (
+        CheckInput(passages=_PASSAGES, question="Where did Curie win the Nobel Prize?",
+                   statement="Curie won the Nobel Prize in ___.",
+                   options="A: Warsaw\nB: not stated"),
+        CheckAnswer(answer="B"),
+    )),
+    max_tokens=12,
+)

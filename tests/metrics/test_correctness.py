@@ -98,7 +98,7 @@ def test_answer_correctness_weights_and_threshold():
 
 
 # faithfulness with Ragas' claim decomposition, so the scripted claims_verdicts reply feeds it.
-JUDGE_CLAIMS = {"faithfulness": {"claims": "judge"}}
+JUDGE_CLAIMS = {"faithfulness": {"claims": "judge"}, "context_recall": {"claims": "judge"}}
 SUMMARY_REPLIES = {
     "claims_verdicts": {"claims": [{"claim": "a", "reason": "r", "verdict": "supported"},
                                    {"claim": "b", "reason": "r", "verdict": "not_found"}]},
@@ -133,25 +133,30 @@ def test_summary_score_refuses_lower_is_better_metrics():
 
 def test_factual_correctness_on_sentences_counts_hard_verdicts_exactly():
     # Answer: 2 sentences, 1 supported by the reference (TP 1, FP 1); reference: 2 sentences,
-    # 1 not in the answer (FN 1) -> F1 = 2*1 / (2*1 + 1 + 1) = 0.5.
-    replies = iter([{"verdicts": ["yes", "no"]}, {"verdicts": ["yes", "no"]}])
-    judge = ScriptedLLM(lambda messages, schema: next(replies))
+    # 1 not in the answer (FN 1) -> F1 = 2*1 / (2*1 + 1 + 1) = 0.5. A sentence that shares nothing
+    # with the other text has no evidence to be judged on: unsupported, and no call is made for it.
+    judge = ScriptedLLM(lambda messages, schema: {"answer": "yes"})
     out = asyncio.run(factual_correctness("Paris is in France. It has 9 million people.",
                                           "Paris is in France. It is the capital.", judge=judge, claims="sentences"))
     assert out.value == pytest.approx(0.5)
     assert (out.explanation["precision"], out.explanation["recall"]) == (0.5, 0.5)
     assert [r["claim"] for r in out.explanation["fn"]] == ["It is the capital."]
+    assert len(judge.calls) == 2
 
 
-def test_long_texts_are_judged_in_slices():
+def test_each_sentence_is_judged_in_its_own_call_on_its_own_evidence():
     from ragsweep.metrics.generation import faithfulness
-    from ragsweep.metrics.judging import MAX_STATEMENTS
 
-    n = MAX_STATEMENTS + 3
-    answer = " ".join(f"Fact number {i} holds." for i in range(n))
-    judge = ScriptedLLM(lambda messages, schema: {"verdicts": ["yes"] * messages[-1]["content"].count("\n[")})
-    out = asyncio.run(faithfulness("Q?", answer, ["c"], judge=judge))
-    assert len(judge.calls) == 2 and out.explanation["total"] == n and out.value == 1.0
+    n = 15
+    facts = [f"Fact number {i} concerns the {word} gate." for i, word in
+             enumerate("north south east west upper lower inner outer old new main side back front grand".split())]
+    answer = " ".join(facts[:n])
+    judge = ScriptedLLM(lambda messages, schema: {"answer": "yes"})
+    out = asyncio.run(faithfulness("Q?", answer, [" ".join(reversed(facts))], judge=judge))
+    verdicts = [c for c in judge.calls if "<options>" not in c.messages[-1]["content"]]
+    assert len(verdicts) == n and out.explanation["total"] == n and out.value == 1.0
+    for fact, call in zip(facts, verdicts):
+        assert fact in call.messages[-1]["content"]
 
 
 GRADED = ("Paris is in France. It has 9 million people.", "Paris is in France. It is the capital.")

@@ -2,8 +2,8 @@
 and once the faults stop, the same scores as a fault-free run (from the cache).
 
 The server is a stdlib ``ThreadingHTTPServer`` on 127.0.0.1 speaking ``/v1/chat/completions``.
-Faults are planned per sample (the sample's tag ``sample-N`` is in the request) and per
-attempt, so the outcome does not depend on how concurrent requests interleave.
+Faults are planned per sample (the sample's tag, ``sample alpha`` for sample 0, is in the request)
+and per attempt of each distinct request, so the outcome does not depend on how concurrent requests interleave.
 """
 
 import asyncio
@@ -36,9 +36,10 @@ PLAN = {
 }
 UNRECOVERABLE = {6: "does not match schema", 7: "gave up after 1 retries", 8: "gave up after 1 retries"}
 METRICS = ["faithfulness", "hallucination", "context_precision", "context_recall"]
-SAMPLES = [RagSample(f"s{k}", question=f"Question about sample-{k}?", answer=f"Answer of sample-{k}.",
-                     contexts=tuple(f"Passage {i} of sample-{k}." for i in range(1, 2 + k % 3)),
-                     reference=f"Reference of sample-{k}.") for k in range(10)]
+_TAGS = "alpha bravo charlie delta echo foxtrot golf hotel india juliet".split()
+SAMPLES = [RagSample(f"s{k}", question=f"Question about sample {_TAGS[k]}?", answer=f"Answer of sample {_TAGS[k]}.",
+                     contexts=tuple(f"Passage {i} of sample {_TAGS[k]}." for i in range(1, 2 + k % 3)),
+                     reference=f"Reference of sample {_TAGS[k]}.") for k in range(10)]
 
 
 def good_reply(prompt: str, k: int, n: int) -> dict:
@@ -47,8 +48,8 @@ def good_reply(prompt: str, k: int, n: int) -> dict:
         return {"claims": [{"claim": f"claim {i}", "reason": "r", "verdict": v, "supporting": s, "contradicting": c}
                            for i, (v, s, c) in enumerate([("supported", [1], []), ("contradicted", [], [n]),
                                                           ("not_found", [], [])][: 1 + k % 3])]}
-    if prompt == "support_verdicts":
-        return {"verdicts": ["yes" if k % 2 else "no"]}
+    if prompt == "claim_check":
+        return {"answer": "yes" if k % 2 else "no"}
     if prompt == "chunk_verdicts":
         return {"verdicts": [{"chunk": i, "reason": "r", "relevant": (i + k) % 2 == 0} for i in range(1, n + 1)]}
     if prompt == "reference_claims_attribution":
@@ -100,13 +101,15 @@ class FaultyServer:
         body = json.loads(h.rfile.read(int(h.headers["content-length"])))
         messages = body["messages"]
         prompt = identify(messages).name
-        sample_text = next(m["content"] for m in reversed(messages) if "sample-" in m["content"])
-        k = int(re.search(r"sample-(\d+)", sample_text).group(1))
+        sample_text = next(m["content"] for m in reversed(messages) if "sample " in m["content"])
+        k = _TAGS.index(re.search(r"sample (\w+)", sample_text).group(1))
         n = len(re.findall(r"^\[\d+\] ", sample_text, re.MULTILINE))
         with self.lock:
             self.requests += 1
-            attempt = self.attempts.get((k, prompt), 0)
-            self.attempts[(k, prompt)] = attempt + 1
+            # One plan per distinct request (a repair of a reply continues its request's plan).
+            key = (k, prompt, next(m["content"] for m in messages if m["role"] == "user" and "sample " in m["content"]))
+            attempt = self.attempts.get(key, 0)
+            self.attempts[key] = attempt + 1
         plan = PLAN.get(k, []) if self.faults_on else []
         fault = plan[attempt] if attempt < len(plan) else "ok"
         if fault == "429":
@@ -149,8 +152,8 @@ def test_faults_lose_no_row_and_the_cache_restores_clean_scores(tmp_path):
 
         server.faults_on, server.attempts = True, {}
         faulty, judge = run(server, tmp_path / "faulty.sqlite")
-        # One retry per distinct call (4 prompts per sample: faithfulness's support_verdicts,
-        # hallucination's claims_verdicts, chunk verdicts, attribution) of samples 1-4, 7 and 8.
+        # One retry per distinct call (4 per sample: faithfulness's and context recall's claim_check,
+        # hallucination's claims_verdicts, chunk verdicts) of samples 1-4, 7 and 8.
         assert judge.inner.retries == 4 * 6
         assert [(r.sample_id, r.metric) for r in faulty] == [(r.sample_id, r.metric) for r in clean]
         for row, ref in zip(faulty, clean):

@@ -131,7 +131,7 @@ def test_judge_failure_becomes_an_error_row_with_the_reason():
     from ragsweep.metrics.errors import JudgeError
 
     judge = ScriptedLLM([JudgeError("server down")])
-    sample = RagSample("s", question="Q?", answer="A.", contexts=("c",))
+    sample = RagSample("s", question="Q?", answer="Paris is the capital.", contexts=("Paris is the capital of France.",))
     rows = asyncio.run(score_samples([sample], resolve(["faithfulness"]), judge=judge, progress=False))
     assert rows[0].result.status == "error" and "server down" in rows[0].result.explanation["reason"]
 

@@ -31,9 +31,11 @@ def test_four_core_metrics_cost_at_most_four_calls_on_five_contexts(tmp_path):
     inner = valid_replies()
     rows = score(FOUR, CachedLLM(inner, tmp_path / "llm.sqlite"))
     assert [r.result.status for r in rows] == ["ok"] * 4
-    assert len(inner.calls) <= 4  # Ragas: 2 (faithfulness) + 1 (relevancy, n=3) + 5 (one per context) + 1 = ~11
+    # Ragas: 2 (faithfulness) + 1 (relevancy, n=3) + 5 (one per context) + 1 = ~11. Here: one short
+    # claim_check per answer sentence and per reference sentence, each replying with one token.
+    assert len(inner.calls) <= 4
     assert sorted(identify(c.messages).name for c in inner.calls) == [
-        "chunk_verdicts", "question_generation", "reference_claims_attribution", "support_verdicts"]
+        "chunk_verdicts", "claim_check", "claim_check", "question_generation"]
 
 
 def test_shared_evidence_is_one_call_whatever_the_concurrency(tmp_path):
@@ -44,10 +46,11 @@ def test_shared_evidence_is_one_call_whatever_the_concurrency(tmp_path):
         rows = score(names, CachedLLM(inner, tmp_path / f"llm{concurrency}.sqlite"), concurrency=concurrency)
         assert all(r.result.status == "ok" for r in rows), [r.result.explanation for r in rows]
         calls = Counter(identify(c.messages).name for c in inner.calls)
-        # support_verdicts: faithfulness; claims_verdicts: vs contexts (hallucination, noise
-        # sensitivity) + vs reference; attribution: vs contexts + vs answer; chunk_verdicts: vs
-        # reference + vs answer; + question generation + claim verification.
-        assert calls == {"support_verdicts": 1, "claims_verdicts": 2, "reference_claims_attribution": 2,
+        # claim_check: faithfulness (the answer's sentence) and context recall (the reference's);
+        # claims_verdicts: vs contexts (hallucination, noise sensitivity) + vs reference; attribution:
+        # vs contexts (noise sensitivity) + vs answer; chunk_verdicts: vs reference + vs answer;
+        # + question generation + claim verification.
+        assert calls == {"claim_check": 2, "claims_verdicts": 2, "reference_claims_attribution": 2,
                          "chunk_verdicts": 2, "question_generation": 1, "claim_verification": 1}
 
 
@@ -59,16 +62,18 @@ def test_a_second_run_makes_no_call(tmp_path):
     assert len(inner.calls) == n and [r.result for r in again] == [r.result for r in first]
 
 
-def test_dry_run_says_four_calls_per_sample():
+def test_dry_run_says_the_calls_per_sample():
     judge = DryRunLLM()
     samples = [SAMPLE, RagSample("s2", question="Where?", answer="In Paris.", contexts=SAMPLE.contexts,
                                  reference="Paris.")]
     rows = score(FOUR, judge, samples=samples)
     assert all(r.result.status == "ok" for r in rows)
     report = dry_run_report(judge.calls, n_samples=2)
-    assert "judge calls: 8 (4.0 per sample)" in report
-    assert {c.prompt for c in judge.calls} == {"support_verdicts", "question_generation", "chunk_verdicts",
-                                               "reference_claims_attribution"}
+    # s1: a claim_check for its answer and one for its reference, question generation, chunk verdicts;
+    # s2 ("In Paris." against passages about the Curies): no passage sentence is about its answer or
+    # its reference, so neither is sent to the judge.
+    assert "judge calls: 6 (3.0 per sample)" in report
+    assert {c.prompt for c in judge.calls} == {"claim_check", "question_generation", "chunk_verdicts"}
     assert all(c.prompt_tokens > 0 and c.max_tokens for c in judge.calls)
 
 

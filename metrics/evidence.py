@@ -1,0 +1,96 @@
+"""Evidence per claim: the few context sentences that bear on one claim, and nothing else.
+
+A judge shown whole passages reads everything in them, instructions to a grader included, and a
+small judge is pulled by what it reads. Shown only the sentences that are *about the claim* -- the
+ones that share its words, numbers and names, or sit close to it in MiniLM's space -- it never
+sees text about something else, whatever that text says or in whatever language it says it. The
+defence therefore does not depend on any phrasing: a sentence is shown for what it shares with
+the claim, not withheld for what it looks like.
+
+Selection, per claim (with the question when the claim is short: a bare "1871" is about what the
+question asks):
+
+- every context sentence gets a relevance = its MiniLM cosine to the claim + the share of the
+  claim's content keys (words, numbers, names; :func:`metrics.offline.content_words`) it holds;
+- the :data:`TOP` best are kept when they hold at least one of the claim's (or the question's)
+  content keys, or their cosine is at least :data:`MIN_COSINE`;
+- each kept sentence brings the sentence before it in the same passage when that one also shares a
+  key with the claim or the question: "It rises 473 metres" needs the sentence that names "it".
+
+The sentences keep their passage order and are numbered from 1 in what the judge sees; the
+explanation lists them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from ragsweep.metrics import offline
+
+#: Sentences kept per claim (before their antecedents are added).
+TOP = 3
+#: A sentence that shares no content key with the claim or the question is kept only this close
+#: to the claim (a paraphrase in other words); below it, it is about something else.
+MIN_COSINE = 0.55
+#: A claim with at most this many content keys of its own is read with the question's keys too.
+SHORT_CLAIM = 3
+
+
+@dataclass(frozen=True)
+class Sentence:
+    """One context sentence: the passage it is in (0-based), its place there, its text."""
+
+    passage: int
+    position: int
+    text: str
+
+
+class EvidencePool:
+    """The contexts of one sample split into sentences, their keys and (lazily) their embeddings,
+    shared by every claim judged against them."""
+
+    def __init__(self, contexts: Sequence[str], embedder: object | None = None) -> None:
+        self.sentences = [Sentence(p, i, s) for p, ctx in enumerate(contexts)
+                          for i, s in enumerate(offline.sentences(ctx))]
+        self.keys = [set(offline.content_words(s.text)) for s in self.sentences]
+        self._embedder = embedder
+        self._vectors: np.ndarray | None = None
+
+    def vectors(self) -> np.ndarray | None:
+        if self._embedder is None or not self.sentences:
+            return None
+        if self._vectors is None:
+            self._vectors = np.asarray(self._embedder.embed([s.text for s in self.sentences]))  # type: ignore[attr-defined]
+        return self._vectors
+
+    def select(self, claim: str, question: str | None = None, top: int = TOP) -> list[Sentence]:
+        """The sentences that bear on ``claim``, in passage order (see the module docstring)."""
+        if not self.sentences:
+            return []
+        own = set(offline.content_words(claim))
+        asked = set(offline.content_words(question or ""))
+        keys = own | asked if len(own - asked) <= SHORT_CLAIM else own
+        vectors = self.vectors()
+        cosine = np.zeros(len(self.sentences))
+        if vectors is not None:
+            query = claim if keys is own else f"{question} {claim}"
+            cosine = vectors @ np.asarray(self._embedder.embed([query]))[0]  # type: ignore[union-attr]
+        shared = [len(keys & k) for k in self.keys]
+        relevance = [c + (n / len(keys) if keys else 0.0) for c, n in zip(cosine, shared)]
+        order = sorted(range(len(self.sentences)), key=lambda i: -relevance[i])
+        chosen = [i for i in order[:top] if shared[i] > 0 or cosine[i] >= MIN_COSINE]
+        related = own | asked
+        for i in list(chosen):
+            prev = i - 1
+            if (prev >= 0 and prev not in chosen and self.sentences[prev].passage == self.sentences[i].passage
+                    and related & self.keys[prev]):
+                chosen.append(prev)
+        return [self.sentences[i] for i in sorted(chosen)]
+
+
+def numbered(sentences: Sequence[Sentence]) -> list[str]:
+    """The texts as the judge sees them (the prompt numbers list items from 1)."""
+    return [s.text for s in sentences]

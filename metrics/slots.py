@@ -1,0 +1,199 @@
+"""Slot checks: for each number and name a claim asserts, what do its evidence sentences give there?
+
+A claim can hold every word of its evidence and still be wrong: "the tower is 906 metres tall" when
+906 metres is the height of the hall beside it. Asking a judge "is this supported?" invites a yes
+(every word is there); asking it to *fill the blank* -- "The tower is ___ metres tall", choosing among
+the values the evidence holds, without being shown the claim's own -- makes it read which value
+belongs to which thing (QA-based checking, as in QAGS, Wang et al. 2020, and QAFactEval, Fabbri et
+al. 2022; here extractive by construction: the options are spans of the evidence).
+
+A slot is checked only when the question is open: the claim's value is among the evidence's values
+of its kind and there is at least one other. A value the evidence does not hold is left to the
+word evidence of :mod:`metrics.offline` (a missing number already sinks a claim), and a value that is
+the only one of its kind has nothing to be confused with.
+
+The judge answers with one letter; P(claim's value) is read from the letter's log-probability,
+renormalised over the options offered (as :func:`metrics.judging.verdict_probability` does for yes/no).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from ragsweep.metrics import offline
+from ragsweep.metrics.llm.base import LLM
+from ragsweep.metrics.prompts import CLAIM_CHECK, SLOT_LETTERS, CheckInput, complete
+
+#: Most slots checked per claim (numbers first, then names not given by the question).
+MAX_SLOTS = 3
+NOT_STATED = "not stated"
+
+_NUMBER = re.compile(r"(?<![\w.])\d[\d,]*(?:\.\d+)?(?![\w])")
+_NAME = re.compile(r"[A-Z][\w'\-]*(?:\s+[A-Z][\w'\-]*)*")
+
+
+@dataclass(frozen=True)
+class Slot:
+    """One value of a claim: its text, its comparison key, its kind and where it stands."""
+
+    text: str
+    key: str
+    kind: str  # "number" | "name"
+    start: int
+    end: int
+
+
+def _number_key(text: str) -> str:
+    return text.replace(",", "").rstrip(".")
+
+
+def _name_parts(text: str) -> list[tuple[str, int, int]]:
+    """Capitalised runs in ``text`` with their leading stop words dropped ("The Neikouth Tower" ->
+    "Neikouth Tower"), as (text, start, end); a run of stop words only is none."""
+    out = []
+    for m in _NAME.finditer(text):
+        words = [(w.group(0), m.start() + w.start()) for w in re.finditer(r"\S+", m.group(0))]
+        while words and words[0][0].lower() in offline.STOP:
+            words.pop(0)
+        if words:
+            begin, end = words[0][1], words[-1][1] + len(words[-1][0])
+            out.append((text[begin:end], begin, end))
+    return out
+
+
+def _sentence_starts(text: str) -> set[int]:
+    starts = {0}
+    for m in re.finditer(r"[.!?]\s+", text):
+        starts.add(m.end())
+    return starts
+
+
+def values(text: str) -> list[Slot]:
+    """The numbers and names of ``text`` in order. A name is a run of capitalised words; a single
+    capitalised word that opens a sentence is a name only when it is capitalised elsewhere too (so
+    "Designed by ..." is not one, "Curie won ..." is when "Curie" recurs)."""
+    slots = [Slot(m.group(0).rstrip(".,"), _number_key(m.group(0)), "number", m.start(), m.start()
+                  + len(m.group(0).rstrip(".,"))) for m in _NUMBER.finditer(text)]
+    starts = _sentence_starts(text)
+    parts = _name_parts(text)
+    inner = {w for name, b, _ in parts if b not in starts for w in name.split()}
+    for name, b, e in parts:
+        if b in starts and " " not in name and name not in inner:
+            continue
+        slots.append(Slot(name, name.lower(), "name", b, b + len(name)))
+    return sorted(slots, key=lambda s: s.start)
+
+
+def _same(a: str, b: str) -> bool:
+    """Two keys name the same value: equal, or one name's words within the other's ("Tespaerkstead" and
+    "the city of Tespaerkstead" are one place; "Neikouth" and "Neikouth Tower" one tower)."""
+    if a == b:
+        return True
+    wa, wb = a.split(), b.split()
+    return bool(wa) and bool(wb) and (set(wa) <= set(wb) or set(wb) <= set(wa)) and not a.isdigit()
+
+
+def shape(slot: Slot) -> str:
+    """The kind of value a slot holds, read from its form: a name, a year (four digits from 1000 to
+    2199, no separator), or another number. A blank's options are values of its shape only: a
+    height is never offered for a year's blank."""
+    if slot.kind == "name":
+        return "name"
+    return "year" if re.fullmatch(r"1\d{3}|2[01]\d{2}", slot.text) else "number"
+
+
+def options_for(slot: Slot, evidence: Sequence[str], claim: str = "") -> list[str] | None:
+    """The distinct values of ``slot``'s shape in the evidence, when the question is open (the claim's
+    value among them and another beside it); else None. A value the rest of the claim already states
+    is no option for its blank ("___ succeeded Besset Vourkwae" is not filled by Besset Vourkwae)."""
+    others_in_claim = [v.key for v in values(claim) if (v.start, v.end) != (slot.start, slot.end)]
+    seen: list[Slot] = []
+    for sentence in evidence:
+        for v in values(sentence):
+            if shape(v) != shape(slot) or any(_same(v.key, s.key) for s in seen):
+                continue
+            if not _same(v.key, slot.key) and any(_same(v.key, k) for k in others_in_claim):
+                continue
+            seen.append(v)
+    if not any(_same(slot.key, s.key) for s in seen) or len(seen) < 2:
+        return None
+    mine = next(s for s in seen if _same(slot.key, s.key))
+    others = [s for s in seen if s is not mine][: len(SLOT_LETTERS) - 2]
+    return sorted([mine.text, *(s.text for s in others)], key=lambda t: evidence_order(t, evidence))
+
+
+def evidence_order(text: str, evidence: Sequence[str]) -> int:
+    joined = " ".join(evidence)
+    at = joined.find(text)
+    return at if at >= 0 else len(joined)
+
+
+def slots_to_check(claim: str, question: str | None) -> list[Slot]:
+    """The claim's values worth a check, at most :data:`MAX_SLOTS`: its numbers, then its names the
+    question does not give; the question's names too when the claim relates names and has fewer than
+    two of its own (who succeeded whom: a reversal swaps names the question holds)."""
+    asked = {s.key for s in values(question or "")}
+    mine = values(claim)
+    names = [s for s in mine if s.kind == "name"]
+    out = [s for s in mine if s.kind == "number" and s.key not in asked]
+    out += [s for s in names if not any(_same(s.key, a) for a in asked)]
+    if len(names) >= 2 and len(out) < 2:
+        out += [s for s in names if s not in out]
+    return sorted(out[:MAX_SLOTS], key=lambda s: s.start)
+
+
+def cloze(claim: str, slot: Slot) -> str:
+    return f"{claim[: slot.start]}___{claim[slot.end:]}"
+
+
+def _letter_probabilities(logprobs: Any, letters: Sequence[str]) -> dict[str, float] | None:
+    """P(letter) at the first position that lists one of ``letters`` among its top tokens,
+    renormalised over them; None without such a position."""
+    for position in logprobs or []:
+        if not position:
+            continue
+        probs: dict[str, float] = {}
+        for token, lp in position.items():
+            t = token.strip().strip('"').strip()
+            if t in letters:
+                probs[t] = probs.get(t, 0.0) + math.exp(lp)
+        if probs:
+            floor = math.exp(min(position.values()))
+            full = {letter: probs.get(letter, floor) for letter in letters}
+            total = sum(full.values())
+            return {k: v / total for k, v in full.items()}
+    return None
+
+
+async def check(judge: LLM, claim: str, question: str | None, evidence: Sequence[str]) -> list[dict[str, Any]]:
+    """The slot checks of one claim against its evidence sentences: per open slot, the options, the
+    judge's choice and P(the claim's value). Slots with no open question are not asked."""
+    rows: list[dict[str, Any]] = []
+    for slot in slots_to_check(claim, question):
+        options = options_for(slot, evidence, claim)
+        if options is None:
+            continue
+        offered = [*options, NOT_STATED]
+        letters = SLOT_LETTERS[: len(offered)]
+        text = "\n".join(f"{letter}: {value}" for letter, value in zip(letters, offered))
+        done = await complete(judge, CLAIM_CHECK, CheckInput(passages=list(evidence), question=question,
+                                                             statement=cloze(claim, slot), options=text),
+                              logprobs=True)
+        chosen = done.parsed.answer if done.parsed is not None else None
+        mine = letters[next(i for i, o in enumerate(options) if _same(slot.key, _key_of(o, slot.kind)))]
+        probs = _letter_probabilities(done.logprobs, letters)
+        if probs is None and chosen in letters:
+            probs = {letter: float(letter == chosen) for letter in letters}
+        chosen_value = offered[letters.index(chosen)] if chosen in letters else None
+        # A reply that names no option offered says nothing about the slot: p_claim None, no effect.
+        rows.append({"slot": slot.text, "kind": slot.kind, "cloze": cloze(claim, slot), "options": offered,
+                     "chosen": chosen_value, "p_claim": None if probs is None else probs[mine]})
+    return rows
+
+
+def _key_of(text: str, kind: str) -> str:
+    return _number_key(text) if kind == "number" else text.lower()
