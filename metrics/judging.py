@@ -25,6 +25,7 @@ from ragsweep.metrics.support import (  # noqa: F401 - re-exported: the blend's 
     BLEND,
     BLEND_BY_MODEL,
     CALIBRATION,
+    SLOT_WEIGHTS,
     blend_for,
     calibrate,
     calibrate_rows,
@@ -116,6 +117,17 @@ def expected_score(logprobs: Logprobs | None, chosen: int) -> tuple[float, dict[
     return (float(chosen) if dist is None else sum(k * p for k, p in dist.items())), dist
 
 
+def slot_penalty(slots: Sequence[dict[str, Any]]) -> float:
+    """The logit a claim loses to its slot checks: per kind, :data:`SLOT_WEIGHTS` x the logit of its
+    weakest slot's P(claim's value) when that is below 0.5 (:mod:`metrics.slots`)."""
+    total = 0.0
+    for kind, weight in SLOT_WEIGHTS.items():
+        got = [s["p_claim"] for s in slots if s["kind"] == kind and s["p_claim"] is not None]
+        if got:
+            total += weight * min(0.0, logit(min(got), eps=1e-3))
+    return total
+
+
 async def sentence_support(judge: LLM, question: str | None, statements: Sequence[str], passages: Sequence[str],
                            weights: dict[str, float] | None = None) -> list[dict[str, Any]]:
     """P(supported) of each statement against the passages, each judged on its own evidence.
@@ -125,7 +137,8 @@ async def sentence_support(judge: LLM, question: str | None, statements: Sequenc
     token's log-probability, and each open number or name of the statement gets a slot check
     (:mod:`metrics.slots`, one ``claim_check`` call each, same prompt prefix). The judge's probability and the
     deterministic evidence's (:func:`metrics.offline.judge_claims` with ``weights``) are blended in
-    logit space with :data:`BLEND`; a statement is then no more supported than its weakest slot.
+    logit space with :data:`BLEND`, and a slot filled with another value lowers it
+    (:func:`slot_penalty`). Slots are asked only of a statement the judge does not already reject.
     Without logprobs the judge's hard verdicts stand alone (1 or 0).
 
     Returns one row per statement: claim, p_supported, verdict, judge_verdict, p_judge, p_offline,
@@ -168,9 +181,13 @@ async def sentence_support(judge: LLM, question: str | None, statements: Sequenc
         # Hard verdicts (no logprobs) stand alone, so the formula is the field's exactly.
         p = pj if not done.logprobs else sigmoid(
             blend["judge"] * logit(pj) + blend["offline"] * logit(p_off) + blend["bias"])
-        slots = await check_slots(judge, statement, question, texts)
-        weakest = min((s["p_claim"] for s in slots if s["p_claim"] is not None), default=1.0)
-        row.update(p_supported=min(p, weakest), judge_verdict={"yes": "supported", "no": "not_supported"}.get(
+        # Slots only for a statement not already unsupported: they can lower it, never raise it.
+        slots = await check_slots(judge, statement, question, texts) if p >= 0.5 else []
+        if slots and done.logprobs:
+            p = sigmoid(logit(p) + slot_penalty(slots))
+        elif slots:  # hard verdicts: a slot filled with another value makes the claim unsupported
+            p = min([p, *(s["p_claim"] for s in slots if s["p_claim"] is not None)])
+        row.update(p_supported=p, judge_verdict={"yes": "supported", "no": "not_supported"}.get(
             verdict, verdict), p_judge=pj, p_offline=p_off, evidence=row.pop("reason"), shown=texts, slots=slots)
         row["verdict"] = "supported" if row["p_supported"] >= 0.5 else "not_supported"
         wrong = [s for s in slots if s["p_claim"] is not None and s["p_claim"] < 0.5

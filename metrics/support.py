@@ -19,12 +19,18 @@ def is_removed(sentence: str) -> bool:
     return REMOVED in (sentence or "")
 
 
-#: How a claim's judge probability and its deterministic evidence combine (fitted on ``tune``):
-#: logit P = judge x logit P(judge says yes) + offline x logit P(offline) + bias.
-#: On 15 HaluEval ``tune`` pairs the judge alone ranked 0.87 pairwise / 0.80 ROC-AUC, the evidence
-#: alone 0.83 / 0.83, and equal weights 1.00 / 0.92 (weights 0.25..2 on either side all gave
-#: 1.00 / 0.88-0.92): the two make different mistakes.
-BLEND = {"judge": 1.0, "offline": 1.0, "bias": 0.0}
+#: How a claim's judge probability and its deterministic evidence combine:
+#: logit P = judge x logit P(judge says yes) + offline x logit P(offline) + bias. The judge sees only
+#: the sentences about the claim (:mod:`metrics.evidence`), so its verdict carries most of the weight;
+#: the evidence's share is what sinks a value the contexts never state, which a small judge shown
+#: sentences that hold every other word of the claim still accepts. Chosen on the ``tune`` half of
+#: the adversarial families (``benchmarks/adversarial_families.py``) over offline weights 0-1.
+BLEND = {"judge": 1.0, "offline": 0.3, "bias": 0.0}
+#: How much a slot check (:mod:`metrics.slots`) that finds another value for one of the claim's
+#: numbers or names lowers it: logit P += weight x min(0, logit P(the claim's value)), per kind, with
+#: the claim's weakest slot of that kind. Only downwards: a slot the judge fills with the claim's
+#: value confirms nothing the verdict did not. Chosen with :data:`BLEND` on the same ``tune`` half.
+SLOT_WEIGHTS = {"number": 0.5, "name": 0.5}
 #: Judges whose verdicts measured no better than chance get their own blend. The packaged 0.5B's
 #: verdict probabilities on 60 HaluEval ``tune`` pairs ranked 0.50 pairwise / 0.43 ROC-AUC alone,
 #: and every judge weight above 0 lowered the blend (0.86 / 0.88 at 0; 0.83 / 0.86 at 0.1 to 1):
