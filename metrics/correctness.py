@@ -78,8 +78,10 @@ async def factual_correctness(answer: str, reference: str, *, judge: LLM, mode: 
     Range [0, 1], higher is better. Blank reference -> undefined; precision with no answer
     claim, recall with no reference claim, F with neither -> undefined; TP = 0 otherwise -> 0.
     Calls: one ``claims_verdicts`` (always: TP comes from it) and one
-    ``reference_claims_attribution`` (skipped for ``mode="precision"``). Evidence: TP/FP/FN
-    claim lists with reasons.
+    ``reference_claims_attribution`` (skipped for ``mode="precision"``); then each TP claim's open
+    numbers and names are slot-checked against the reference sentences about it (one short
+    ``claim_check`` each), and a claim whose value the reference gives otherwise is an FP.
+    Evidence: TP/FP/FN claim lists with reasons.
 
     ``claims="sentences"``: the claims are the two texts' sentences, judged with probabilities
     (one ``support_verdicts`` call each way, blended with the deterministic evidence as in
@@ -123,6 +125,8 @@ async def factual_correctness(answer: str, reference: str, *, judge: LLM, mode: 
         answer_side, reference_side = await asyncio.gather(forward, backward)
     tp = [{"claim": c.claim, "reason": c.reason} for c in answer_side.claims if c.verdict == "supported"]
     fp = [{"claim": c.claim, "reason": c.reason} for c in answer_side.claims if c.verdict != "supported"]
+    tp, caught = await _slot_checked(judge, question, tp, reference)
+    fp += caught
     fn = ([] if reference_side is None else
           [{"claim": c.claim, "reason": c.reason} for c in reference_side.claims if not c.attributed])
     evidence: dict[str, Any] = {"mode": mode, "tp": tp, "fp": fp, "fn": fn, **grain}
@@ -139,6 +143,29 @@ async def factual_correctness(answer: str, reference: str, *, judge: LLM, mode: 
     if not answer_side.claims and not n_ref:
         return MetricValue.undefined("no claims extracted from the answer or the reference", **evidence)
     return MetricValue.ok(f_beta(len(tp), len(fp), len(fn), beta), beta=beta, **evidence)
+
+
+async def _slot_checked(judge: LLM, question: str | None, tp: list[dict[str, Any]],
+                        reference: str) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """The claims the judge found supported, checked slot by slot against the reference sentences
+    about them (:mod:`metrics.slots`): one whose number or name the reference fills with another
+    value moves to FP, with that value in its reason. Returns (still TP, moved to FP)."""
+    from ragsweep.metrics.evidence import EvidencePool
+    from ragsweep.metrics.slots import check
+
+    pool = EvidencePool([reference])
+    kept, moved = [], []
+    for row in tp:
+        shown = [s.text for s in pool.select(row["claim"], question)]
+        slots = await check(judge, row["claim"], question, shown) if shown else []
+        wrong = [s for s in slots if s["p_claim"] is not None and s["p_claim"] < 0.5 and s["chosen"] is not None]
+        if wrong:
+            moved.append({"claim": row["claim"], "reason": "; ".join(
+                f"for {s['cloze']!r} the reference gives {s['chosen']!r}, not {s['slot']!r}" for s in wrong),
+                "slots": slots})
+        else:
+            kept.append({**row, "slots": slots} if slots else row)
+    return kept, moved
 
 
 async def _sentence_correctness(answer: str, reference: str, judge: LLM, mode: str, beta: float) -> MetricValue:

@@ -146,3 +146,26 @@ def test_selection_works_without_an_embedder_and_with_nothing_to_select():
 class _Unit:
     def embed(self, texts):
         return np.ones((len(texts), 3)) / math.sqrt(3)
+
+
+def test_correctness_moves_a_supported_claim_whose_value_the_reference_gives_otherwise_to_fp():
+    from ragsweep.metrics.correctness import factual_correctness
+    from ragsweep.metrics.prompts import identify
+
+    reference = "The Harl Tower rises 473 metres above the harbour. Beside it, Drom Hall is 906 metres tall."
+    claim = "The Harl Tower is 906 metres tall."
+
+    def reply(messages, schema):
+        name = identify(messages).name
+        if name == "claims_verdicts":  # a careless judge: every word of the claim is in the reference
+            return {"claims": [{"claim": claim, "reason": "stated", "verdict": "supported"}]}
+        if name == "reference_claims_attribution":
+            return {"claims": [{"claim": "The Harl Tower rises 473 metres.", "reason": "r", "attributed": True}]}
+        options = _section(_user(messages), "options")
+        return {"answer": next(ln.split(": ")[0] for ln in options.splitlines() if ln.endswith(": 473"))}
+
+    got = asyncio.run(factual_correctness(claim, reference, judge=ScriptedLLM(reply, logprobs=None),
+                                          question="How tall is the Harl Tower?"))
+    assert got.explanation["tp"] == [] and got.value == 0.0
+    (fp,) = got.explanation["fp"]
+    assert "the reference gives '473', not '906'" in fp["reason"]
