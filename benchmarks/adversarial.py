@@ -26,6 +26,7 @@ import argparse
 import asyncio
 import gzip
 import json
+import os
 import sys
 import time
 from collections import defaultdict
@@ -113,7 +114,8 @@ def build_judge(backend: str, cache: str | None) -> Any:
         return None
     from ragsweep.metrics.llm import CachedLLM, LocalLLM
 
-    llm: Any = LocalLLM(MODELS.get(backend, backend), n_ctx=4096)
+    # RAGSWEEP_THREADS: llama.cpp threads (default 2); 1 is faster on cores shared with other work.
+    llm: Any = LocalLLM(MODELS.get(backend, backend), n_ctx=4096, n_threads=int(os.environ.get("RAGSWEEP_THREADS", 2)))
     return CachedLLM(llm, Path(cache) / "llm.sqlite") if cache else llm
 
 

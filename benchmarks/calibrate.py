@@ -73,7 +73,9 @@ def build_judge(backend: str, cache: str | None) -> Any:
         return None
     from ragsweep.metrics.llm import CachedLLM, LocalLLM
 
-    llm: Any = LocalLLM(MODELS.get(backend, backend), n_ctx=4096)
+    # RAGSWEEP_THREADS: llama.cpp threads (default 2). On cores shared with other work, 1 thread
+    # avoids the stalls of two threads waiting on each other.
+    llm: Any = LocalLLM(MODELS.get(backend, backend), n_ctx=4096, n_threads=int(os.environ.get("RAGSWEEP_THREADS", 2)))
     if cache:
         llm = CachedLLM(llm, Path(cache) / "llm.sqlite")
     return llm
