@@ -45,15 +45,14 @@ BLEND_BY_MODEL: dict[str, dict[str, float]] = {
 #: HaluEval, QAGS and BEGIN: each set weighted equally, every statement labelled with its text's human
 #: label, and within a set the supported and unsupported statements weighted to a base rate of 69%
 #: supported (QAGS' real summarizer sentences; HaluEval is 1:1 by construction, which a plain fit
-#: would bake in: its map put supported answers at 0.74 on ``tune``, so a threshold of 0.8 would fail
-#: faithful answers). The 1.5B: 40 HaluEval pairs, 20 QAGS summaries, 40 BEGIN responses (174
-#: statements); ``none``: every ``tune`` row. See docs/trust/judged-metrics.md and benchmarks/results/2026-11-23-calibration.md for the
-#: held-out means and expected calibration error. Platt, not isotonic: a monotone map with no flat
-#: steps keeps every ranking figure as it was, and two parameters cannot overfit a few hundred
-#: labels. A judge not listed here is not calibrated (a = 1, b = 0) and its explanations say so.
+#: would bake in). The 1.5B's map is refitted whenever the sentence judge changes (the per-claim
+#: evidence and slot checks: 20 HaluEval pairs, 10 QAGS summaries, 20 BEGIN responses of ``tune``).
+#: Platt, not isotonic: a monotone map with no flat steps keeps every ranking figure as it was, and
+#: two parameters cannot overfit a few hundred labels. A judge not listed here is not calibrated
+#: (a = 1, b = 0) and its explanations say so. Held-out figures: docs/trust/judged-metrics.md.
 CALIBRATION: dict[str, tuple[float, float]] = {
     "none": (1.318, 0.440),
-    "qwen2.5-coder-1.5b-instruct-q4_k_m": (0.820, -0.398),
+    "qwen2.5-coder-1.5b-instruct-q4_k_m": (1.139, -0.999),
 }
 
 
