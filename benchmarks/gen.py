@@ -96,8 +96,8 @@ def specificity(testset: str, beir: str, split: str, k: int = 10) -> None:
     from ragsweep.gen.documents import read_beir
     from ragsweep.gen.testset import check_against, read_testset
     from ragsweep.harness.cache import Cache
-    from ragsweep.harness.pipeline import Pipeline
-    from ragsweep.harness.retriever import IndexSpec
+    from ragsweep.harness.pipeline.pipeline import Pipeline
+    from ragsweep.harness.pipeline.index import IndexSpec
     from ragsweep.metrics.embedding import OnnxMiniLM
 
     corpus = read_beir(beir, split)

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ragsweep.harness.board import Row
+from ragsweep.harness.board.model import Row
 from ragsweep.metrics.errors import InputError
 from ragsweep.metrics.spec import MetricSpec, RagSample
 from ragsweep.metrics.values import ScoredSample
@@ -236,7 +236,7 @@ async def ascore(data: Any, metrics: Sequence[str] | None = None, *, judge: Any 
                  concurrency: int | None = None, seed: int = 0, split: str | None = None,
                  progress: bool = False, empty_answers: str = "fail") -> Scores:
     """The async twin of :func:`score` (for code that already runs an event loop)."""
-    from ragsweep.harness.parts import build
+    from ragsweep.gen.parts import build
     from ragsweep.harness.score import choose_metrics
     from ragsweep.metrics.refusal import is_unanswerable
     from ragsweep.metrics.scoring import check_thresholds, metric_kwargs, score_samples
@@ -303,7 +303,7 @@ class Board:
     Attributes:
         dir: The sweep folder.
         sort_by: The metric the rows are ordered and compared by.
-        rows: One :class:`~ragsweep.harness.board.Row` per variant (failed jobs last).
+        rows: One :class:`~ragsweep.harness.board.model.Row` per variant (failed jobs last).
         metrics: The metric columns.
         paths: The leaderboard files written (csv, md, html).
     """
@@ -328,7 +328,7 @@ class Board:
         """The board as a DataFrame, the same table as ``leaderboard.csv``."""
         import pandas as pd
 
-        from ragsweep.harness.leaderboard import to_csv
+        from ragsweep.harness.board.leaderboard import to_csv
 
         return pd.read_csv(io.StringIO(to_csv(self.rows, self.metrics)))
 
@@ -357,7 +357,7 @@ def _sweep_sort_by(root: Path) -> str:
 def board(dir: str | Path, sort_by: str | None = None, *, baseline: str | None = None, alpha: float = 0.05,
           seed: int = 0, top: int | None = None, html: bool = True) -> Board:
     """Rebuild a sweep's leaderboard files (as ``ragsweep board``) and return the board."""
-    from ragsweep.harness.leaderboard import ranked, write
+    from ragsweep.harness.board.leaderboard import ranked, write
 
     root = Path(dir)
     sort_by = sort_by or _sweep_sort_by(root)
@@ -410,7 +410,7 @@ def rescore(dir: str | Path, metrics: Sequence[str], *, judge: Any = None, embed
             options: Mapping[str, Mapping[str, Any]] | None = None, seed: int = 0,
             sort_by: str | None = None, concurrency: int | None = None) -> Board:
     """Add ``metrics`` to a finished sweep from its run records (as ``ragsweep rescore``); return its board."""
-    from ragsweep.harness.parts import build
+    from ragsweep.gen.parts import build
     from ragsweep.harness.rescore import rescore as rescore_runs
     from ragsweep.metrics.catalogue import resolve
 
@@ -563,8 +563,8 @@ def generate(corpus: Any = "shipped", n: int = 20, *, llm: Any = None, out: str 
 
 def _app_target(app: Any, params: Mapping[str, Any] | None) -> tuple[str, Any]:
     """The target of an application object: a LangChain Runnable, a LlamaIndex query engine, or a function."""
-    from ragsweep.harness.frameworks import LangChainTarget, LlamaIndexTarget, is_query_engine, is_runnable
-    from ragsweep.harness.targets import CallableTarget
+    from ragsweep.harness.app.frameworks import LangChainTarget, LlamaIndexTarget, is_query_engine, is_runnable
+    from ragsweep.harness.app.targets import CallableTarget
 
     if is_runnable(app):
         return "langchain", LangChainTarget(app, params)
@@ -614,9 +614,9 @@ def run(*overrides: str, app: Any = None, dir: str | Path | None = None, name: s
     else:
         import re
 
-        from ragsweep.harness.board import collect, metric_names
+        from ragsweep.harness.board.model import collect, metric_names
         from ragsweep.harness.run import board_metric, run_job
-        from ragsweep.harness.targets import open_keys
+        from ragsweep.harness.app.targets import open_keys
 
         kind, target = _app_target(app, params)
         label = name or "0"
@@ -635,7 +635,7 @@ def run(*overrides: str, app: Any = None, dir: str | Path | None = None, name: s
         else:
             run_job(cfg, root / label, kind, target=target)
         return board(root, board_metric(metric_names(collect(root)), "mrr@10"))
-    from ragsweep.harness.board import collect, metric_names
+    from ragsweep.harness.board.model import collect, metric_names
     from ragsweep.harness.run import board_metric
 
     return board(root, board_metric(metric_names(collect(root)), _sweep_sort_by(root)))

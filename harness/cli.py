@@ -53,7 +53,7 @@ def _job_choices() -> dict[str, str]:
 
 @hydra.main(version_base="1.3", config_path="pkg://ragsweep.conf", config_name="sweep")
 def sweep_app(cfg: DictConfig) -> Any:
-    from ragsweep.harness.search import OPTUNA, record
+    from ragsweep.harness.optuna_search import OPTUNA, record
     from ragsweep.harness.sweep import run_job_safely
 
     logging.getLogger().setLevel(logging.INFO)
@@ -70,7 +70,7 @@ def sweep_app(cfg: DictConfig) -> Any:
 
 @hydra.main(version_base="1.3", config_path="pkg://ragsweep.conf", config_name="board")
 def board_app(cfg: DictConfig) -> None:
-    from ragsweep.harness.leaderboard import ranked, to_terminal, write
+    from ragsweep.harness.board.leaderboard import ranked, to_terminal, write
     from ragsweep.harness.outputs import jobs_outcome, write_failed
 
     if not cfg.dir:
@@ -176,7 +176,7 @@ def main(argv: list[str] | None = None) -> None:
 
         rest = apply(rest)
     if command == "run":  # target.params.top_k=5 adds a key: an application's settings are open-ended
-        from ragsweep.harness.targets import open_keys
+        from ragsweep.harness.app.targets import open_keys
 
         rest = open_keys(rest)
     refuse_secrets(rest)
@@ -185,7 +185,7 @@ def main(argv: list[str] | None = None) -> None:
         # for a run, so a documented command composes on a machine without the reader's data.
         validate(command, config_name, overrides_of(rest), jobs=not any(a in ("--cfg", "-c") for a in rest))
         if command == "sweep":  # an Optuna study: the sort metric's direction, the sweep's seed
-            from ragsweep.harness.search import sweeper_overrides
+            from ragsweep.harness.optuna_search import sweeper_overrides
 
             from ragsweep.metrics.errors import InputError
 

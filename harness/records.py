@@ -25,7 +25,7 @@ class Retrieved:
     ``same_as`` is set when the document is a copy of another (corpus option ``duplicates=equal``): the
     span of the original that this chunk's text stands for (for a sweep, the original's chunk with the
     most of it). Relevance is judged on it, so a copy is as relevant as its original and a group of
-    copies is found once (see ``harness/evaluate.py``).
+    copies is found once (see ``harness/pipeline/relevance.py``).
 
     ``hit`` is set when the span is a context expansion (``context=window|parent``): the ``(start, end)``
     of the chunk the search found inside it; a budget that cuts the span keeps the hit.

@@ -21,7 +21,7 @@ from omegaconf import DictConfig, OmegaConf
 
 from ragsweep.harness.cache import write_json
 from ragsweep.harness.outputs import write_failed
-from ragsweep.harness.parts import build
+from ragsweep.gen.parts import build
 from ragsweep.harness.records import Cut, read_runs
 from ragsweep.harness.runs import aggregate, applicable, score_variant, write_jsonl
 from ragsweep.metrics.catalogue import resolve
@@ -132,7 +132,7 @@ def _names(value: Any) -> list[str]:
 
 def run(cfg: DictConfig) -> tuple[dict[str, Path], int, str]:
     """Rescore ``cfg.dir`` and rebuild its leaderboard; return the board's paths and :func:`outcome`."""
-    from ragsweep.harness.leaderboard import build as build_board
+    from ragsweep.harness.board.leaderboard import build as build_board
 
     if not cfg.dir:
         raise InputError("which sweep folder? ragsweep rescore outputs/sweeps/<stamp> 'metrics=[...]'")

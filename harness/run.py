@@ -1,9 +1,9 @@
 """``ragsweep run``: the user's application over a test set, scored like a sweep variant.
 
 One Hydra job = one application version (a target and its ``target.params``). The job calls the
-application once per test question (:mod:`ragsweep.harness.calls`: bounded concurrency, timeouts,
+application once per test question (:mod:`ragsweep.harness.app.calls`: bounded concurrency, timeouts,
 retries, an append-only ``calls.jsonl`` it resumes from), locates every context string the
-application returned in the corpus (:mod:`ragsweep.harness.locate`), and writes the same files a
+application returned in the corpus (:mod:`ragsweep.harness.app.locate`), and writes the same files a
 sweep job writes, so ``ragsweep board`` and ``ragsweep rescore`` work on it:
 
 - ``runs.jsonl``: a :class:`RunSample` per question: ground truth, the located contexts as the
@@ -11,10 +11,10 @@ sweep job writes, so ``ragsweep board`` and ``ragsweep rescore`` work on it:
   with ``status: error`` (every metric of it ``error``), never dropped,
 - ``scores.jsonl`` and ``summary.json`` (one variant per job, with the application's cost: calls,
   errors, latency p50/p95, tokens, and how its contexts were located; with conversations in the
-  test set, the share of turns answered well by turn index: :mod:`ragsweep.harness.conversation`).
+  test set, the share of turns answered well by turn index: :mod:`ragsweep.harness.pipeline.conversation`).
 
 A conversation sample is sent as its last user turn with the turns before it
-(:mod:`ragsweep.harness.targets`, "Conversations").
+(:mod:`ragsweep.harness.app.targets`, "Conversations").
 
 **Relevance for a black-box application.** A located context is relevant when it overlaps a gold
 span -- the sweep's rule. Hit, MRR and the span metrics need nothing more. Recall, nDCG and MAP also
@@ -44,16 +44,16 @@ from omegaconf import DictConfig, OmegaConf
 from ragsweep.gen.documents import Corpus
 from ragsweep.gen.testset import TestSample
 from ragsweep.harness.cache import write_json
-from ragsweep.harness.leaderboard import LeaderboardCallback
-from ragsweep.harness.calls import CallLog, CallPolicy, call_all, pending
-from ragsweep.harness.conversation import conversation_summary, history_of
-from ragsweep.harness.evaluate import copy_grades, stand_ins
-from ragsweep.harness.locate import Locator
-from ragsweep.harness.parts import build
+from ragsweep.harness.board.leaderboard import LeaderboardCallback
+from ragsweep.harness.app.calls import CallLog, CallPolicy, call_all, pending
+from ragsweep.harness.pipeline.conversation import conversation_summary, history_of
+from ragsweep.harness.pipeline.relevance import copy_grades, stand_ins
+from ragsweep.harness.app.locate import Locator
+from ragsweep.gen.parts import build
 from ragsweep.harness.records import Cut, Retrieved, RunSample
 from ragsweep.harness.runs import aggregate, applicable, score_variant, write_jsonl
-from ragsweep.harness.sweep import load_samples
-from ragsweep.harness.targets import Target
+from ragsweep.harness.testsets import load_samples
+from ragsweep.harness.app.targets import Target
 from ragsweep.metrics.catalogue import resolve
 from ragsweep.metrics.errors import InputError
 from ragsweep.metrics.retrieval import credit_once, span_gains
@@ -288,7 +288,7 @@ class RunLeaderboardCallback(LeaderboardCallback):
     not one of them (an application that reports no contexts has no retrieval metrics)."""
 
     def on_multirun_end(self, config: DictConfig, **kwargs: Any) -> None:
-        from ragsweep.harness.board import collect, metric_names
+        from ragsweep.harness.board.model import collect, metric_names
 
         try:
             metrics = metric_names(collect(config.hydra.sweep.dir, self.seed))

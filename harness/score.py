@@ -41,7 +41,7 @@ from omegaconf import DictConfig, OmegaConf
 from ragsweep.gen.formats.layouts import USUAL
 from ragsweep.harness.cache import atomic_write
 from ragsweep.harness.outputs import check_writable, config_yaml, named_by_clock, save
-from ragsweep.harness.parts import build
+from ragsweep.gen.parts import build
 from ragsweep.harness.score_tables import (  # noqa: F401 - the reading side, imported from here by callers
     Table,
     conversation_cell,

@@ -1,7 +1,7 @@
 """``ragsweep sweep``: one Hydra job = one (corpus, chunker, embedder, index, context) variant, every top-K.
 
 The job searches once at the largest K and scores each K from that ranking (with ``context=window``
-or ``parent``, each hit expanded into what is passed on: ``harness/context.py``). It writes into its
+or ``parent``, each hit expanded into what is passed on: ``harness/pipeline/context.py``). It writes into its
 Hydra job folder:
 
 - ``runs.jsonl``: a :class:`RunSample` per test sample: its ground truth, what was retrieved (at the
@@ -13,7 +13,7 @@ Hydra job folder:
   for ``query=multi_query|hyde`` and ``rerank=llm|cross_encoder`` what they spent: ``query_rewrite``
   and ``rerank``, with calls, tokens and seconds per query).
 
-Query rewriting (``harness/rewrite.py``) changes what is searched; reranking (``harness/rerank.py``)
+Query rewriting (``harness/pipeline/rewrite.py``) changes what is searched; reranking (``harness/pipeline/rerank.py``)
 reorders the top ``rerank.top_n`` chunks found, before any context expansion, so every K, budget and
 context option passes on the reranked order and the retrieval metrics score it.
 
@@ -24,7 +24,6 @@ bad option) stops the command with exit code 2 and a one-line message.
 from __future__ import annotations
 
 import logging
-import random
 import time
 import traceback
 from collections.abc import Mapping
@@ -34,18 +33,18 @@ from typing import Any
 from omegaconf import DictConfig, OmegaConf
 
 from ragsweep.gen.chunking import WholeDocument
-from ragsweep.gen.documents import Corpus, shipped_corpus_path, shipped_testset_path
-from ragsweep.gen.testset import TestSample, check_against, read_testset, samples_from_qrels
+from ragsweep.gen.documents import Corpus
+from ragsweep.gen.testset import TestSample
 from ragsweep.harness.cache import Cache, write_json
-from ragsweep.harness.conversation import conversation_summary, has_conversations, history_of, queries, query_mode
-from ragsweep.harness.evaluate import ChunkLocator, copy_grades, restate, stand_ins
-from ragsweep.harness.parts import build
-from ragsweep.harness.pipeline import Pipeline
+from ragsweep.harness.pipeline.conversation import conversation_summary, has_conversations, history_of, queries, query_mode
+from ragsweep.harness.pipeline.relevance import ChunkLocator, copy_grades, stand_ins
+from ragsweep.gen.parts import build
+from ragsweep.harness.pipeline.pipeline import Pipeline
 from ragsweep.harness.records import Cut, Retrieved, RunSample
-from ragsweep.harness.rerank import Reranker
-from ragsweep.harness.rewrite import QueryRewriter
+from ragsweep.harness.pipeline.rerank import Reranker
+from ragsweep.harness.pipeline.rewrite import QueryRewriter
 from ragsweep.harness.runs import aggregate, applicable, score_variant, write_jsonl
-from ragsweep.harness.testsets import load_for_corpus
+from ragsweep.harness.testsets import check_max_queries, load_samples, subset
 from ragsweep.metrics.catalogue import resolve
 from ragsweep.metrics.errors import InputError
 from ragsweep.metrics.llm.meter import Meter
@@ -56,26 +55,6 @@ log = logging.getLogger(__name__)
 GROUPS = ("corpus", "chunker", "embedder", "retrieval", "index")
 
 
-def load_samples(testset: str | None, corpus: Corpus, testset_format: str | None = None,
-                 locate: Mapping[str, Any] | None = None, cache: Cache | None = None) -> list[TestSample]:
-    """The test set to run: the file given, else the corpus's own (BEIR qrels, or the shipped set).
-
-    The file may be in any format of :mod:`gen.formats` (``testset_format``, or detected); the
-    reference contexts of an imported one are located in the corpus as evidence spans (``locate``;
-    the locations kept in ``cache``, so the jobs of a sweep locate once).
-    Evidence on a copy of a document is restated on its original (corpus option ``duplicates``).
-    """
-    if testset:
-        samples = restate(load_for_corpus(testset, corpus, testset_format, locate, cache), corpus, str(testset))
-        check_against(samples, corpus, str(testset))
-        return samples
-    if corpus.qrels is not None:
-        return samples_from_qrels(corpus)
-    if Path(corpus.source).resolve() == shipped_corpus_path().resolve():
-        samples = restate(read_testset(shipped_testset_path()), corpus, str(shipped_testset_path()))
-        check_against(samples, corpus, str(shipped_testset_path()))
-        return samples
-    raise InputError(f"{corpus.source}: no test set for this corpus: pass testset=PATH (write one with `ragsweep gen`)")
 
 
 def prepare_testset(cfg: DictConfig, corpus: Corpus) -> tuple[list[TestSample], dict[str, Any]]:
@@ -132,20 +111,8 @@ def search_depth(cuts: list[Cut], chunks: list[Any], qrels_on_chunks: bool, expa
     return max(1, min(deepest, len(chunks))) if chunks else max(1, deepest)
 
 
-def check_max_queries(n: Any) -> None:
-    if n is not None and (isinstance(n, bool) or not isinstance(n, int) or n < 1):
-        raise InputError(f"max_queries must be a positive integer or null, got {n!r}")
 
 
-def subset(samples: list[TestSample], n: Any, seed: int) -> list[TestSample]:
-    """``max_queries``: ``n`` samples drawn with ``seed`` (kept in test-set order); None: all."""
-    if n is None:
-        return samples
-    check_max_queries(n)
-    if n >= len(samples):
-        return samples
-    keep = set(random.Random(seed).sample(range(len(samples)), n))
-    return [s for i, s in enumerate(samples) if i in keep]
 
 
 def check_llm_uses(cfg: DictConfig) -> None:
@@ -283,7 +250,7 @@ def run_records(name: str, samples: list[TestSample], retrieved: list[list[Retri
     """The job's run records: each question with its ground truth, ranked retrieval and answers per K.
 
     A chunk of a copy of a document carries what it stands for in the original (``same_as``), and
-    document judgements judge each group of copies once (``harness/evaluate.py``).
+    document judgements judge each group of copies once (``harness/pipeline/relevance.py``).
     """
     out = []
     for i, (s, got) in enumerate(zip(samples, retrieved)):

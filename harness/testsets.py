@@ -13,6 +13,7 @@ still score it). ``sweep``, ``run`` and ``convert`` print how many contexts were
 from __future__ import annotations
 
 import logging
+import random
 import re
 import time
 from collections import Counter
@@ -24,13 +25,13 @@ from typing import Any
 import hydra
 from omegaconf import DictConfig
 
-from ragsweep.gen.documents import Corpus, Span
+from ragsweep.gen.documents import Corpus, Span, shipped_corpus_path, shipped_testset_path
 from ragsweep.gen.formats import FORMATS, SUFFIXES, Imported, check_format, output_format, read_external, write_external
 from ragsweep.gen.formats.rows import parse_span_id
-from ragsweep.gen.testset import TestSample, check_against
+from ragsweep.gen.testset import TestSample, check_against, read_testset, samples_from_qrels
 from ragsweep.harness.cache import Cache, make_key
-from ragsweep.harness.evaluate import restate
-from ragsweep.harness.locate import LOCATE_VERSION, Location, Locator
+from ragsweep.harness.pipeline.relevance import restate
+from ragsweep.harness.app.locate import LOCATE_VERSION, Location, Locator
 from ragsweep.metrics.errors import InputError, fail
 
 log = logging.getLogger("ragsweep")
@@ -236,7 +237,7 @@ def output_format_of(out: str | Path, format: str | None) -> tuple[str, str]:
 
 def convert(cfg: DictConfig) -> Path:
     """Read ``cfg.input`` and write it to ``cfg.out`` in ``cfg.format``; print what was done."""
-    from ragsweep.harness.parts import build
+    from ragsweep.gen.parts import build
 
     fmt, why = output_format_of(cfg.out, cfg.format)
     check_format(cfg.input_format)
@@ -258,3 +259,41 @@ def convert_app(cfg: DictConfig) -> None:
         convert(cfg)
     except InputError as exc:
         fail(str(exc))
+
+
+def load_samples(testset: str | None, corpus: Corpus, testset_format: str | None = None,
+                 locate: Mapping[str, Any] | None = None, cache: Cache | None = None) -> list[TestSample]:
+    """The test set to run: the file given, else the corpus's own (BEIR qrels, or the shipped set).
+
+    The file may be in any format of :mod:`gen.formats` (``testset_format``, or detected); the
+    reference contexts of an imported one are located in the corpus as evidence spans (``locate``;
+    the locations kept in ``cache``, so the jobs of a sweep locate once).
+    Evidence on a copy of a document is restated on its original (corpus option ``duplicates``).
+    """
+    if testset:
+        samples = restate(load_for_corpus(testset, corpus, testset_format, locate, cache), corpus, str(testset))
+        check_against(samples, corpus, str(testset))
+        return samples
+    if corpus.qrels is not None:
+        return samples_from_qrels(corpus)
+    if Path(corpus.source).resolve() == shipped_corpus_path().resolve():
+        samples = restate(read_testset(shipped_testset_path()), corpus, str(shipped_testset_path()))
+        check_against(samples, corpus, str(shipped_testset_path()))
+        return samples
+    raise InputError(f"{corpus.source}: no test set for this corpus: pass testset=PATH (write one with `ragsweep gen`)")
+
+
+def check_max_queries(n: Any) -> None:
+    if n is not None and (isinstance(n, bool) or not isinstance(n, int) or n < 1):
+        raise InputError(f"max_queries must be a positive integer or null, got {n!r}")
+
+
+def subset(samples: list[TestSample], n: Any, seed: int) -> list[TestSample]:
+    """``max_queries``: ``n`` samples drawn with ``seed`` (kept in test-set order); None: all."""
+    if n is None:
+        return samples
+    check_max_queries(n)
+    if n >= len(samples):
+        return samples
+    keep = set(random.Random(seed).sample(range(len(samples)), n))
+    return [s for i, s in enumerate(samples) if i in keep]

@@ -176,3 +176,58 @@ def test_layers_point_one_way():
            for layer, banned in FORBIDDEN.items() if module == layer or module.startswith(layer + ".")
            for e in out if any(e.target == b or b != ROOT and e.target.startswith(b + ".") for b in banned)]
     assert not bad, "layering violations:\n" + "\n".join(bad)
+
+
+HARNESS = "ragsweep.harness"
+#: the ways in (docs/reference/layout.md): they call the commands; nothing calls them.
+FRONT_DOORS = tuple(f"{HARNESS}.{m}" for m in ("api", "cli", "ragas_once", "pytest_plugin", "overrides"))
+#: wing -> the wings it must never import.
+WING_BANS = {"pipeline": ("app", "board"), "board": ("pipeline",), "app": ("board",)}
+#: what a wing may import from the harness root: the shared leaves, never a command or a front door.
+WING_MAY_USE = (f"{HARNESS}.cache", f"{HARNESS}.records")
+
+
+def _inside(module: str, package: str) -> bool:
+    return module == package or module.startswith(package + ".")
+
+
+def _wing(module: str) -> str | None:
+    return next((w for w in WING_BANS if _inside(module, f"{HARNESS}.{w}")), None)
+
+
+def wing_violations(edges: dict[str, list[Edge]]) -> list[str]:
+    """Every import that breaks a wing rule, as a readable line."""
+    bad = []
+    for module, out in edges.items():
+        wing = _wing(module)
+        for e in out:
+            if not _inside(e.target, HARNESS) or e.target == HARNESS:
+                continue
+            if any(_inside(e.target, d) for d in FRONT_DOORS) and module not in (ROOT, *FRONT_DOORS):
+                bad.append(f"{e}  (only a front door imports a front door)")
+            if wing is None:
+                continue
+            target_wing = _wing(e.target)
+            if target_wing in WING_BANS[wing]:
+                bad.append(f"{e}  ({wing}/ must not import {target_wing}/)")
+            elif target_wing is None and e.target not in WING_MAY_USE:
+                bad.append(f"{e}  ({wing}/ uses only {', '.join(WING_MAY_USE)} of the harness root)")
+    return bad
+
+
+def test_wing_rules_catch_each_kind_of_break():
+    edges = {f"{HARNESS}.pipeline.index": [Edge(f"{HARNESS}.pipeline.index", f"{HARNESS}.board.model", 3)],
+             f"{HARNESS}.board.plots": [Edge(f"{HARNESS}.board.plots", f"{HARNESS}.pipeline.context", 4),
+                                        Edge(f"{HARNESS}.board.plots", f"{HARNESS}.records", 5)],
+             f"{HARNESS}.app.calls": [Edge(f"{HARNESS}.app.calls", f"{HARNESS}.sweep", 6)],
+             f"{HARNESS}.score": [Edge(f"{HARNESS}.score", f"{HARNESS}.cli", 7)],
+             f"{HARNESS}.cli": [Edge(f"{HARNESS}.cli", f"{HARNESS}.ragas_once", 8)]}
+    got = wing_violations(edges)
+    assert [line.split("  (")[1] for line in got] == [
+        "pipeline/ must not import board/)", "board/ must not import pipeline/)",
+        f"app/ uses only {', '.join(WING_MAY_USE)} of the harness root)", "only a front door imports a front door)"]
+
+
+def test_harness_wings_keep_apart():
+    bad = wing_violations(graph())
+    assert not bad, "wing rule violations:\n" + "\n".join(bad)

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from ragsweep.harness.records import Retrieved
-from ragsweep.harness.rerank import (
+from ragsweep.harness.pipeline.rerank import (
     RELEVANCE,
     CrossEncoderReranker,
     LLMReranker,

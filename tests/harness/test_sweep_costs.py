@@ -14,7 +14,7 @@ import pytest
 from hydra import compose, initialize_config_module
 
 import ragsweep.harness.sweep as sweep
-from ragsweep.harness.leaderboard import build as build_board
+from ragsweep.harness.board.leaderboard import build as build_board
 from ragsweep.metrics.llm import CachedLLM, ScriptedLLM
 
 CHOICES = {"corpus": "shipped", "chunker": "recursive", "embedder": "minilm", "index": "flat"}

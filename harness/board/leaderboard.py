@@ -1,6 +1,6 @@
 """The leaderboard files: a row per variant, a mean with a 95% bootstrap CI and counts per metric, best first.
 
-The rows come from :mod:`ragsweep.harness.board` (rebuilt from the per-sample scores at any time,
+The rows come from :mod:`ragsweep.harness.board.model` (rebuilt from the per-sample scores at any time,
 ``ragsweep board DIR``). Every variant is compared with a baseline (default: the best mean) on the
 ordering metric, paired by sample (:mod:`harness.compare`); the table marks what is significantly
 worse and what ties. Failed jobs (``error.json``) are listed at the bottom with their error.
@@ -18,7 +18,7 @@ from typing import Any
 from hydra.experimental.callback import Callback
 from omegaconf import DictConfig
 
-from ragsweep.harness.board import (
+from ragsweep.harness.board.model import (
     Row,
     attach_comparisons,
     collect,
@@ -31,11 +31,11 @@ from ragsweep.harness.board import (
     shown,
     varying_params,
 )
-from ragsweep.harness import explorer
-from ragsweep.harness.compare import Comparison
-from ragsweep.harness.report_html import render
-from ragsweep.harness.search import study_report
-from ragsweep.harness.search import to_markdown as study_markdown
+from ragsweep.harness.board import explorer
+from ragsweep.harness.board.compare import Comparison
+from ragsweep.harness.board.html import render
+from ragsweep.harness.board.study import study_report
+from ragsweep.harness.board.study import to_markdown as study_markdown
 from ragsweep.metrics.errors import InputError
 from ragsweep.metrics.staging import staged
 

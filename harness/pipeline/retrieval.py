@@ -2,7 +2,7 @@
 
 The ``retrieval`` config group picks one:
 
-- ``dense``: the embedder's vectors in the FAISS index (``harness/retriever.py``).
+- ``dense``: the embedder's vectors in the FAISS index (``harness/pipeline/index.py``).
 - ``bm25``: Okapi BM25 over the chunk texts with ``bm25s`` (Lù, 2024: sparse-matrix BM25, the
   Lucene, Robertson, ATIRE, BM25L and BM25+ variants, numpy only, an index that saves to plain
   arrays). Chosen over ``rank_bm25`` (pure-Python scoring, minutes per query set on SciFact) and

@@ -11,8 +11,8 @@ run's fingerprint, as they never change an answer).
   Secret headers come from environment variables named in the config, never from the config itself.
 - ``python``: ``module:function`` (sync or async), called as ``function(question, **params)``,
   returning a string or ``{"answer": ..., "contexts": [...], "usage": {...}}``.
-- ``langchain`` and ``llamaindex`` (:mod:`ragsweep.harness.frameworks`), ``openai``
-  (:mod:`ragsweep.harness.openai_target`).
+- ``langchain`` and ``llamaindex`` (:mod:`ragsweep.harness.app.frameworks`), ``openai``
+  (:mod:`ragsweep.harness.app.openai_target`).
 
 ``params`` is how one application becomes several variants: every key is passed through to the
 application (a body field, a keyword argument) and names the variant on the leaderboard.

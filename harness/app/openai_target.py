@@ -3,7 +3,7 @@ reference retriever in front.
 
 Alone, the model gets the question and nothing else (a closed-book baseline: its answer metrics
 only). With ``retrieve: true`` the run's corpus is chunked, embedded and searched by the same
-:class:`~ragsweep.harness.pipeline.Pipeline` a sweep uses (cached alike), and the model answers
+:class:`~ragsweep.harness.pipeline.pipeline.Pipeline` a sweep uses (cached alike), and the model answers
 from the top-``k`` chunks, numbered; those chunks are the contexts the run locates and scores.
 
 In a conversation the earlier turns are sent as the chat's earlier messages, and the retriever
@@ -22,7 +22,7 @@ from typing import Any
 
 from omegaconf import OmegaConf
 
-from ragsweep.harness.targets import RETRYABLE_STATUS, Reply, Target, TargetError, messages_of
+from ragsweep.harness.app.targets import RETRYABLE_STATUS, Reply, Target, TargetError, messages_of
 from ragsweep.metrics.errors import InputError, looks_like_key, register_secret
 
 SYSTEM = ("Answer the question using only the numbered contexts. Be brief: one or two sentences. "
@@ -83,8 +83,8 @@ class OpenAITarget(Target):
 
     def _build_pipeline(self) -> Any:
         from ragsweep.harness.cache import Cache
-        from ragsweep.harness.parts import build
-        from ragsweep.harness.pipeline import Pipeline
+        from ragsweep.gen.parts import build
+        from ragsweep.harness.pipeline.pipeline import Pipeline
 
         parts = self._parts["retriever"] or {}
         if self._parts["corpus"] is None or not {"chunker", "embedder", "index"} <= set(parts):
