@@ -35,7 +35,6 @@ def throughput(backend: str, n: int, seed: int, overrides: list[str] = ()) -> di
     """Run one backend on the shipped corpus with a fresh cache; return its figures."""
     from hydra import compose, initialize_config_module
     from omegaconf import open_dict
-
     from ragsweep.gen.app import gen_config, make_writer
     from ragsweep.gen.documents import read_shipped
     from ragsweep.gen.generate import generate
@@ -96,8 +95,8 @@ def specificity(testset: str, beir: str, split: str, k: int = 10) -> None:
     from ragsweep.gen.documents import read_beir
     from ragsweep.gen.testset import check_against, read_testset
     from ragsweep.harness.cache import Cache
-    from ragsweep.harness.pipeline.pipeline import Pipeline
     from ragsweep.harness.pipeline.index import IndexSpec
+    from ragsweep.harness.pipeline.pipeline import Pipeline
     from ragsweep.metrics.embedding import OnnxMiniLM
 
     corpus = read_beir(beir, split)

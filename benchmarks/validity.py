@@ -57,8 +57,8 @@ ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT.parent / "shared" / "data"
 
 from ragsweep.harness.board.compare import compare  # noqa: E402
-from ragsweep.harness.pipeline.retrieval import Retrieval, retrieval  # noqa: E402
 from ragsweep.harness.pipeline.index import IndexSpec  # noqa: E402
+from ragsweep.harness.pipeline.retrieval import Retrieval, retrieval  # noqa: E402
 from ragsweep.metrics.retrieval import ndcg_at_k, recall_at_k  # noqa: E402
 
 METRICS = ("ndcg@10", "recall@10")

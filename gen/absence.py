@@ -32,10 +32,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
+
 from ragsweep.gen.chunking import sentence_spans
 from ragsweep.gen.documents import Corpus
 from ragsweep.gen.units import _STOP_ENTITIES, answer_phrases
-from ragsweep.metrics.offline import STOP, content_words
+from ragsweep.metrics import STOP, content_words
 
 #: Content-word keys of the nouns a wh-phrase brings ("in what year", "what percentage", "how much"):
 #: the question's own words, not the corpus's.

@@ -24,8 +24,7 @@ from ragsweep.gen.parts import build
 from ragsweep.gen.testset import KINDS, read_testset, write_testset
 from ragsweep.gen.topup import append_samples, fresh_ids, read_base
 from ragsweep.gen.units import UNITS
-from ragsweep.metrics.errors import EXIT_NOT_SCORED, InputError, fail
-from ragsweep.metrics.staging import staged
+from ragsweep.metrics import EXIT_NOT_SCORED, InputError, fail, staged
 
 log = logging.getLogger("ragsweep")
 
@@ -187,7 +186,7 @@ def write_or_keep(write: Any, out: Path, run_dir: Path) -> dict[str, Path]:
 
 def run(cfg: DictConfig, run_dir: Path) -> dict[str, Any]:
     """Generate and write the test set; return the files written and ``n_new``, the samples this run added."""
-    from ragsweep.metrics.llm.factory import concurrency_of
+    from ragsweep.metrics import concurrency_of
 
     check_n(cfg.n)
     out = out_path(cfg, run_dir)
@@ -203,7 +202,7 @@ def run(cfg: DictConfig, run_dir: Path) -> dict[str, Any]:
                                                   if s.provenance.get("candidate")))
     embed = None
     if cfg.gates.embed:
-        from ragsweep.metrics.embedding import OnnxMiniLM
+        from ragsweep.metrics import OnnxMiniLM
 
         embed = OnnxMiniLM().embed
     # Questions are written from originals only, so no evidence is pinned to one of several copies.

@@ -26,7 +26,7 @@ from functools import cached_property
 from typing import Any
 
 from ragsweep.gen.documents import Document
-from ragsweep.metrics.errors import InputError
+from ragsweep.metrics import InputError
 
 
 @dataclass(frozen=True)
@@ -220,7 +220,7 @@ class TokenChunker(Chunker):
 
     @cached_property
     def _tokenizer(self) -> Any:
-        from ragsweep.metrics.embedding import load_tokenizer
+        from ragsweep.metrics import load_tokenizer
 
         tok = load_tokenizer(self.tokenizer_name)
         tok.no_truncation()

@@ -27,7 +27,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-from ragsweep.metrics.errors import InputError
+
+from ragsweep.metrics import InputError
 
 log = logging.getLogger(__name__)
 

@@ -33,6 +33,7 @@ from dataclasses import replace
 from typing import Any
 
 from pydantic import BaseModel, Field
+
 from ragsweep.gen.documents import Corpus, Span
 from ragsweep.gen.gates import (
     GateConfig,
@@ -44,7 +45,7 @@ from ragsweep.gen.gates import (
 )
 from ragsweep.gen.testset import FOLLOW_UP_KIND, TestSample
 from ragsweep.gen.units import Unit
-from ragsweep.metrics.prompts.core import Prompt
+from ragsweep.metrics import Prompt
 
 #: Subject, possessive and object forms of the pronoun a follow-up puts in place of its subject.
 FORMS = {"it": ("it", "its", "it"), "she": ("she", "her", "her"), "he": ("he", "his", "him")}

@@ -21,7 +21,7 @@ from ragsweep.gen.absence import question_words
 from ragsweep.gen.documents import Corpus
 from ragsweep.gen.kinds import kind_problem
 from ragsweep.gen.testset import UNANSWERABLE_KIND, TestSample
-from ragsweep.metrics.offline import content_words
+from ragsweep.metrics import content_words
 
 REASONS: dict[str, str] = {
     "write_failed": "the writer produced no usable output (model error, broken JSON after one repair)",

@@ -44,9 +44,7 @@ from ragsweep.gen.roundtrip import agreement, answer_from_evidence
 from ragsweep.gen.testset import FOLLOW_UP_KIND, KINDS, UNANSWERABLE_KIND, TestSample
 from ragsweep.gen.units import Unit, corpus_units, names_subject, unit_topics
 from ragsweep.gen.writer import Draft, WriteFailed, Writer
-from ragsweep.metrics.errors import InputError, JudgeError
-from ragsweep.metrics.llm.base import LLM, Usage
-from ragsweep.metrics.refusal import UNANSWERABLE, declines
+from ragsweep.metrics import LLM, UNANSWERABLE, InputError, JudgeError, Usage, declines
 
 log = logging.getLogger(__name__)
 

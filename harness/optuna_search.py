@@ -30,7 +30,7 @@ from typing import Any
 from ragsweep.harness.board.model import higher_is_better
 from ragsweep.harness.board.study import OBJECTIVE, direction
 from ragsweep.harness.cache import write_json
-from ragsweep.metrics.errors import InputError
+from ragsweep.metrics import InputError
 
 log = logging.getLogger(__name__)
 

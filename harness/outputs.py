@@ -32,18 +32,19 @@ from typing import Any, NoReturn
 from hydra.experimental.callback import Callback
 from omegaconf import DictConfig, OmegaConf, open_dict, read_write
 
-from ragsweep.metrics.errors import (
+from ragsweep.metrics import (
     EXIT_BAD_INPUT,
     EXIT_NOT_SCORED,
     EXIT_SOME_FAILED,
     REDACTED,
     InputError,
     fail,
+    is_path_problem,
     looks_like_key,
     register_config_secrets,
     scrub,
+    staged,
 )
-from ragsweep.metrics.staging import is_path_problem, staged
 
 CLOCK = "${now:"
 """A configured folder holding this is named by the clock, and so is claimed (made unique)."""

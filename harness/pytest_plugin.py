@@ -86,7 +86,7 @@ def load_stats(source: str | Path, variant: Variant = None, sort_by: str = "ndcg
                seed: int = 0) -> tuple[str, dict[str, dict[str, Any]]]:
     """The chosen variant's name and its per-metric statistics (mean, CI, counts)."""
     from ragsweep.harness.board.model import Row, collect
-    from ragsweep.metrics.values import summarise
+    from ragsweep.metrics import summarise
 
     path = Path(source)
     if path.is_dir():

@@ -14,8 +14,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ragsweep.metrics.errors import InputError
-from ragsweep.metrics.spec import RagSample, Span
+from ragsweep.metrics import InputError, RagSample, Span
 
 
 @dataclass(frozen=True)
@@ -140,7 +139,7 @@ _TOKENIZER: list[Any] = []
 
 def _tokenizer() -> Any:
     if not _TOKENIZER:
-        from ragsweep.metrics.embedding import load_tokenizer
+        from ragsweep.metrics import load_tokenizer
 
         _TOKENIZER.append(load_tokenizer())
     return _TOKENIZER[0]
@@ -301,7 +300,7 @@ def _span_of(value: Any) -> Span | None:
 
 def read_runs(path: str | Path) -> list[RunSample]:
     """The run records of ``runs.jsonl``; a record that does not parse is an InputError naming its line."""
-    from ragsweep.gen.documents import iter_jsonl
+    from ragsweep.gen import iter_jsonl
 
     path = Path(path)
     if not path.is_file():

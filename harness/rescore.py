@@ -19,15 +19,12 @@ from typing import Any
 import hydra
 from omegaconf import DictConfig, OmegaConf
 
+from ragsweep.gen import build
 from ragsweep.harness.cache import write_json
 from ragsweep.harness.outputs import write_failed
-from ragsweep.gen.parts import build
 from ragsweep.harness.records import Cut, read_runs
 from ragsweep.harness.runs import aggregate, applicable, score_variant, write_jsonl
-from ragsweep.metrics.catalogue import resolve
-from ragsweep.metrics.errors import EXIT_NOT_SCORED, EXIT_SOME_FAILED, InputError, fail
-from ragsweep.metrics.llm.meter import Meter
-from ragsweep.metrics.staging import staged
+from ragsweep.metrics import EXIT_NOT_SCORED, EXIT_SOME_FAILED, InputError, Meter, fail, resolve, staged
 
 log = logging.getLogger("ragsweep")
 
@@ -78,7 +75,7 @@ def rescore(sweep_dir: str | Path, metrics: Sequence[str], *, judge: Any = None,
               for job in jobs]
     meter = Meter(judge) if judge is not None else None
     if concurrency is None:
-        from ragsweep.metrics.llm.factory import concurrency_of
+        from ragsweep.metrics import concurrency_of
 
         concurrency = concurrency_of(judge) if judge is not None else 4
     for job, summary, runs in loaded:

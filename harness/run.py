@@ -41,23 +41,18 @@ from typing import Any
 import numpy as np
 from omegaconf import DictConfig, OmegaConf
 
-from ragsweep.gen.documents import Corpus
-from ragsweep.gen.testset import TestSample
-from ragsweep.harness.cache import write_json
-from ragsweep.harness.board.leaderboard import LeaderboardCallback
+from ragsweep.gen import Corpus, TestSample, build
 from ragsweep.harness.app.calls import CallLog, CallPolicy, call_all, pending
+from ragsweep.harness.app.locate import Locator
+from ragsweep.harness.app.targets import Target
+from ragsweep.harness.board.leaderboard import LeaderboardCallback
+from ragsweep.harness.cache import write_json
 from ragsweep.harness.pipeline.conversation import conversation_summary, history_of
 from ragsweep.harness.pipeline.relevance import copy_grades, stand_ins
-from ragsweep.harness.app.locate import Locator
-from ragsweep.gen.parts import build
 from ragsweep.harness.records import Cut, Retrieved, RunSample
 from ragsweep.harness.runs import aggregate, applicable, score_variant, write_jsonl
 from ragsweep.harness.testsets import load_samples
-from ragsweep.harness.app.targets import Target
-from ragsweep.metrics.catalogue import resolve
-from ragsweep.metrics.errors import InputError
-from ragsweep.metrics.retrieval import credit_once, span_gains
-from ragsweep.metrics.staging import staged
+from ragsweep.metrics import InputError, credit_once, resolve, span_gains, staged
 
 log = logging.getLogger(__name__)
 
@@ -258,7 +253,7 @@ def run_job_safely(cfg: DictConfig, out_dir: Path, kind: str) -> dict[str, Any] 
 def _run_app(cfg: DictConfig) -> Any:
     from hydra.core.hydra_config import HydraConfig
 
-    from ragsweep.metrics.errors import fail
+    from ragsweep.metrics import fail
 
     logging.getLogger().setLevel(logging.INFO)
     hc = HydraConfig.get()

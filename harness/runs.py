@@ -15,10 +15,7 @@ from typing import Any
 
 from ragsweep.harness.cache import atomic_write
 from ragsweep.harness.records import Cut, RunSample
-from ragsweep.metrics.errors import scrub_all
-from ragsweep.metrics.scoring import score_samples
-from ragsweep.metrics.spec import MetricSpec
-from ragsweep.metrics.values import MetricValue, ScoredSample, summarise
+from ragsweep.metrics import MetricSpec, MetricValue, ScoredSample, score_samples, scrub_all, summarise
 
 
 def applicable(specs: Sequence[MetricSpec], runs: Sequence[RunSample]) -> list[MetricSpec]:

@@ -38,10 +38,9 @@ from typing import Any
 import hydra
 from omegaconf import DictConfig, OmegaConf
 
-from ragsweep.gen.formats.layouts import USUAL
+from ragsweep.gen import USUAL, build
 from ragsweep.harness.cache import atomic_write
 from ragsweep.harness.outputs import check_writable, config_yaml, named_by_clock, save
-from ragsweep.gen.parts import build
 from ragsweep.harness.score_tables import (  # noqa: F401 - the reading side, imported from here by callers
     Table,
     conversation_cell,
@@ -51,15 +50,23 @@ from ragsweep.harness.score_tables import (  # noqa: F401 - the reading side, im
     read_table,
     samples_from_table,
 )
-from ragsweep.metrics.catalogue import FIELDS, MetricSpec, RagSample, catalogue, resolve
-from ragsweep.metrics.errors import EXIT_NOT_SCORED, InputError, fail, scrub, scrub_all
-from ragsweep.metrics.refusal import is_unanswerable
-from ragsweep.metrics.scoring import (
+from ragsweep.metrics import (
     EMPTY_ANSWERS,
+    EXIT_NOT_SCORED,
+    FIELDS,
+    InputError,
+    MetricSpec,
+    RagSample,
     check_thresholds,
+    fail,
+    is_unanswerable,
+    metric_catalogue,
     metric_kwargs,
     outcome,
+    resolve,
     score_samples,
+    scrub,
+    scrub_all,
     summary_rows,
 )
 
@@ -77,7 +84,7 @@ def choose_metrics(path: Path, names: list[str] | None, fields: dict[str, str], 
     if names is None:
         # Judged metrics by default: the four that answer "is it grounded, on topic, well retrieved"
         # (about 4 judge calls a sample); the others are one `metrics=[...]` away.
-        specs = [s for s in catalogue().values() if set(s.inputs) <= set(fields)
+        specs = [s for s in metric_catalogue().values() if set(s.inputs) <= set(fields)
                  and (not s.needs_judge or (has_judge and s.name in DEFAULT_JUDGED))
                  and (unanswerable or not s.scores_unanswerable)]
         if not specs:
@@ -182,7 +189,7 @@ def _names(value: Any) -> list[str] | None:
 
 def dry_run(samples: list[RagSample], specs: list[MetricSpec], options: Any, path: Path, concurrency: int) -> int:
     """Run the metrics against a recording fake judge: print the calls and tokens a real run would spend."""
-    from ragsweep.metrics.llm.dryrun import DryRunEmbedder, DryRunLLM, dry_run_report
+    from ragsweep.metrics import DryRunEmbedder, DryRunLLM, dry_run_report
 
     print(f"dry run: {len(samples)} samples from {path}")
     print(f"metrics: {', '.join(s.name for s in specs)}")
@@ -234,7 +241,7 @@ def run(cfg: DictConfig) -> int:
     embedder = build(cfg.embedder, "embedder") if any(s.needs_embedder for s in specs) else None
     concurrency = cfg.concurrency
     if concurrency is None:  # as many calls as the judge serves at once (1 for an in-process model)
-        from ragsweep.metrics.llm.factory import concurrency_of
+        from ragsweep.metrics import concurrency_of
 
         concurrency = concurrency_of(judge) if judge is not None else 4
     try:

@@ -28,17 +28,19 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
-from ragsweep.gen.formats.cells import (
+from ragsweep.gen import (
     CellError,
+    Layout,
+    detect,
+    iter_json_lines,
     list_cell,
+    normal,
     parse_literal,
+    read_json,
     strip_hop_marker,
+    understood,
 )
-from ragsweep.gen.formats.layouts import Layout, detect, normal, understood
-from ragsweep.gen.formats.rows import iter_json_lines, read_json
-from ragsweep.metrics.catalogue import RagSample
-from ragsweep.metrics.conversation import role, split
-from ragsweep.metrics.errors import InputError
+from ragsweep.metrics import InputError, RagSample, role, split
 
 Table = tuple[list[str], list[dict[str, Any]], list[str]]
 """``(columns, rows, row labels for messages)``."""

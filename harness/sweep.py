@@ -32,23 +32,23 @@ from typing import Any
 
 from omegaconf import DictConfig, OmegaConf
 
-from ragsweep.gen.chunking import WholeDocument
-from ragsweep.gen.documents import Corpus
-from ragsweep.gen.testset import TestSample
+from ragsweep.gen import Corpus, TestSample, WholeDocument, build
 from ragsweep.harness.cache import Cache, write_json
-from ragsweep.harness.pipeline.conversation import conversation_summary, has_conversations, history_of, queries, query_mode
-from ragsweep.harness.pipeline.relevance import ChunkLocator, copy_grades, stand_ins
-from ragsweep.gen.parts import build
+from ragsweep.harness.pipeline.conversation import (
+    conversation_summary,
+    has_conversations,
+    history_of,
+    queries,
+    query_mode,
+)
 from ragsweep.harness.pipeline.pipeline import Pipeline
-from ragsweep.harness.records import Cut, Retrieved, RunSample
+from ragsweep.harness.pipeline.relevance import ChunkLocator, copy_grades, stand_ins
 from ragsweep.harness.pipeline.rerank import Reranker
 from ragsweep.harness.pipeline.rewrite import QueryRewriter
+from ragsweep.harness.records import Cut, Retrieved, RunSample
 from ragsweep.harness.runs import aggregate, applicable, score_variant, write_jsonl
 from ragsweep.harness.testsets import check_max_queries, load_samples, subset
-from ragsweep.metrics.catalogue import resolve
-from ragsweep.metrics.errors import InputError
-from ragsweep.metrics.llm.meter import Meter
-from ragsweep.metrics.staging import staged
+from ragsweep.metrics import InputError, Meter, resolve, staged
 
 log = logging.getLogger(__name__)
 
@@ -133,7 +133,7 @@ def check_config(cfg: DictConfig) -> None:
     that ``corpus.path`` and ``testset`` exist, the metrics and their options, and every part whose constructor checks its settings without loading
     anything (chunker, retrieval, index, context, query, rerank). :func:`run_job` runs them first, and
     ``ragsweep sweep`` runs them on every job before any starts (:mod:`harness.preflight`)."""
-    from ragsweep.metrics.scoring import metric_kwargs
+    from ragsweep.metrics import metric_kwargs
 
     check_llm_uses(cfg)
     cuts_of(cfg.retriever)

@@ -25,14 +25,28 @@ from typing import Any
 import hydra
 from omegaconf import DictConfig
 
-from ragsweep.gen.documents import Corpus, Span, shipped_corpus_path, shipped_testset_path
-from ragsweep.gen.formats import FORMATS, SUFFIXES, Imported, check_format, output_format, read_external, write_external
-from ragsweep.gen.formats.rows import parse_span_id
-from ragsweep.gen.testset import TestSample, check_against, read_testset, samples_from_qrels
+from ragsweep.gen import (
+    FORMATS,
+    SUFFIXES,
+    Corpus,
+    Imported,
+    Span,
+    TestSample,
+    check_against,
+    check_format,
+    output_format,
+    parse_span_id,
+    read_external,
+    read_testset,
+    samples_from_qrels,
+    shipped_corpus_path,
+    shipped_testset_path,
+    write_external,
+)
+from ragsweep.harness.app.locate import LOCATE_VERSION, Location, Locator
 from ragsweep.harness.cache import Cache, make_key
 from ragsweep.harness.pipeline.relevance import restate
-from ragsweep.harness.app.locate import LOCATE_VERSION, Location, Locator
-from ragsweep.metrics.errors import InputError, fail
+from ragsweep.metrics import InputError, fail
 
 log = logging.getLogger("ragsweep")
 METHODS = ("id", "exact", "normalised", "fuzzy")
@@ -237,7 +251,7 @@ def output_format_of(out: str | Path, format: str | None) -> tuple[str, str]:
 
 def convert(cfg: DictConfig) -> Path:
     """Read ``cfg.input`` and write it to ``cfg.out`` in ``cfg.format``; print what was done."""
-    from ragsweep.gen.parts import build
+    from ragsweep.gen import build
 
     fmt, why = output_format_of(cfg.out, cfg.format)
     check_format(cfg.input_format)

@@ -211,6 +211,11 @@ def scrub_all(obj: Any) -> Any:
     return walk(obj)
 
 
+def holds_key_format(value: str) -> bool:
+    """Whether ``value`` holds a string in a known key format (``sk-...``) anywhere."""
+    return any(p.search(value) for p, _ in _KEY_FORMATS)
+
+
 def looks_like_key(value: str) -> bool:
     """Whether a value meant to be a variable NAME (``llm.api_key_env``) looks like a key itself.
 
@@ -220,7 +225,7 @@ def looks_like_key(value: str) -> bool:
     value = value.strip()
     if not value:
         return False
-    if any(p.search(value) for p, _ in _KEY_FORMATS):
+    if holds_key_format(value):
         return True
     kinds = sum(bool(re.search(p, value)) for p in ("[a-z]", "[A-Z]", "[0-9]"))
     return len(value) >= 24 and "_" not in value and kinds >= 2

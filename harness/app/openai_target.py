@@ -23,7 +23,7 @@ from typing import Any
 from omegaconf import OmegaConf
 
 from ragsweep.harness.app.targets import RETRYABLE_STATUS, Reply, Target, TargetError, messages_of
-from ragsweep.metrics.errors import InputError, looks_like_key, register_secret
+from ragsweep.metrics import InputError, looks_like_key, register_secret
 
 SYSTEM = ("Answer the question using only the numbered contexts. Be brief: one or two sentences. "
           "If the contexts do not contain the answer, say \"I don't know.\"")
@@ -82,8 +82,8 @@ class OpenAITarget(Target):
             self._pipeline = await asyncio.to_thread(self._build_pipeline)
 
     def _build_pipeline(self) -> Any:
+        from ragsweep.gen import build
         from ragsweep.harness.cache import Cache
-        from ragsweep.gen.parts import build
         from ragsweep.harness.pipeline.pipeline import Pipeline
 
         parts = self._parts["retriever"] or {}

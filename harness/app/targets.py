@@ -46,7 +46,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ragsweep.metrics.errors import InputError, looks_like_key, register_secret
+from ragsweep.metrics import InputError, looks_like_key, register_secret
 
 RETRYABLE_STATUS = frozenset({408, 425, 429, 500, 502, 503, 504})
 log = logging.getLogger(__name__)

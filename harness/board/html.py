@@ -16,6 +16,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
+from ragsweep.harness.board.compare import MARKS
 from ragsweep.harness.board.model import (
     COSTS,
     Row,
@@ -27,8 +28,17 @@ from ragsweep.harness.board.model import (
     shown,
     varying_params,
 )
-from ragsweep.harness.board.compare import MARKS
-from ragsweep.harness.board.plots import PALETTE, band_chart, esc, forest, front_scatter, heatmap, line_chart, svg, svg_text
+from ragsweep.harness.board.plots import (
+    PALETTE,
+    band_chart,
+    esc,
+    forest,
+    front_scatter,
+    heatmap,
+    line_chart,
+    svg,
+    svg_text,
+)
 
 MAX_SERIES = 8      # lines per chart; more are unreadable (the best ones are kept)
 MAX_FOREST = 60     # variants in a CI plot

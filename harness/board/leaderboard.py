@@ -18,6 +18,9 @@ from typing import Any
 from hydra.experimental.callback import Callback
 from omegaconf import DictConfig
 
+from ragsweep.harness.board import explorer
+from ragsweep.harness.board.compare import Comparison
+from ragsweep.harness.board.html import render
 from ragsweep.harness.board.model import (
     Row,
     attach_comparisons,
@@ -31,13 +34,9 @@ from ragsweep.harness.board.model import (
     shown,
     varying_params,
 )
-from ragsweep.harness.board import explorer
-from ragsweep.harness.board.compare import Comparison
-from ragsweep.harness.board.html import render
 from ragsweep.harness.board.study import study_report
 from ragsweep.harness.board.study import to_markdown as study_markdown
-from ragsweep.metrics.errors import InputError
-from ragsweep.metrics.staging import staged
+from ragsweep.metrics import InputError, staged
 
 log = logging.getLogger(__name__)
 

@@ -17,10 +17,8 @@ from pathlib import Path
 from typing import Any
 
 from ragsweep.harness.board.compare import Comparison, compare
-from ragsweep.metrics.catalogue import family_order
-from ragsweep.metrics.catalogue import higher_is_better as _direction
-from ragsweep.metrics.errors import InputError
-from ragsweep.metrics.values import summarise
+from ragsweep.metrics import InputError, family_order, summarise
+from ragsweep.metrics import higher_is_better as _direction
 
 log = logging.getLogger(__name__)
 

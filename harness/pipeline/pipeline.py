@@ -27,14 +27,13 @@ from typing import Any
 
 import numpy as np
 
-from ragsweep.gen.chunking import Chunk, Chunker
-from ragsweep.gen.documents import Corpus
+from ragsweep.gen import Chunk, Chunker, Corpus
 from ragsweep.harness.cache import Cache, make_key
 from ragsweep.harness.pipeline.context import Chunks, distinct, expand
+from ragsweep.harness.pipeline.index import IndexSpec, search
 from ragsweep.harness.pipeline.retrieval import Retrieval, rrf
 from ragsweep.harness.records import Retrieved
-from ragsweep.harness.pipeline.index import IndexSpec, search
-from ragsweep.metrics.embedding import Embedder
+from ragsweep.metrics import Embedder
 
 log = logging.getLogger(__name__)
 

@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from ragsweep.metrics.errors import InputError
+from ragsweep.metrics import InputError
 
 METHODS = ("lucene", "robertson", "atire", "bm25l", "bm25+")
 FUSIONS = ("rrf", "convex")

@@ -81,9 +81,8 @@ class ReferencePipeline:
 
     def __init__(self, cache_dir: Path, chunk_size: int = 512) -> None:
         from hydra import compose, initialize_config_module
-
-        from ragsweep.harness.cache import Cache
         from ragsweep.gen.parts import build
+        from ragsweep.harness.cache import Cache
         from ragsweep.harness.pipeline.pipeline import Pipeline
 
         with initialize_config_module(config_module="ragsweep.conf", version_base="1.3"):

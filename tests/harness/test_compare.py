@@ -8,7 +8,6 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import pytest
-
 from ragsweep.harness.board.compare import best_variant, compare, pairs
 from ragsweep.harness.board.leaderboard import build
 from ragsweep.metrics.errors import InputError

@@ -15,7 +15,6 @@ import json
 from pathlib import Path
 
 import pytest
-
 from ragsweep.gen.chunking import Chunk
 from ragsweep.gen.documents import Document
 from ragsweep.harness.pipeline.context import Chunks, Parent, Window, distinct, expand

@@ -9,11 +9,10 @@ import json
 from pathlib import Path
 
 import pytest
-
 from ragsweep.gen.testset import read_testset
+from ragsweep.harness.app.targets import HttpTarget, PythonTarget
 from ragsweep.harness.pipeline.conversation import CONDENSE_QUESTION, queries
 from ragsweep.harness.score import read_samples
-from ragsweep.harness.app.targets import HttpTarget, PythonTarget
 from ragsweep.metrics.catalogue import RagSample, resolve
 from ragsweep.metrics.llm import ScriptedLLM
 from ragsweep.metrics.prompts import identify

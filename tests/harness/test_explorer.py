@@ -10,7 +10,6 @@ import time
 from pathlib import Path
 
 import pytest
-
 from browser import ARTIFACTS, Browser, needs_chromium, problems
 from ragsweep.harness.board import explorer
 from ragsweep.harness.board.leaderboard import build, ranked

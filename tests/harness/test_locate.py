@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import pytest
-
 from ragsweep.gen.documents import Corpus, Document
 from ragsweep.harness.app.locate import Locator
 

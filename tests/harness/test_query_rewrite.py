@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-
 from ragsweep.gen.chunking import RecursiveChunker
 from ragsweep.gen.documents import read_shipped
 from ragsweep.harness.cache import Cache
-from ragsweep.harness.pipeline.retrieval import Retrieval, retrieval, rrf
-from ragsweep.harness.pipeline.pipeline import Pipeline
 from ragsweep.harness.pipeline.index import IndexSpec
+from ragsweep.harness.pipeline.pipeline import Pipeline
+from ragsweep.harness.pipeline.retrieval import Retrieval, retrieval, rrf
 from ragsweep.harness.pipeline.rewrite import HYDE, MULTI_QUERY, QueryRewriter
 from ragsweep.metrics.errors import InputError, JudgeError
 from ragsweep.metrics.llm import CachedLLM, ScriptedLLM

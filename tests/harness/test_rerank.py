@@ -7,8 +7,6 @@ import math
 
 import numpy as np
 import pytest
-
-from ragsweep.harness.records import Retrieved
 from ragsweep.harness.pipeline.rerank import (
     RELEVANCE,
     CrossEncoderReranker,
@@ -19,6 +17,7 @@ from ragsweep.harness.pipeline.rerank import (
     reorder,
     truncate,
 )
+from ragsweep.harness.records import Retrieved
 from ragsweep.metrics.errors import InputError
 from ragsweep.metrics.llm import CachedLLM, ScriptedLLM
 from ragsweep.metrics.llm.base import Completion

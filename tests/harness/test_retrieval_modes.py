@@ -6,7 +6,6 @@ import json
 
 import numpy as np
 import pytest
-
 import ragsweep
 from ragsweep.harness.pipeline.retrieval import BM25Spec, Retrieval, retrieval
 from ragsweep.harness.records import Cut, Retrieved

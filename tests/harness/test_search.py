@@ -10,7 +10,6 @@ from pathlib import Path
 
 import pytest
 from omegaconf import OmegaConf
-
 from ragsweep.harness.optuna_search import conditional_space, direction, objective, sweeper_overrides
 from ragsweep.metrics.errors import InputError
 

@@ -8,7 +8,6 @@ import json
 import time
 
 from hydra import compose, initialize_config_module
-
 from ragsweep.harness.app import locate
 from ragsweep.harness.sweep import run_job
 

@@ -9,7 +9,6 @@ import json
 from pathlib import Path
 
 import pytest
-
 import ragsweep
 from ragsweep.gen.documents import Span, read_shipped, shipped_testset_path
 from ragsweep.gen.formats import read_external, write_external

@@ -7,7 +7,6 @@ from pathlib import Path
 
 import pytest
 from omegaconf import OmegaConf
-
 from ragsweep.harness.board.mlflow import MLflowCallback, log_sweep, metric_key
 from test_compare import BASE, fake_sweep
 
