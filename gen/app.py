@@ -6,13 +6,11 @@ from __future__ import annotations
 import dataclasses
 import json
 import logging
-import sys
 import tempfile
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-import hydra
 from hydra.core.hydra_config import HydraConfig
 from omegaconf import DictConfig, OmegaConf
 
@@ -236,7 +234,6 @@ def run(cfg: DictConfig, run_dir: Path) -> dict[str, Any]:
     return {**paths, "n_new": len(result.samples)}
 
 
-@hydra.main(version_base="1.3", config_path="pkg://ragsweep.conf", config_name="gen")
 def gen_app(cfg: DictConfig) -> None:
     logging.getLogger().setLevel(logging.INFO)
     try:
@@ -244,6 +241,5 @@ def gen_app(cfg: DictConfig) -> None:
     except InputError as exc:
         fail(str(exc))
     if not paths.get("n_new"):  # nothing generated: exit 3, as every command that measured nothing
-        print("ragsweep: error: no question was accepted, so the test set gained nothing; the report says "
-              f"why each candidate was rejected: {paths['report']}", file=sys.stderr)
-        raise SystemExit(EXIT_NOT_SCORED)
+        fail("no question was accepted, so the test set gained nothing; the report says "
+             f"why each candidate was rejected: {paths['report']}", EXIT_NOT_SCORED)

@@ -12,8 +12,6 @@ import asyncio
 import concurrent.futures
 import io
 import os
-import subprocess
-import sys
 import time
 import uuid
 from collections.abc import Mapping, Sequence
@@ -354,36 +352,20 @@ def _sweep_sort_by(root: Path) -> str:
 def board(dir: str | Path, sort_by: str | None = None, *, baseline: str | None = None, alpha: float = 0.05,
           seed: int = 0, top: int | None = None, html: bool = True) -> Board:
     """Rebuild a sweep's leaderboard files (as ``ragsweep board``) and return the board."""
-    from ragsweep.harness.board.leaderboard import ranked, write
+    from ragsweep.harness.board.leaderboard import rebuild
 
     root = Path(dir)
     sort_by = sort_by or _sweep_sort_by(root)
-    rows, metrics = ranked(root, sort_by, seed, baseline=baseline, alpha=alpha)
-    paths = write(root, rows, metrics, sort_by, top=top, alpha=alpha, seed=seed, html=html)
+    rows, metrics, paths = rebuild(root, sort_by, seed, baseline=baseline, alpha=alpha, top=top, html=html)
     return Board(root, sort_by, rows, metrics, paths)
-
-
-def _raise_for(proc: subprocess.CompletedProcess[str], command: str) -> None:
-    """The command's failure as an exception: exit 2 an InputError, 3 (every job failed) or any other a
-    RuntimeError; exit 4 (some jobs failed) raises nothing: the board lists them (``Board.failed``)."""
-    from ragsweep.metrics import EXIT_SOME_FAILED
-
-    if proc.returncode in (0, EXIT_SOME_FAILED):
-        return
-    err = proc.stderr or ""
-    marker = "ragsweep: error: "
-    message = (err[err.rindex(marker) + len(marker):] if marker in err else err).strip()
-    message = " ".join(message.split()) or f"ragsweep {command} exited with {proc.returncode}"
-    if proc.returncode == 2:
-        raise InputError(message)
-    raise RuntimeError(f"ragsweep {command} failed (exit {proc.returncode}): {message}")
 
 
 def sweep(*overrides: str, dir: str | Path | None = None, echo: bool = False) -> Board:
     """Run ``ragsweep sweep`` with the CLI's overrides and return its board.
 
-    The sweep runs as the command does, in a child process: Hydra's multirun, launchers and logging
-    then never touch the caller's process (a notebook keeps its own logging and working folder).
+    The sweep runs as the command does, in a child process (:mod:`ragsweep.harness.child`): Hydra's
+    multirun, launchers and logging then never touch the caller's process (a notebook keeps its own
+    logging and working folder); the child hands back its exit code and message as data.
 
     Args:
         overrides: As on the command line: ``"chunker.size=256,512"``, ``"retriever.top_k=[1,5]"``.
@@ -397,9 +379,9 @@ def sweep(*overrides: str, dir: str | Path | None = None, echo: bool = False) ->
     """
     if dir is None:
         dir = Path("outputs/sweeps") / f"{time.strftime('%Y-%m-%d_%H-%M-%S')}-{uuid.uuid4().hex[:6]}"
-    cmd = [sys.executable, "-m", "ragsweep.harness.cli", "sweep", *overrides, f"hydra.sweep.dir={dir}"]
-    proc = subprocess.run(cmd, capture_output=not echo, text=True)
-    _raise_for(proc, "sweep")
+    from ragsweep.harness.child import run_command
+
+    run_command("sweep", [*overrides, f"hydra.sweep.dir={dir}"], echo=echo)
     return board(dir)
 
 
@@ -605,9 +587,9 @@ def run(*overrides: str, app: Any = None, dir: str | Path | None = None, name: s
     if app is None:
         if params:
             raise InputError("params= goes with app=; on the command line use 'target.params.top_k=5'")
-        cmd = [sys.executable, "-m", "ragsweep.harness.cli", "run", *overrides, f"out={root}"]
-        proc = subprocess.run(cmd, capture_output=not echo, text=True)
-        _raise_for(proc, "run")
+        from ragsweep.harness.child import run_command
+
+        run_command("run", [*overrides, f"out={root}"], echo=echo)
     else:
         import re
 

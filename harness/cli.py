@@ -12,15 +12,13 @@ import importlib
 import logging
 import sys
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 import hydra
-from hydra.core.hydra_config import HydraConfig
 from omegaconf import DictConfig
 
 from ragsweep.harness.overrides import first_job, overrides_of
-from ragsweep.metrics import EXIT_NOT_SCORED, InputError, fail
+from ragsweep.metrics import CommandExit, InputError, fail
 
 log = logging.getLogger("ragsweep")
 
@@ -47,58 +45,11 @@ exit codes: 0 ok, 1 a threshold failed, 2 bad input or usage (before any work wh
             3 nothing measured (every job failed), 4 some jobs failed (the others are ranked)"""
 
 
-def _job_choices() -> dict[str, str]:
-    return {k: v for k, v in HydraConfig.get().runtime.choices.items() if isinstance(v, str)}
-
-
-@hydra.main(version_base="1.3", config_path="pkg://ragsweep.conf", config_name="sweep")
-def sweep_app(cfg: DictConfig) -> Any:
-    from ragsweep.harness.optuna_search import OPTUNA, record
-    from ragsweep.harness.sweep import run_job_safely
-
-    logging.getLogger().setLevel(logging.INFO)
-    hc = HydraConfig.get()
-    out_dir = Path(hc.runtime.output_dir)
-    try:
-        summary = run_job_safely(cfg, out_dir, _job_choices())
-        if hc.sweeper.get("_target_") == OPTUNA:
-            return record(summary, out_dir, str(hc.callbacks.leaderboard.sort_by))  # the trial's objective
-        return summary
-    except InputError as exc:
-        fail(str(exc))
-
-
-@hydra.main(version_base="1.3", config_path="pkg://ragsweep.conf", config_name="board")
-def board_app(cfg: DictConfig) -> None:
-    from ragsweep.harness.board.leaderboard import ranked, to_terminal, write
-    from ragsweep.harness.outputs import jobs_outcome, write_failed
-
-    if not cfg.dir:
-        fail("which sweep folder? ragsweep board outputs/sweeps/<stamp>")
-    code, message = jobs_outcome(Path(cfg.dir))  # the sweep's own exit code: 3 and 4 gate CI here too
-    if code == EXIT_NOT_SCORED:
-        print(f"ragsweep: error: no leaderboard: {message}", file=sys.stderr)
-        raise SystemExit(code)
-    try:
-        rows, metrics = ranked(cfg.dir, cfg.sort_by, cfg.seed, baseline=cfg.baseline, alpha=cfg.alpha,
-                               n_resamples=cfg.n_resamples)
-        paths = write(Path(cfg.dir), rows, metrics, cfg.sort_by, top=cfg.top, alpha=cfg.alpha, seed=cfg.seed,
-                      html=cfg.html)
-    except InputError as exc:
-        fail(str(exc))
-    except OSError as exc:
-        write_failed(exc, cfg.dir)
-    print(to_terminal(rows, metrics, cfg.sort_by, paths))
-    print("leaderboard: " + "\n             ".join(str(p) for p in paths.values()))
-    if code:
-        print(f"ragsweep: warning: {message}", file=sys.stderr)
-        raise SystemExit(code)
-
-
-# command -> (module, Hydra app function, primary config). Imported only when that command runs.
+# command -> (module, app function, primary config). Imported only when that command runs. Every app is a
+# plain function of its config, made a Hydra app here, the one place where one is declared.
 APPS: dict[str, tuple[str, str, str]] = {
-    "sweep": ("ragsweep.harness.cli", "sweep_app", "sweep"),
-    "board": ("ragsweep.harness.cli", "board_app", "board"),
+    "sweep": ("ragsweep.harness.sweep", "sweep_app", "sweep"),
+    "board": ("ragsweep.harness.board_command", "board_app", "board"),
     "gen": ("ragsweep.gen.app", "gen_app", "gen"),
     "score": ("ragsweep.harness.score", "score_app", "score"),
     "rescore": ("ragsweep.harness.rescore", "rescore_app", "rescore"),
@@ -161,6 +112,21 @@ def refuse_secrets(overrides: list[str]) -> None:
 
 
 def main(argv: list[str] | None = None) -> None:
+    """Run one command; its exit code and last line also go to :data:`harness.child.RESULT_ENV`'s file."""
+    from ragsweep.harness.child import report
+
+    try:
+        _main(argv)
+    except CommandExit as exc:
+        report(int(exc.code or 0), exc.message)
+        raise
+    except SystemExit as exc:
+        report(exc.code if isinstance(exc.code, int) else 1, None)
+        raise
+    report(0, None)
+
+
+def _main(argv: list[str] | None) -> None:
     args = list(sys.argv[1:] if argv is None else argv)
     if not args or args[0] in ("-h", "--help", "help"):
         print(USAGE)
@@ -197,8 +163,8 @@ def main(argv: list[str] | None = None) -> None:
         for note in notes:
             print(note, file=sys.stderr)
     sys.argv = [f"ragsweep-{command}", *rest]
-    app: Callable[[], Any] = getattr(importlib.import_module(module), function)
-    app()
+    app: Callable[[DictConfig], Any] = getattr(importlib.import_module(module), function)
+    hydra.main(version_base="1.3", config_path="pkg://ragsweep.conf", config_name=config_name)(app)()
 
 
 if __name__ == "__main__":

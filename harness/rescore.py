@@ -11,12 +11,10 @@ from __future__ import annotations
 
 import json
 import logging
-import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-import hydra
 from omegaconf import DictConfig, OmegaConf
 
 from ragsweep.gen import build
@@ -153,7 +151,6 @@ def run(cfg: DictConfig) -> tuple[dict[str, Path], int, str]:
     return (paths, *outcome(jobs, names))
 
 
-@hydra.main(version_base="1.3", config_path="pkg://ragsweep.conf", config_name="rescore")
 def rescore_app(cfg: DictConfig) -> None:
     try:
         paths, code, message = run(cfg)
@@ -164,5 +161,4 @@ def rescore_app(cfg: DictConfig) -> None:
     print(Path(paths["md"]).read_text(encoding="utf-8"))
     print("leaderboard: " + "\n             ".join(str(p) for p in paths.values()))
     if code:
-        print(f"ragsweep: {'error' if code == EXIT_NOT_SCORED else 'warning'}: {message}", file=sys.stderr)
-        raise SystemExit(code)
+        fail(message, code, warning=code != EXIT_NOT_SCORED)

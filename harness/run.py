@@ -47,6 +47,7 @@ from ragsweep.harness.app.locate import Locator
 from ragsweep.harness.app.targets import Target
 from ragsweep.harness.board.leaderboard import LeaderboardCallback
 from ragsweep.harness.cache import write_json
+from ragsweep.harness.outputs import run_safely
 from ragsweep.harness.pipeline.conversation import conversation_summary, history_of
 from ragsweep.harness.pipeline.relevance import copy_grades, stand_ins
 from ragsweep.harness.records import Cut, Retrieved, RunSample
@@ -232,42 +233,19 @@ def run_job(cfg: DictConfig, out_dir: Path, kind: str, target: Target | None = N
 
 # ---------------------------------------------------------------- the command
 
-def run_job_safely(cfg: DictConfig, out_dir: Path, kind: str) -> dict[str, Any] | None:
-    """Bad input propagates (exit 2); any other failure is recorded as the job's error.json."""
-    import traceback
-
-    try:
-        summary = run_job(cfg, out_dir, kind)
-        (out_dir / "error.json").unlink(missing_ok=True)  # an earlier failure of this job, now mended
-        return summary
-    except InputError:
-        raise
-    except Exception as exc:  # keep the other versions running; the board lists the failed job
-        log.error("job failed: %s", exc)
-        write_json(out_dir / "error.json", {"error": f"{type(exc).__name__}: {exc}",
-                                            "traceback": traceback.format_exc(),
-                                            "config": OmegaConf.to_container(cfg, resolve=False)})
-        return None
-
-
-def _run_app(cfg: DictConfig) -> Any:
+def run_app(cfg: DictConfig) -> Any:
+    """The ``ragsweep run`` app: one version of the application; its summary (None: it failed)."""
     from hydra.core.hydra_config import HydraConfig
 
     from ragsweep.metrics import fail
 
     logging.getLogger().setLevel(logging.INFO)
     hc = HydraConfig.get()
+    out_dir, kind = Path(hc.runtime.output_dir), str(hc.runtime.choices.get("target", "target"))
     try:
-        return run_job_safely(cfg, Path(hc.runtime.output_dir), str(hc.runtime.choices.get("target", "target")))
+        return run_safely(lambda: run_job(cfg, out_dir, kind), cfg, out_dir)
     except InputError as exc:
         fail(str(exc))
-
-
-def run_app() -> None:
-    """The ``ragsweep run`` Hydra app (its decorator applied here, so importing this module runs nothing)."""
-    import hydra
-
-    hydra.main(version_base="1.3", config_path="pkg://ragsweep.conf", config_name="run")(_run_app)()
 
 
 def board_metric(metrics: Sequence[str], wanted: str) -> str:

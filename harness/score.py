@@ -35,7 +35,6 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import hydra
 from omegaconf import DictConfig, OmegaConf
 
 from ragsweep.gen import USUAL, build
@@ -267,7 +266,6 @@ def run(cfg: DictConfig) -> int:
     return code
 
 
-@hydra.main(version_base="1.3", config_path="pkg://ragsweep.conf", config_name="score")
 def score_app(cfg: DictConfig) -> None:
     try:
         code = run(cfg)

@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import logging
 import time
-import traceback
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -34,6 +33,7 @@ from omegaconf import DictConfig, OmegaConf
 
 from ragsweep.gen import Corpus, TestSample, WholeDocument, build
 from ragsweep.harness.cache import Cache, write_json
+from ragsweep.harness.outputs import run_safely
 from ragsweep.harness.pipeline.conversation import (
     conversation_summary,
     has_conversations,
@@ -48,7 +48,7 @@ from ragsweep.harness.pipeline.rewrite import QueryRewriter
 from ragsweep.harness.records import Cut, Retrieved, RunSample
 from ragsweep.harness.runs import aggregate, applicable, score_variant, write_jsonl
 from ragsweep.harness.testsets import check_max_queries, load_samples, subset
-from ragsweep.metrics import InputError, Meter, resolve, staged
+from ragsweep.metrics import InputError, Meter, fail, resolve, staged
 
 log = logging.getLogger(__name__)
 
@@ -376,17 +376,20 @@ def run_job(cfg: DictConfig, out_dir: Path, choices: Mapping[str, str]) -> dict[
     return summary
 
 
-def run_job_safely(cfg: DictConfig, out_dir: Path, choices: Mapping[str, str]) -> dict[str, Any] | None:
-    """Bad input propagates (the command exits 2); any other failure is recorded and the sweep goes on."""
+def sweep_app(cfg: DictConfig) -> Any:
+    """The ``ragsweep sweep`` app: one job; its summary, or (an Optuna trial) its objective."""
+    from hydra.core.hydra_config import HydraConfig
+
+    from ragsweep.harness.optuna_search import OPTUNA, record
+
+    logging.getLogger().setLevel(logging.INFO)
+    hc = HydraConfig.get()
+    out_dir = Path(hc.runtime.output_dir)
+    choices = {k: v for k, v in hc.runtime.choices.items() if isinstance(v, str)}
     try:
-        summary = run_job(cfg, out_dir, choices)
-        (out_dir / "error.json").unlink(missing_ok=True)  # an earlier failure of this job, now mended
+        summary = run_safely(lambda: run_job(cfg, out_dir, choices), cfg, out_dir)
+        if hc.sweeper.get("_target_") == OPTUNA:
+            return record(summary, out_dir, str(hc.callbacks.leaderboard.sort_by))  # the trial's objective
         return summary
-    except InputError:
-        raise
-    except Exception as exc:  # keep the sweep alive; the leaderboard lists the failed job
-        log.error("job failed: %s", exc)
-        write_json(out_dir / "error.json", {"error": f"{type(exc).__name__}: {exc}",
-                                            "traceback": traceback.format_exc(),
-                                            "config": OmegaConf.to_container(cfg, resolve=False)})
-        return None
+    except InputError as exc:
+        fail(str(exc))

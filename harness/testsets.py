@@ -22,7 +22,6 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-import hydra
 from omegaconf import DictConfig
 
 from ragsweep.gen import (
@@ -267,7 +266,6 @@ def convert(cfg: DictConfig) -> Path:
     return path
 
 
-@hydra.main(version_base="1.3", config_path="pkg://ragsweep.conf", config_name="convert")
 def convert_app(cfg: DictConfig) -> None:
     try:
         convert(cfg)

@@ -16,7 +16,8 @@ from typing import Any
 _FACE = {
     # errors: bad input (exit 2), judge failures, exit codes, keeping secrets out of logs and files
     "EXIT_BAD_INPUT": "errors", "EXIT_NOT_SCORED": "errors", "EXIT_SOME_FAILED": "errors", "REDACTED": "errors",
-    "InputError": "errors", "JudgeError": "errors", "fail": "errors", "holds_key_format": "errors",
+    "CommandExit": "errors", "InputError": "errors", "JudgeError": "errors", "fail": "errors",
+    "holds_key_format": "errors",
     "looks_like_key": "errors", "register_config_secrets": "errors", "register_secret": "errors",
     "scrub": "errors", "scrub_all": "errors", "url_password": "errors",
     # spec and catalogue: the metric table (names carry their parameter: ndcg@10) and the sample it reads

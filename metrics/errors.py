@@ -231,7 +231,19 @@ def looks_like_key(value: str) -> bool:
     return len(value) >= 24 and "_" not in value and kinds >= 2
 
 
-def fail(message: str) -> NoReturn:
-    """End a command on bad input: one line on stderr, exit code 2 (the CLI contract)."""
-    print(f"ragsweep: error: {scrub(message)}", file=sys.stderr)
-    raise SystemExit(EXIT_BAD_INPUT)
+class CommandExit(SystemExit):
+    """A command's end: its exit code and the one line it printed. A SystemExit, so it passes through
+    Hydra as an exit code; the line is kept so that a caller in another process gets it as data
+    (``harness/child.py``), not by reading stderr."""
+
+    def __init__(self, code: int, message: str) -> None:
+        super().__init__(code)
+        self.message = message
+
+
+def fail(message: str, code: int = EXIT_BAD_INPUT, *, warning: bool = False) -> NoReturn:
+    """End a command: one line on stderr (``ragsweep: error: ...``, or ``warning`` when the command did its
+    work but not all of it) and the exit code, 2 (bad input) unless given (the CLI contract)."""
+    message = scrub(message)
+    print(f"ragsweep: {'warning' if warning else 'error'}: {message}", file=sys.stderr)
+    raise CommandExit(code, message)

@@ -180,9 +180,18 @@ def build(sweep_dir: str | Path, sort_by: str = "ndcg@10", seed: int = 0, *, bas
         top: Show only the best ``top`` rows in the markdown and HTML tables (the CSV keeps all).
         html: Also write the self-contained HTML page.
     """
+    return rebuild(sweep_dir, sort_by, seed, baseline=baseline, alpha=alpha, n_resamples=n_resamples, top=top,
+                   html=html)[2]
+
+
+def rebuild(sweep_dir: str | Path, sort_by: str = "ndcg@10", seed: int = 0, *, baseline: str | None = None,
+            alpha: float = 0.05, n_resamples: int = 10000, top: int | None = None,
+            html: bool = True) -> tuple[list[Row], list[str], dict[str, Path]]:
+    """:func:`build`, returning the ranked rows and metric columns with the paths (``ragsweep board`` and
+    ``ragsweep.board`` both call it)."""
     root = Path(sweep_dir)
     rows, metrics = ranked(root, sort_by, seed, baseline=baseline, alpha=alpha, n_resamples=n_resamples)
-    return write(root, rows, metrics, sort_by, top=top, alpha=alpha, seed=seed, html=html)
+    return rows, metrics, write(root, rows, metrics, sort_by, top=top, alpha=alpha, seed=seed, html=html)
 
 
 def ranked(sweep_dir: str | Path, sort_by: str = "ndcg@10", seed: int = 0, *, baseline: str | None = None,
