@@ -25,8 +25,7 @@ _FACE = {
     "TestSample": "testset", "check_against": "testset", "read_testset": "testset",
     "samples_from_qrels": "testset",
     # generating a test set (what `ragsweep gen` runs)
-    "generate_testset": "generate:generate", "gen_config": "app", "make_writer": "app", "write_outputs": "app",
-    "written_with": "app",
+    "produce": "app", "write_outputs": "app", "writing_parts": "app",
     # the parts a config names with _target_
     "build": "parts",
     # formats: the files of Ragas, DeepEval and LlamaIndex, their columns and cells

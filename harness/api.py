@@ -232,26 +232,17 @@ async def ascore(data: Any, metrics: Sequence[str] | None = None, *, judge: Any 
                  concurrency: int | None = None, seed: int = 0, split: str | None = None,
                  progress: bool = False, empty_answers: str = "fail") -> Scores:
     """The async twin of :func:`score` (for code that already runs an event loop)."""
-    from ragsweep.gen import build
-    from ragsweep.harness.score import choose_metrics
-    from ragsweep.metrics import check_thresholds, is_unanswerable, metric_kwargs, score_samples
+    from ragsweep.harness.runs import embedder_for
+    from ragsweep.harness.score import measure, plan
 
     samples, fields, table = _samples(data, split)
     where = Path(str(data)) if isinstance(data, (str, Path)) else Path(type(data).__name__)
-    specs = choose_metrics(where, None if metrics is None else list(metrics), fields, judge is not None,
-                           any(is_unanswerable(s.reference) for s in samples))
-    limits = check_thresholds(dict(thresholds or {}), specs)
-    for spec in specs:
-        metric_kwargs(spec, options or {})
+    specs, limits = plan(where, samples, fields, None if metrics is None else list(metrics),
+                         has_judge=judge is not None, thresholds=thresholds or {}, options=options or {})
     if embedder == "default":
-        embedder = (build(_config("score", ["llm=none"]).embedder, "embedder")
-                    if any(s.needs_embedder for s in specs) else None)
-    if concurrency is None:
-        from ragsweep.metrics import concurrency_of
-
-        concurrency = concurrency_of(judge) if judge is not None else 4
-    rows = await score_samples(samples, specs, judge=judge, embedder=embedder, options=options or {},
-                               concurrency=int(concurrency), progress=progress, empty_answers=empty_answers)
+        embedder = embedder_for(specs, lambda: _config("score", ["llm=none"]).embedder)
+    rows = await measure(samples, specs, judge=judge, embedder=embedder, options=options or {},
+                         concurrency=concurrency, progress=progress, empty_answers=empty_answers)
     return Scores(samples, specs, rows, limits, seed, table)
 
 
@@ -389,14 +380,13 @@ def rescore(dir: str | Path, metrics: Sequence[str], *, judge: Any = None, embed
             options: Mapping[str, Mapping[str, Any]] | None = None, seed: int = 0,
             sort_by: str | None = None, concurrency: int | None = None) -> Board:
     """Add ``metrics`` to a finished sweep from its run records (as ``ragsweep rescore``); return its board."""
-    from ragsweep.gen import build
     from ragsweep.harness.rescore import rescore as rescore_runs
+    from ragsweep.harness.runs import embedder_for
     from ragsweep.metrics import resolve
 
     specs = resolve(list(metrics))
     if embedder == "default":
-        embedder = (build(_config("rescore").embedder, "embedder")
-                    if any(s.needs_embedder for s in specs) else None)
+        embedder = embedder_for(specs, lambda: _config("rescore").embedder)
     rescore_runs(dir, list(metrics), judge=judge, embedder=embedder, options=options, seed=seed,
                  concurrency=concurrency)
     return board(dir, sort_by, seed=seed)
@@ -515,22 +505,11 @@ def generate(corpus: Any = "shipped", n: int = 20, *, llm: Any = None, out: str 
         settings: Any other key of ``conf/gen.yaml`` as a keyword (``max_docs=50``,
             ``kinds={"single_hop": 1}``, ``gates={"min_support": 0.7}``).
     """
-    from ragsweep.gen import gen_config, make_writer, write_outputs, written_with
-    from ragsweep.gen import generate_testset as run_generate
-    from ragsweep.metrics import concurrency_of
+    from ragsweep.gen import produce, write_outputs
 
     cfg = gen_settings_config(n, seed, settings)
     docs = _corpus(corpus)
-    writer = make_writer(llm, int(cfg.max_tokens))
-    gcfg = gen_config(cfg, concurrency_of(llm) if llm is not None else 1, rule_writer=llm is None)
-    embed = None
-    if cfg.gates.embed:
-        from ragsweep.metrics import OnnxMiniLM
-
-        embed = OnnxMiniLM().embed
-    # The round trip's judge is the writer's model, as in ragsweep gen.
-    result = run_generate(docs.originals(), writer, gcfg, embed=embed, judge=llm, progress=progress)
-    extra = written_with(docs, writer, gcfg, embed is not None)
+    result, extra = produce(cfg, docs, llm, progress=progress)
     report = result.report.to_dict({"seconds": round(result.seconds, 2), "attempts": result.attempts, **extra})
     out_path = None
     if out is not None:

@@ -21,7 +21,7 @@ from ragsweep.gen import build
 from ragsweep.harness.cache import write_json
 from ragsweep.harness.outputs import write_failed
 from ragsweep.harness.records import Cut, read_runs
-from ragsweep.harness.runs import aggregate, applicable, score_variant, write_jsonl
+from ragsweep.harness.runs import aggregate, applicable, embedder_for, score_variant, write_jsonl
 from ragsweep.metrics import EXIT_NOT_SCORED, EXIT_SOME_FAILED, InputError, Meter, fail, resolve, staged
 
 log = logging.getLogger("ragsweep")
@@ -136,7 +136,7 @@ def run(cfg: DictConfig) -> tuple[dict[str, Path], int, str]:
     judge = build(cfg.llm, "llm") if cfg.llm is not None else None
     try:
         specs = resolve(names)
-        embedder = build(cfg.embedder, "embedder") if any(s.needs_embedder for s in specs) else None
+        embedder = embedder_for(specs, cfg.embedder)
         if judge is not None and any(s.needs_judge for s in specs):
             judge.identity()  # fail fast (exit 2) when the model is missing
         jobs = rescore(cfg.dir, names, judge=judge, embedder=embedder,

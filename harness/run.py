@@ -51,7 +51,7 @@ from ragsweep.harness.outputs import run_safely
 from ragsweep.harness.pipeline.conversation import conversation_summary, history_of
 from ragsweep.harness.pipeline.relevance import copy_grades, stand_ins
 from ragsweep.harness.records import Cut, Retrieved, RunSample
-from ragsweep.harness.runs import aggregate, applicable, score_variant, write_jsonl
+from ragsweep.harness.runs import aggregate, applicable, embedder_for, score_variant, write_jsonl
 from ragsweep.harness.testsets import load_samples
 from ragsweep.metrics import InputError, credit_once, resolve, span_gains, staged
 
@@ -213,7 +213,7 @@ def run_job(cfg: DictConfig, out_dir: Path, kind: str, target: Target | None = N
     if not reports_contexts:  # nothing to locate: retrieval and context metrics would only count zeros
         specs = [s for s in specs if not {"retrieved", "contexts"} & set(s.inputs)]
     llm = build(cfg.llm, "llm")
-    embedder = build(cfg.embedder, "embedder") if any(s.needs_embedder for s in specs) else None
+    embedder = embedder_for(specs, cfg.embedder)
     t = time.perf_counter()
     scored = score_variant(runs, name, cut, specs, judge=llm, embedder=embedder, options=cfg.metrics.options)
     seconds["metrics"] = time.perf_counter() - t

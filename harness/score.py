@@ -32,6 +32,7 @@ import asyncio
 import csv
 import json
 import sys
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -40,6 +41,7 @@ from omegaconf import DictConfig, OmegaConf
 from ragsweep.gen import USUAL, build
 from ragsweep.harness.cache import atomic_write
 from ragsweep.harness.outputs import check_writable, config_yaml, named_by_clock, save
+from ragsweep.harness.runs import embedder_for
 from ragsweep.harness.score_tables import (  # noqa: F401 - the reading side, imported from here by callers
     Table,
     conversation_cell,
@@ -56,7 +58,9 @@ from ragsweep.metrics import (
     InputError,
     MetricSpec,
     RagSample,
+    ScoredSample,
     check_thresholds,
+    concurrency_of,
     fail,
     is_unanswerable,
     metric_catalogue,
@@ -96,6 +100,29 @@ def choose_metrics(path: Path, names: list[str] | None, fields: dict[str, str], 
         name, field = missing[0]
         raise InputError(f"{path}: no column {' or '.join(ALIASES[field])}, which metric {name} needs")
     return specs
+
+
+def plan(where: Path, samples: Sequence[RagSample], fields: dict[str, str], names: list[str] | None, *,
+         has_judge: bool, thresholds: Mapping[str, float], options: Mapping[str, Any]
+         ) -> tuple[list[MetricSpec], dict[str, float]]:
+    """The metrics to score (:func:`choose_metrics`) and their thresholds, every option checked: what
+    ``ragsweep score`` and ``ragsweep.score`` do before any sample is scored (bad input is an InputError)."""
+    specs = choose_metrics(where, names, fields, has_judge, any(is_unanswerable(s.reference) for s in samples))
+    limits = check_thresholds(dict(thresholds), specs)
+    for spec in specs:
+        metric_kwargs(spec, options)
+    return specs, limits
+
+
+async def measure(samples: Sequence[RagSample], specs: list[MetricSpec], *, judge: Any, embedder: Any,
+                  options: Mapping[str, Any], concurrency: int | None, progress: bool,
+                  empty_answers: str) -> list[ScoredSample]:
+    """Every sample scored with every metric: what ``ragsweep score`` and ``ragsweep.score`` both run.
+    ``concurrency`` None: as many calls as the judge serves at once (1 for an in-process model), 4 without one."""
+    if concurrency is None:
+        concurrency = concurrency_of(judge) if judge is not None else 4
+    return await score_samples(list(samples), specs, judge=judge, embedder=embedder, options=options,
+                               concurrency=int(concurrency), progress=progress, empty_answers=empty_answers)
 
 
 def _cell(value: Any) -> str:
@@ -226,27 +253,20 @@ def run(cfg: DictConfig) -> int:
     samples, fields, table = read_samples(path, cfg.split)
     # The llm config group builds the judge (its `none` option builds None); unset, no judge.
     judge = build(cfg.llm, "llm") if cfg.llm is not None else None
-    specs = choose_metrics(path, _names(cfg.metrics), fields, judge is not None,
-                           any(is_unanswerable(s.reference) for s in samples))
-    thresholds = check_thresholds(OmegaConf.to_container(cfg.thresholds), specs)
     options = OmegaConf.to_container(cfg.metric_options)
-    for spec in specs:  # check options before a dry run reports success
-        metric_kwargs(spec, options)
+    # options are checked before a dry run reports success
+    specs, thresholds = plan(path, samples, fields, _names(cfg.metrics), has_judge=judge is not None,
+                             thresholds=OmegaConf.to_container(cfg.thresholds), options=options)
     judged = [s.name for s in specs if s.needs_judge]
     if cfg.dry_run:
         return dry_run(samples, specs, options, path, int(cfg.concurrency or 4))
     if judged and judge is not None:
         judge.identity()  # fail fast (exit 2) when the model is missing, before any sample is scored
-    embedder = build(cfg.embedder, "embedder") if any(s.needs_embedder for s in specs) else None
-    concurrency = cfg.concurrency
-    if concurrency is None:  # as many calls as the judge serves at once (1 for an in-process model)
-        from ragsweep.metrics import concurrency_of
-
-        concurrency = concurrency_of(judge) if judge is not None else 4
+    embedder = embedder_for(specs, cfg.embedder)
     try:
-        scored = asyncio.run(score_samples(samples, specs, judge=judge, embedder=embedder, options=options,
-                                           concurrency=int(concurrency), progress=bool(cfg.progress),
-                                           empty_answers=empty_answers))
+        scored = asyncio.run(measure(samples, specs, judge=judge, embedder=embedder, options=options,
+                                     concurrency=cfg.concurrency, progress=bool(cfg.progress),
+                                     empty_answers=empty_answers))
     finally:
         for part in (judge, getattr(judge, "inner", None)):
             if callable(getattr(part, "close", None)):
