@@ -114,12 +114,6 @@ def follow_up_info(question: str, reference: str, evidence: Sequence[Unit], subj
             "subject": subject, "standalone": standalone}
 
 
-def standalone_of(sample: TestSample) -> str:
-    """The question to compare for duplicates: a follow-up written out in full, else the question."""
-    info = sample.provenance.get("follow_up")
-    return str(info["standalone"]) if isinstance(info, Mapping) and info.get("standalone") else sample.question
-
-
 # ---------------------------------------------------------------- gates
 
 def check_follow_up(sample: TestSample, corpus: Corpus, cfg: GateConfig) -> tuple[TestSample, str | None]:

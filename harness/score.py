@@ -33,6 +33,7 @@ import csv
 import json
 import sys
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -50,6 +51,7 @@ from ragsweep.harness.score_tables import (  # noqa: F401 - the reading side, im
     read_samples,
     read_table,
     samples_from_table,
+    table_of,
 )
 from ragsweep.metrics import (
     EMPTY_ANSWERS,
@@ -70,6 +72,7 @@ from ragsweep.metrics import (
     score_samples,
     scrub,
     scrub_all,
+    staged,
     summary_rows,
 )
 
@@ -292,3 +295,79 @@ def score_app(cfg: DictConfig) -> None:
     except InputError as exc:
         fail(str(exc))
     raise SystemExit(code)
+
+
+@dataclass
+class Scores:
+    """Per-sample scores of one ``score`` call, with their evidence.
+
+    Attributes:
+        samples: The samples scored, in input order.
+        metrics: The metric specs, in column order.
+        rows: One :class:`ScoredSample` per sample x metric, sample-major.
+        thresholds: Metric -> threshold (minimum, or maximum for lower-is-better metrics).
+        seed: Bootstrap seed of the summary's confidence intervals.
+    """
+
+    samples: list[RagSample]
+    metrics: list[MetricSpec]
+    rows: list[ScoredSample]
+    thresholds: dict[str, float] = field(default_factory=dict)
+    seed: int = 0
+    table: Any = field(default=None, repr=False)
+
+    def summary_rows(self) -> list[dict[str, Any]]:
+        return summary_rows(self.rows, self.metrics, self.thresholds, seed=self.seed)
+
+    def summary(self) -> Any:
+        """A DataFrame: per metric, mean, 95% bootstrap CI, ok / undefined / error counts, threshold, passed."""
+        import pandas as pd
+
+        return pd.DataFrame(self.summary_rows()).set_index("metric")
+
+    def to_pandas(self) -> Any:
+        """A DataFrame with a row per sample: its id, then ``<metric>`` and ``<metric>_status`` columns."""
+        import pandas as pd
+
+        m = len(self.metrics)
+        records = []
+        for i, sample in enumerate(self.samples):
+            rec: dict[str, Any] = {"id": sample.id}
+            for r in self.rows[i * m:(i + 1) * m]:
+                rec[r.metric] = r.result.value
+                rec[f"{r.metric}_status"] = r.result.status
+            records.append(rec)
+        return pd.DataFrame.from_records(records)
+
+    @property
+    def explanations(self) -> list[dict[str, Any]]:
+        """Every score's evidence: sample id, metric, value, status and explanation."""
+        return [{"sample_id": r.sample_id, "metric": r.metric, "value": r.result.value,
+                 "status": r.result.status, "explanation": r.result.explanation} for r in self.rows]
+
+    @property
+    def passed(self) -> bool:
+        """Whether every threshold holds (True when there are none)."""
+        return all(r["passed"] is not False for r in self.summary_rows())
+
+    @property
+    def exit_code(self) -> int:
+        """What ``ragsweep score`` exits with on these scores: 0 every threshold holds, 1 one fails,
+        3 nothing was measured (every judged score is an error)."""
+        return outcome(self.rows, self.metrics, self.summary_rows())[0]
+
+    def mean(self, metric: str) -> float | None:
+        """The mean of one metric over its ok values (None when it has none)."""
+        return next(r["mean"] for r in self.summary_rows() if r["metric"] == metric)
+
+    def write(self, out: str | Path) -> Path:
+        """Write ``result.csv``, ``summary.csv`` and ``explanations.jsonl`` (as ``ragsweep score``) into ``out``."""
+        out = Path(out)
+        table = self.table or table_of(self.samples)
+        with staged(out) as into:  # all or nothing, as ragsweep score writes them
+            write_outputs(into, self.samples, table, self.metrics, self.rows, self.summary_rows(), "")
+        (out / "config.yaml").unlink(missing_ok=True)
+        return out
+
+    def __repr__(self) -> str:
+        return f"Scores({len(self.samples)} samples)\n" + format_summary(self.summary_rows())

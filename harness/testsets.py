@@ -309,3 +309,84 @@ def subset(samples: list[TestSample], n: Any, seed: int) -> list[TestSample]:
         return samples
     keep = set(random.Random(seed).sample(range(len(samples)), n))
     return [s for i, s in enumerate(samples) if i in keep]
+
+
+@dataclass
+class TestSet:
+    """A test set: its samples, the corpus they point into, and the generator's (or reader's) report.
+
+    ``TestSet.read`` reads any format people already have (ours, Ragas, DeepEval, LlamaIndex) and
+    ``write`` writes any of them (:mod:`ragsweep.gen.formats`)::
+
+        ts = ragsweep.TestSet.read("goldens.json", corpus="docs/")   # contexts located as spans
+        ts.write("ragas.csv")                                         # or format="llamaindex", ...
+    """
+
+    __test__ = False  # not a pytest class
+
+    samples: list[Any]
+    corpus: Any
+    report: dict[str, Any]
+    path: Path | None = None
+    #: the format the samples were read in (None: generated)
+    format: str | None = None
+    #: file-level fields of that format (a LlamaIndex QA dataset's corpus), written back in the same format
+    extra: dict[str, Any] = field(default_factory=dict, repr=False)
+
+    @classmethod
+    def read(cls, path: str | Path, format: str | None = None, *, corpus: Any = None,
+             fuzzy_threshold: float = 0.9, fuzzy: bool = True) -> TestSet:
+        """Read a test set in any format (detected when ``format`` is None).
+
+        Args:
+            path: The file.
+            format: ``ragsweep``, ``ragas``, ``deepeval``, ``llamaindex`` or ``llamaindex_qa``.
+            corpus: The documents it points into (``"shipped"``, a folder, a JSONL, a BEIR folder or
+                a Corpus): imported reference contexts are located there as evidence spans, and
+                ``report["located"]`` counts them. None: no spans located.
+            fuzzy_threshold: The fuzzy match's least similarity (as ``ragsweep run``'s ``locate``).
+            fuzzy: False: exact and normalised matches only.
+        """
+        docs = None if corpus is None else corpus_of(corpus)
+        loaded = read_any(path, docs, format, {"fuzzy": fuzzy, "fuzzy_threshold": fuzzy_threshold})
+        report: dict[str, Any] = {"format": loaded.format}
+        if loaded.located is not None:
+            report["located"] = loaded.located.to_dict()
+        return cls(loaded.samples, docs, report, Path(path), loaded.format, loaded.extra)
+
+    def to_pandas(self) -> Any:
+        import pandas as pd
+
+        return pd.DataFrame([s.to_dict(self.corpus) for s in self.samples])
+
+    def write(self, path: str | Path, format: str | None = None) -> Path:
+        """Write the test set: ours as JSONL (readable by ``ragsweep sweep testset=PATH`` and ``datasets``),
+        Ragas for a ``.csv`` name, or any format named (``format="deepeval"``), keeping all it can hold."""
+        from ragsweep.gen import output_format, write_external
+
+        named = Path(path).name.lower().endswith((".csv", ".json"))
+        fmt = format or (output_format(path) if named else "ragsweep")
+        out = write_external(self.samples, path, fmt, self.corpus, self.extra if fmt == self.format else None)
+        if fmt == "ragsweep":
+            self.path = out
+        return out
+
+    def __len__(self) -> int:
+        return len(self.samples)
+
+
+def corpus_of(corpus: Any) -> Any:
+    from ragsweep.gen import Corpus, read_beir, read_folder, read_jsonl, read_shipped
+
+    if isinstance(corpus, Corpus):
+        return corpus
+    if corpus in (None, "shipped"):
+        return read_shipped()
+    path = Path(corpus)
+    if path.is_dir() and any((path / n).exists() for n in ("corpus.jsonl", "corpus.jsonl.gz")):
+        return read_beir(path)
+    if path.is_dir():
+        return read_folder(path)
+    if path.suffix in (".jsonl", ".gz"):
+        return read_jsonl(path)
+    raise InputError(f"{path}: not a corpus (a folder of documents, a JSONL of {{id, text}}, or a BEIR folder)")
