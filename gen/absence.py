@@ -35,12 +35,9 @@ import numpy as np
 
 from ragsweep.gen.chunking import sentence_spans
 from ragsweep.gen.documents import Corpus
-from ragsweep.gen.units import _STOP_ENTITIES, answer_phrases
+from ragsweep.gen.units import answer_phrases
 from ragsweep.metrics import STOP, content_words
-
-#: Content-word keys of the nouns a wh-phrase brings ("in what year", "what percentage", "how much"):
-#: the question's own words, not the corpus's.
-WH_NOUNS = frozenset({"year", "date", "numbe", "perce", "amoun", "value", "name", "title"})
+from ragsweep.metrics.lexicon import SENTENCE_OPENERS, WH_NOUNS
 
 
 def question_words(question: str) -> set[str]:
@@ -57,7 +54,7 @@ def anchors(question: str, names: frozenset[str] = frozenset()) -> set[str]:
     """
     found = {k for p in answer_phrases(question) for k in content_words(p.text) if k not in WH_NOUNS}
     first = re.match(r"[A-Z][\w'-]*", question.strip())
-    if first and first.group(0) not in _STOP_ENTITIES and first.group(0).lower() not in STOP:
+    if first and first.group(0) not in SENTENCE_OPENERS and first.group(0).lower() not in STOP:
         key = content_words(first.group(0))
         if key and key[0] in names:
             found.add(key[0])

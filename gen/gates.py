@@ -22,6 +22,7 @@ from ragsweep.gen.documents import Corpus
 from ragsweep.gen.kinds import kind_problem
 from ragsweep.gen.testset import UNANSWERABLE_KIND, TestSample
 from ragsweep.metrics import content_words
+from ragsweep.metrics.lexicon import NOT_NAMES, ORDINALS, QUESTION_STOP
 
 REASONS: dict[str, str] = {
     "write_failed": "the writer produced no usable output (model error, broken JSON after one repair)",
@@ -72,10 +73,6 @@ HUMAN_OVERLAP = (("SciFact claims", 0.61), ("HotpotQA questions", 0.74))
 #: Above this mean overlap a generated set gets a warning: its questions copy their evidence.
 WARN_OVERLAP = 0.85
 
-_STOP = frozenset("""a an the of in on at to for from by with and or but is are was were be been being it its
-this that these those as into than then there their they he she his her them which who whom whose what when
-where why how do does did has have had not no yes can could would should will may might also such
-during after before about over under between within per s""".split())
 
 _DEICTIC = re.compile(
     r"\b(?:according to (?:the|this) (?:passage|text|document|article|paper|study|sentence|abstract|excerpt|context)"
@@ -147,8 +144,6 @@ _PRONOUN_SUBJECT = re.compile(
     r"^\W*(?:(?:he|she|it|they|his|her|its|their)\b"
     r"|(?:in|on|by|after|before|during|from|at|later|then)\b[^,.;]{0,40}?\s(?:he|she|they)\s"
     r"|[^.;]{0,160}?,\s*(?:he|she|they)\s)", re.I)
-_NOT_NAMES = frozenset("""The A An In On At By For From After Before During Later Then He She It They His Her Its
-Their This That These Those There Born What Who Which When Where Why How""".split())
 # "Who was Kevin Mark DuBrow?", "What are CTCF and Cohesin?", "What is Canty Bay known for?": a question
 # that asks what a named thing is, whose reference can only restate a sentence about it. None of people's
 # 1,909 SciFact and HotpotQA questions is one (gates.definitions).
@@ -165,7 +160,7 @@ def tokens(text: str) -> list[str]:
 
 
 def content_tokens(text: str) -> list[str]:
-    return [t for t in tokens(text) if t not in _STOP]
+    return [t for t in tokens(text) if t not in QUESTION_STOP]
 
 
 def normalise(text: str) -> str:
@@ -331,7 +326,7 @@ def _unnamed_pronoun(question: str) -> bool:
 
 
 def _names(text: str) -> set[str]:
-    return {w.strip(".,;:'’\"()") for w in _NAME.findall(text)} - _NOT_NAMES
+    return {w.strip(".,;:'’\"()") for w in _NAME.findall(text)} - NOT_NAMES
 
 
 def unresolved_subject(question: str, reference: str, doc_text: str, start: int, end: int) -> bool:
@@ -353,9 +348,7 @@ def unresolved_subject(question: str, reference: str, doc_text: str, start: int,
     return not ({w for n in asked for w in n.split()} & {w for n in before for w in n.split()})
 
 
-_ORDINALS = ("first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth", "tenth",
-             "eleventh", "twelfth")
-_ORDINAL = "|".join(_ORDINALS) + r"|\d+(?:st|nd|rd|th)"
+_ORDINAL = "|".join(ORDINALS) + r"|\d+(?:st|nd|rd|th)"
 # An ordinal that picks one of a series ("the first installment", "Kansas's fourth live album"), not an adverb
 # ("Who was born first?") nor "the first time".
 _ATTRIBUTIVE_ORDINAL = re.compile(rf"\b(?:the|its|his|her|their|an?|[\w'’]+['’]s)\s+({_ORDINAL})\s+(?!time\b)[a-z]",
@@ -365,9 +358,9 @@ _ATTRIBUTIVE_ORDINAL = re.compile(rf"\b(?:the|its|his|her|their|an?|[\w'’]+['�
 def _ordinal_forms(ordinal: str) -> set[str]:
     """The ways a text may state an ordinal: "second" and "2nd"; "first" also as "debut", "inaugural" ..."""
     word = ordinal.lower()
-    n = _ORDINALS.index(word) + 1 if word in _ORDINALS else int(re.match(r"\d+", word).group(0))
+    n = ORDINALS.index(word) + 1 if word in ORDINALS else int(re.match(r"\d+", word).group(0))
     suffix = "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
-    forms = {f"{n}{suffix}"} | ({_ORDINALS[n - 1]} if n <= len(_ORDINALS) else set())
+    forms = {f"{n}{suffix}"} | ({ORDINALS[n - 1]} if n <= len(ORDINALS) else set())
     return forms | ({"debut", "inaugural", "maiden", "earliest", "original", "founding"} if n == 1 else set())
 
 

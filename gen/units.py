@@ -18,6 +18,7 @@ from pathlib import PurePosixPath
 from ragsweep.gen.chunking import GLUED, sentence_spans, unglued
 from ragsweep.gen.documents import Corpus, Document
 from ragsweep.metrics import InputError
+from ragsweep.metrics.lexicon import MONTHS, NON_UNIT_WORDS, SENTENCE_OPENERS, WEEKDAYS
 
 #: How documents are cut into units and what topic each is shown under, recorded in every generation report
 #: (``units``): a change here writes other questions from the same corpus and seed, so a cached set written
@@ -27,7 +28,7 @@ UNITS = "nupunkt+unglued+article-topics"
 MIN_CHARS = 40    # shorter sentences rarely hold a question's worth of fact
 MAX_CHARS = 400   # longer "sentences" are tables or lists that the splitter could not cut
 
-_MONTHS = "January|February|March|April|May|June|July|August|September|October|November|December"
+_MONTHS = "|".join(MONTHS)
 DATE = re.compile(rf"\b(?:\d{{1,2}} (?:{_MONTHS}) \d{{4}}|(?:{_MONTHS}) \d{{1,2}}, \d{{4}}|(?:{_MONTHS}) \d{{4}})\b")
 YEAR = re.compile(r"\b(?:1[5-9]\d\d|20\d\d)s?\b")
 # A number with an optional unit noun after it: "45 members", "250-kilowatt", "3.5%", "184,000 people".
@@ -35,10 +36,6 @@ NUMBER = re.compile(r"(?<![\w.:-])[£$€]?\d(?:[\d,]*\d)?(?:\.\d+)?(?![:\d])(?:
 # Capitalised runs (allowing "of", "the", "de" inside): "Calder Harbour Act", "University of Calder".
 ENTITY = re.compile(r"\b[A-Z][\w'-]*[a-z0-9][\w'-]*(?:\s+(?:(?:of|the|de)\s+)?[A-Z][\w'-]+)*")
 CONDITION = re.compile(r"\b(?:if|unless|when|whenever|provided|only after|only if|until|in case|in the absence of|in patients with)\b", re.I)
-_STOP_ENTITIES = {"The", "A", "An", "In", "On", "It", "Its", "This", "That", "These", "Those", "He", "She",
-                  "They", "We", "Our", "His", "Her", "Their", "After", "Before", "When", "While", "At", "By",
-                  "For", "From", "As", "However", "Although", "During", "Since", "There", "Here", "With",
-                  "Of", "To", "But", "And", "Or", "If", "Because", "Unlike", "Like", "Following", "Each"}
 # A sentence that opens with a personal pronoun: its subject is named elsewhere (a bridge to the document's subject
 # for multi_hop, a follow-up's second turn, or an unnamed subject below).
 _PRONOUN = r"(?:It|Its|She|Her|He|His|They|Their)\b"
@@ -59,9 +56,7 @@ UNNAMED_SUBJECT = re.compile(
     r"|[A-Z][a-z]+(?:ed|ing) (?:by|in|with|at|on|as|for|from|to|after|during|near)\b"
     rf"|(?:Originally |Also |Later )?{_IRREGULAR_PARTICIPLE}\b[^,.;]{{0,100}}, "
     r"|[^,.;]{3,100}, (?:it|he|she|they) )")
-_CALENDAR = set(_MONTHS.split("|")) | {"Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"}
-_NON_UNIT_WORDS = {"and", "or", "to", "the", "a", "of", "in", "on", "at", "for", "with", "by", "was", "were",
-                   "is", "are", "from", "as", "than", "that", "which", "but"}
+_CALENDAR = set(MONTHS) | set(WEEKDAYS)
 
 
 @dataclass(frozen=True)
@@ -127,7 +122,7 @@ def _phrases(sentence: str) -> tuple[Phrase, ...]:
         text = m.group(0)
         tail = re.match(r"[£$€]?[\d,.]+(.*)", text)
         unit = (tail.group(1) if tail else "").strip(" -")
-        if unit.split(" ")[0] in _NON_UNIT_WORDS:  # "45 and" -> the number alone
+        if unit.split(" ")[0] in NON_UNIT_WORDS:  # "45 and" -> the number alone
             add("number", m.start(), m.start() + len(text) - len(tail.group(1) if tail else ""))
             continue
         if unit in ("per cent", "percent"):
@@ -138,7 +133,7 @@ def _phrases(sentence: str) -> tuple[Phrase, ...]:
     for m in ENTITY.finditer(sentence):
         text = m.group(0)
         words = text.split()
-        while words and words[0] in _STOP_ENTITIES:
+        while words and words[0] in SENTENCE_OPENERS:
             words = words[1:]
         if not words or (len(words) == 1 and words[0] in _CALENDAR):
             continue

@@ -42,7 +42,7 @@ _FACE = {
     # refusal: answers that decline, questions meant to have no answer
     "UNANSWERABLE": "refusal", "declines": "refusal", "is_unanswerable": "refusal",
     # offline (no LLM) text measures the generator reuses
-    "STOP": "offline", "content_words": "offline", "numbers": "offline",
+    "STOP": "lexicon", "content_words": "offline", "numbers": "offline",
     # the judge's parts the reranker reuses
     "clean": "guard", "verdict_probability": "judging",
     # embedders
@@ -56,7 +56,8 @@ _FACE = {
     "Prompt": "prompts.core", "complete": "prompts.core",
 }
 
-__all__ = sorted(_FACE)
+#: the word lists (``from ragsweep.metrics.lexicon import STOP``) are a face of their own: a module of constants.
+__all__ = sorted([*_FACE, "lexicon"])
 
 
 def __getattr__(name: str) -> Any:
