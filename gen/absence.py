@@ -90,8 +90,8 @@ def unspecific(question: str, evidence_docs: set[str], words: CorpusWords) -> st
     """Another document than ``evidence_docs`` that holds every content word of ``question`` (the first
     by id), or None. Such a question does not say which document it asks about: "When was the album
     released?", "What is a hairless breed of dog?", "Where were studies identified using systematic
-    database searches?" (packaged 1.5B). People rarely write one: 18 of the 1,909 SciFact and HotpotQA
-    dev and train questions, most of them short SciFact claims that a second abstract also covers."""
+    database searches?" (packaged 1.5B). People rarely write one: mostly short claims that a second abstract
+    also covers."""
     others = words.holding_all(set(content_words(question))) - evidence_docs
     return min(others) if others else None
 

@@ -34,8 +34,8 @@ Two styles (``styles=[...]`` in ``conf/gen.yaml``; one is drawn per question and
 
     -> "Port Calder town charter in what year?"
 
-  It copies fewer words (5 against 12 on SciFact, as many as people's claims share with their
-  abstracts) but only words of its evidence, and the rarest: on SciFact and HotpotQA it did not bring
+  It copies fewer words (about as many as people's claims share with their abstracts) but only
+  words of its evidence, and the rarest: on SciFact and HotpotQA it did not bring
   the ranking of retrievers closer to that of people's questions (docs/trust/generated-test-sets.md, "How far to trust a
   generated test set"). Only a writer that can reword (an LLM, with ``gates.max_overlap``) can.
 """

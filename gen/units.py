@@ -41,12 +41,11 @@ CONDITION = re.compile(r"\b(?:if|unless|when|whenever|provided|only after|only i
 _PRONOUN = r"(?:It|Its|She|Her|He|His|They|Their)\b"
 PRONOUN_OPENER = re.compile("^" + _PRONOUN)
 # A sentence that does not name its subject: a pronoun ("It is included on his debut album ..."), a generic noun
-# ("The car was powered by ..."), or a participle ("Created by Richard Levinson ..."). A 1.5B writer asked for one
-# fact of such a sentence resolved the subject wrongly in 6 of 17 hand-read HotpotQA pairs, against 8 of 83 for
-# sentences that name it (the hand-read samples: benchmarks/results/2026-11-25-hand-reads.md).
-# Also an irregular participle opening a phrase before the subject ("Written by Ottokar Kernstock, it was sung
-# ..."), and an opening phrase followed by a pronoun subject ("A sequel to ... (2014), it is the third
-# installment"; "In 2012, he portrayed ..."): 112 more of HotpotQA's 3,434 named sentences.
+# ("The car was powered by ..."), or a participle ("Created by Richard Levinson ..."): a small writer asked for one
+# fact of such a sentence resolves the subject wrongly far more often than for a sentence that names it
+# (benchmarks/results/2026-11-25-hand-reads.md). Also an irregular participle opening a phrase before the subject
+# ("Written by Ottokar Kernstock, it was sung ..."), and an opening phrase followed by a pronoun subject ("A sequel
+# to ... (2014), it is the third installment"; "In 2012, he portrayed ...").
 _IRREGULAR_PARTICIPLE = (r"(?:Born|Written|Built|Made|Known|Set|Taken|Given|Chosen|Drawn|Shown|Seen|Sung|Led|Held|Run|"
                          r"Won|Sold|Told|Found|Grown|Brought|Bought|Sent|Kept|Hidden|Spoken|Begun|Thrown|Driven|"
                          r"Struck|Shot|Cast|Laid|Paid|Heard|Taught|Caught|Fought|Sought|Bred)")
@@ -202,8 +201,7 @@ def unit_topics(doc: Document, units: list[Unit]) -> list[str]:
     that glues articles together without a space (:data:`gen.chunking.GLUED`; HotpotQA: "... in
     Wyoming.Powder River is ..."). There a unit after a glued cut takes the opening name of its own article
     ("Powder River"), not the first article's: a writer shown the first article's name as the topic of a
-    sentence of the second put it in its question or answer ("Lil Bit's second album", 2 of the 12 wrong
-    references in 150 hand-read HotpotQA pairs). A document with a title or a heading keeps one topic: a
+    sentence of the second put it in its question or answer ("Lil Bit's second album"). A document with a title or a heading keeps one topic: a
     glued cut there is a section label ("(SAP).Methods and Results" in SciFact), not another article."""
     topic = topic_of(doc)
     if not _named_by_opening(doc):
