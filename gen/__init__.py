@@ -8,8 +8,9 @@ module's name is given another one here (``generate_testset``): a loaded submodu
 
 from __future__ import annotations
 
-import importlib
 from typing import Any
+
+from ragsweep.metrics.face import attribute
 
 #: name -> ``module`` (the name is the module's attribute) or ``module:attribute``, relative to this package.
 _FACE = {
@@ -42,11 +43,4 @@ __all__ = sorted(_FACE)
 
 
 def __getattr__(name: str) -> Any:
-    if name not in _FACE:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    module, _, attribute = _FACE[name].partition(":")
-    return getattr(importlib.import_module(f"{__name__}.{module}"), attribute or name)
-
-
-def __dir__() -> list[str]:
-    return sorted([*globals(), *__all__])
+    return attribute(__name__, _FACE, name)

@@ -9,8 +9,9 @@ would shadow it.
 
 from __future__ import annotations
 
-import importlib
 from typing import Any
+
+from ragsweep.metrics.face import attribute
 
 #: name -> ``module`` (the name is the module's attribute) or ``module:attribute``, relative to this package.
 _FACE = {
@@ -56,16 +57,10 @@ _FACE = {
     "Prompt": "prompts.core", "complete": "prompts.core",
 }
 
-#: the word lists (``from ragsweep.metrics.lexicon import STOP``) are a face of their own: a module of constants.
-__all__ = sorted([*_FACE, "lexicon"])
+#: Two modules are faces of their own: the word lists (``from ragsweep.metrics.lexicon import STOP``) and the
+#: loader of a package face (:mod:`ragsweep.metrics.face`, which ``ragsweep.gen`` uses too).
+__all__ = sorted([*_FACE, "face", "lexicon"])
 
 
 def __getattr__(name: str) -> Any:
-    if name not in _FACE:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    module, _, attribute = _FACE[name].partition(":")
-    return getattr(importlib.import_module(f"{__name__}.{module}"), attribute or name)
-
-
-def __dir__() -> list[str]:
-    return sorted([*globals(), *__all__])
+    return attribute(__name__, _FACE, name)

@@ -22,7 +22,7 @@ from typing import Any
 
 from omegaconf import OmegaConf
 
-from ragsweep.harness.app.targets import RETRYABLE_STATUS, Reply, Target, TargetError, messages_of
+from ragsweep.harness.app.targets import Reply, Target, TargetError, check_status, messages_of
 from ragsweep.metrics import InputError, looks_like_key, register_secret
 
 SYSTEM = ("Answer the question using only the numbered contexts. Be brief: one or two sentences. "
@@ -123,9 +123,7 @@ class OpenAITarget(Target):
             response = await self._client.post(f"{self.base_url}/chat/completions", json=body)
         except httpx.HTTPError as exc:
             raise TargetError(f"{type(exc).__name__}: {exc}", retryable=True) from exc
-        if response.status_code >= 300:
-            raise TargetError(f"HTTP {response.status_code} from {self.base_url}",
-                              retryable=response.status_code in RETRYABLE_STATUS, raw=response.text[:2000])
+        check_status(response, self.base_url)
         try:
             data = response.json()
             answer = data["choices"][0]["message"]["content"]

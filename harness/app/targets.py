@@ -79,6 +79,13 @@ class TargetError(Exception):
         self.retryable, self.raw = retryable, raw
 
 
+def check_status(response: Any, where: str) -> None:
+    """A TargetError for an HTTP status of 300 or more, retryable for the statuses a retry may mend."""
+    if response.status_code >= 300:
+        raise TargetError(f"HTTP {response.status_code} from {where}",
+                          retryable=response.status_code in RETRYABLE_STATUS, raw=response.text[:2000])
+
+
 class Target:
     """The interface every target implements (``start`` and ``close`` are optional)."""
 
@@ -336,9 +343,7 @@ class HttpTarget(Target):
                 response = await self._client.request(self.method, self.url, json=body)
         except httpx.HTTPError as exc:  # connection refused or dropped: worth another try
             raise TargetError(f"{type(exc).__name__}: {exc}", retryable=True) from exc
-        if response.status_code >= 300:
-            raise TargetError(f"HTTP {response.status_code} from {self.url}",
-                              retryable=response.status_code in RETRYABLE_STATUS, raw=response.text[:2000])
+        check_status(response, self.url)
         try:
             data = response.json()
         except ValueError:
