@@ -26,12 +26,12 @@ __all__ = ["Board", "RagSample", "Scores", "TestSet", "ascore", "board", "genera
 
 if TYPE_CHECKING:  # pragma: no cover
     from ragsweep.harness.api import Board, Scores, TestSet, ascore, board, generate, llm, rescore, run, score, sweep
-    from ragsweep.metrics.spec import RagSample
+    from ragsweep.metrics import RagSample
 
 
 def __getattr__(name: str) -> Any:
     if name == "RagSample":
-        from ragsweep.metrics.spec import RagSample
+        from ragsweep.metrics import RagSample
 
         return RagSample
     if name in __all__:

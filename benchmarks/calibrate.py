@@ -1,7 +1,7 @@
 """Calibration benchmark: the judged metrics against human labels, one table per judge backend.
 
 Runs faithfulness on HaluEval QA, QAGS and BEGIN and factual correctness on the RAGChecker
-meta-evaluation (``harness/calibration.py`` loads them from ``../shared/data``), and prints the
+meta-evaluation (``benchmarks/calibration_sets.py`` loads them from ``../shared/data``), and prints the
 agreement with people beside the cost: model calls, tokens and seconds per sample.
 
     python benchmarks/calibrate.py --llm none                       # seconds, no model
@@ -29,7 +29,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from ragsweep.harness.calibration import LOADERS, CalibrationSet, ragchecker_own_scores  # noqa: E402
+from calibration_sets import LOADERS, CalibrationSet, ragchecker_own_scores  # noqa: E402
 from ragsweep.metrics.catalogue import catalogue  # noqa: E402
 from ragsweep.metrics.errors import InputError  # noqa: E402
 from ragsweep.metrics.llm import Meter  # noqa: E402

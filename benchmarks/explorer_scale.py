@@ -24,7 +24,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests" / "harness"))
 
-from ragsweep.harness.leaderboard import build  # noqa: E402
+from ragsweep.harness.board.leaderboard import build  # noqa: E402
 from ragsweep.harness.records import Retrieved, RunSample  # noqa: E402
 
 WORDS = ("harbour tide ferry council bridge flood museum turbine regatta lighthouse district river quay "

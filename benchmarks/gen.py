@@ -35,13 +35,11 @@ def throughput(backend: str, n: int, seed: int, overrides: list[str] = ()) -> di
     """Run one backend on the shipped corpus with a fresh cache; return its figures."""
     from hydra import compose, initialize_config_module
     from omegaconf import open_dict
-
-    from ragsweep.gen.app import gen_config, make_writer
+    from ragsweep.gen.app import writing_parts
     from ragsweep.gen.documents import read_shipped
     from ragsweep.gen.generate import generate
     from ragsweep.gen.parts import build
     from ragsweep.metrics.embedding import OnnxMiniLM
-    from ragsweep.metrics.llm.factory import concurrency_of
 
     with tempfile.TemporaryDirectory() as tmp:
         models = Path(os.environ.get("RAGSWEEP_CACHE_DIR", "~/.cache/ragsweep")).expanduser() / "models"
@@ -54,12 +52,11 @@ def throughput(backend: str, n: int, seed: int, overrides: list[str] = ()) -> di
             cfg.cache.dir = tmp
             cfg.llm.cache_dir = tmp if "cache_dir" in cfg.llm else None
         llm = build(cfg.llm, "llm")
-        writer = make_writer(llm, int(cfg.max_tokens))
-        embed = OnnxMiniLM().embed
+        writer, gcfg, _ = writing_parts(cfg, llm)
+        embed = OnnxMiniLM().embed  # always on, whatever gates.embed says: the figures include its gate
         embed(["warm up"])
         started = time.perf_counter()
         calls_before, evaluated_before = _calls(llm), _evaluated(llm)
-        gcfg = gen_config(cfg, concurrency_of(llm) if llm else 1, rule_writer=llm is None)
         result = generate(read_shipped(), writer, gcfg, embed=embed,
                           judge=llm)
         minutes = (time.perf_counter() - started) / 60
@@ -96,8 +93,8 @@ def specificity(testset: str, beir: str, split: str, k: int = 10) -> None:
     from ragsweep.gen.documents import read_beir
     from ragsweep.gen.testset import check_against, read_testset
     from ragsweep.harness.cache import Cache
-    from ragsweep.harness.pipeline import Pipeline
-    from ragsweep.harness.retriever import IndexSpec
+    from ragsweep.harness.pipeline.index import IndexSpec
+    from ragsweep.harness.pipeline.pipeline import Pipeline
     from ragsweep.metrics.embedding import OnnxMiniLM
 
     corpus = read_beir(beir, split)

@@ -14,7 +14,7 @@
 4. Ragas 0.4.3 from PyPI in its own venv (``--ragas-venv``, created and filled on first use; never a
    ragsweep dependency): ``benchmarks/ragas_worker.py`` scores the same answers with
    ``ragas.metrics.collections.Faithfulness`` against the same endpoint.
-5. Pairwise accuracy and ROC-AUC exactly as ``harness/calibration.py`` computes them (ties count
+5. Pairwise accuracy and ROC-AUC exactly as ``benchmarks/calibration_sets.py`` computes them (ties count
    half). An answer without a score (Ragas error or NaN, our undefined/error) counts as the neutral
    0.5 and in the errors column, as in ``benchmarks/calibrate.py``.
 
@@ -42,7 +42,7 @@ from urllib.parse import urlsplit
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from ragsweep.harness.calibration import CalibrationSet, halueval  # noqa: E402
+from calibration_sets import CalibrationSet, halueval  # noqa: E402
 from ragsweep.metrics.catalogue import RagSample, catalogue  # noqa: E402
 from ragsweep.metrics.errors import InputError, fail  # noqa: E402
 

@@ -27,8 +27,8 @@ sys.path.insert(0, str(ROOT))
 from ragsweep.gen.chunking import WholeDocument  # noqa: E402
 from ragsweep.gen.documents import Corpus, read_beir  # noqa: E402
 from ragsweep.harness.cache import Cache  # noqa: E402
-from ragsweep.harness.pipeline import Pipeline  # noqa: E402
-from ragsweep.harness.retriever import IndexSpec  # noqa: E402
+from ragsweep.harness.pipeline.index import IndexSpec  # noqa: E402
+from ragsweep.harness.pipeline.pipeline import Pipeline  # noqa: E402
 from ragsweep.metrics.embedding import OnnxMiniLM  # noqa: E402
 
 

@@ -56,9 +56,9 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT.parent / "shared" / "data"
 
-from ragsweep.harness.compare import compare  # noqa: E402
-from ragsweep.harness.lexical import Retrieval, retrieval  # noqa: E402
-from ragsweep.harness.retriever import IndexSpec  # noqa: E402
+from ragsweep.harness.board.compare import compare  # noqa: E402
+from ragsweep.harness.pipeline.index import IndexSpec  # noqa: E402
+from ragsweep.harness.pipeline.retrieval import Retrieval, retrieval  # noqa: E402
 from ragsweep.metrics.retrieval import ndcg_at_k, recall_at_k  # noqa: E402
 
 METRICS = ("ndcg@10", "recall@10")
@@ -389,7 +389,7 @@ def evaluate(corpus: Any, sets: Mapping[str, QuestionSet], cache: Any, variant_l
     """set name -> metric -> (questions x variants) scores. Each set is searched on its own, so a new
     synthetic set reuses the cached human searches."""
     from ragsweep.gen.chunking import RecursiveChunker, WholeDocument
-    from ragsweep.harness.pipeline import Pipeline
+    from ragsweep.harness.pipeline.pipeline import Pipeline
 
     out = {s: {m: np.zeros((len(q), len(variant_list))) for m in (*METRICS, FIRST)} for s, (q, _) in sets.items()}
     rankings: dict[tuple[Any, ...], dict[str, list[list[str]]]] = {}  # search key -> set -> document rankings

@@ -32,14 +32,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
+
 from ragsweep.gen.chunking import sentence_spans
 from ragsweep.gen.documents import Corpus
-from ragsweep.gen.units import _STOP_ENTITIES, answer_phrases
-from ragsweep.metrics.offline import STOP, content_words
-
-#: Content-word keys of the nouns a wh-phrase brings ("in what year", "what percentage", "how much"):
-#: the question's own words, not the corpus's.
-WH_NOUNS = frozenset({"year", "date", "numbe", "perce", "amoun", "value", "name", "title"})
+from ragsweep.gen.units import answer_phrases
+from ragsweep.metrics import STOP, content_words
+from ragsweep.metrics.lexicon import SENTENCE_OPENERS, WH_NOUNS
 
 
 def question_words(question: str) -> set[str]:
@@ -56,7 +54,7 @@ def anchors(question: str, names: frozenset[str] = frozenset()) -> set[str]:
     """
     found = {k for p in answer_phrases(question) for k in content_words(p.text) if k not in WH_NOUNS}
     first = re.match(r"[A-Z][\w'-]*", question.strip())
-    if first and first.group(0) not in _STOP_ENTITIES and first.group(0).lower() not in STOP:
+    if first and first.group(0) not in SENTENCE_OPENERS and first.group(0).lower() not in STOP:
         key = content_words(first.group(0))
         if key and key[0] in names:
             found.add(key[0])
@@ -92,8 +90,8 @@ def unspecific(question: str, evidence_docs: set[str], words: CorpusWords) -> st
     """Another document than ``evidence_docs`` that holds every content word of ``question`` (the first
     by id), or None. Such a question does not say which document it asks about: "When was the album
     released?", "What is a hairless breed of dog?", "Where were studies identified using systematic
-    database searches?" (packaged 1.5B). People rarely write one: 18 of the 1,909 SciFact and HotpotQA
-    dev and train questions, most of them short SciFact claims that a second abstract also covers."""
+    database searches?" (packaged 1.5B). People rarely write one: mostly short claims that a second abstract
+    also covers."""
     others = words.holding_all(set(content_words(question))) - evidence_docs
     return min(others) if others else None
 

@@ -6,13 +6,12 @@ from __future__ import annotations
 import dataclasses
 import json
 import logging
-import sys
 import tempfile
+from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-import hydra
 from hydra.core.hydra_config import HydraConfig
 from omegaconf import DictConfig, OmegaConf
 
@@ -21,11 +20,10 @@ from ragsweep.gen.followup import follow_up_line
 from ragsweep.gen.gates import GateConfig
 from ragsweep.gen.generate import GenConfig, Result, check_n, generate
 from ragsweep.gen.parts import build
-from ragsweep.gen.testset import KINDS, read_testset, write_testset
+from ragsweep.gen.testset import KINDS, TestSample, read_testset, write_testset
 from ragsweep.gen.topup import append_samples, fresh_ids, read_base
 from ragsweep.gen.units import UNITS
-from ragsweep.metrics.errors import EXIT_NOT_SCORED, InputError, fail
-from ragsweep.metrics.staging import staged
+from ragsweep.metrics import EXIT_NOT_SCORED, InputError, fail, staged
 
 log = logging.getLogger("ragsweep")
 
@@ -185,35 +183,50 @@ def write_or_keep(write: Any, out: Path, run_dir: Path) -> dict[str, Path]:
                      f"(report: {paths['report']})")
 
 
-def run(cfg: DictConfig, run_dir: Path) -> dict[str, Any]:
-    """Generate and write the test set; return the files written and ``n_new``, the samples this run added."""
-    from ragsweep.metrics.llm.factory import concurrency_of
+def writing_parts(cfg: DictConfig, llm: Any, known: Sequence[TestSample] = ()) -> tuple[Any, GenConfig, Any]:
+    """The writer, the generator's settings and the gates' embedder (None: ``gates.embed`` is off) that
+    ``cfg`` asks for, with ``llm`` as the writer (None: the rule writer); ``known``: the samples of a test
+    set being topped up, whose questions and candidates are not written again."""
+    from ragsweep.metrics import concurrency_of
 
-    check_n(cfg.n)
-    out = out_path(cfg, run_dir)
-    corpus: Corpus = build(cfg.corpus, "corpus")
-    llm = build(cfg.llm, "llm")
     writer = make_writer(llm, int(cfg.max_tokens))
     gcfg = gen_config(cfg, concurrency_of(llm) if llm is not None else 1, rule_writer=llm is None)
-    base = Path(cfg.append_to) if cfg.get("append_to") else None
-    known = read_base(base, corpus) if base is not None else []
     if known:
         gcfg = replace(gcfg, known_questions=tuple(s.question for s in known),
                        known_candidates=frozenset(str(s.provenance.get("candidate")) for s in known
                                                   if s.provenance.get("candidate")))
     embed = None
     if cfg.gates.embed:
-        from ragsweep.metrics.embedding import OnnxMiniLM
+        from ragsweep.metrics import OnnxMiniLM
 
         embed = OnnxMiniLM().embed
+    return writer, gcfg, embed
+
+
+def produce(cfg: DictConfig, corpus: Corpus, llm: Any, known: Sequence[TestSample] = (),
+            progress: bool = False) -> tuple[Result, dict[str, Any]]:
+    """The test set ``cfg`` asks for, from ``corpus``: what ``ragsweep gen`` and ``ragsweep.generate`` both run.
+    Returns the result and what it was written with (:func:`written_with`)."""
+    writer, gcfg, embed = writing_parts(cfg, llm, known)
     # Questions are written from originals only, so no evidence is pinned to one of several copies.
     # The round trip's judge is the writer's model (none for the rule writer, whose references are cut from
     # its evidence).
-    result = generate(corpus.originals(), writer, gcfg, embed=embed, judge=llm, progress=bool(cfg.progress))
+    result = generate(corpus.originals(), writer, gcfg, embed=embed, judge=llm, progress=progress)
+    return result, written_with(corpus, writer, gcfg, embed is not None)
+
+
+def run(cfg: DictConfig, run_dir: Path) -> dict[str, Any]:
+    """Generate and write the test set; return the files written and ``n_new``, the samples this run added."""
+    check_n(cfg.n)
+    out = out_path(cfg, run_dir)
+    corpus: Corpus = build(cfg.corpus, "corpus")
+    llm = build(cfg.llm, "llm")
+    base = Path(cfg.append_to) if cfg.get("append_to") else None
+    known = read_base(base, corpus) if base is not None else []
+    result, extra = produce(cfg, corpus, llm, known, progress=bool(cfg.progress))
     if base is not None:
         result = replace(result, samples=fresh_ids(result.samples, known))
-    extra = {**written_with(corpus, writer, gcfg, embed is not None),
-             "cache": {"hits": getattr(llm, "hits", None), "misses": getattr(llm, "misses", None)}}
+    extra = {**extra, "cache": {"hits": getattr(llm, "hits", None), "misses": getattr(llm, "misses", None)}}
     paths = write_or_keep(lambda to: write_outputs(result, corpus, to, extra, bool(cfg.parquet), base), out, run_dir)
     rep = result.report
     print(rep.message())
@@ -237,7 +250,6 @@ def run(cfg: DictConfig, run_dir: Path) -> dict[str, Any]:
     return {**paths, "n_new": len(result.samples)}
 
 
-@hydra.main(version_base="1.3", config_path="pkg://ragsweep.conf", config_name="gen")
 def gen_app(cfg: DictConfig) -> None:
     logging.getLogger().setLevel(logging.INFO)
     try:
@@ -245,6 +257,5 @@ def gen_app(cfg: DictConfig) -> None:
     except InputError as exc:
         fail(str(exc))
     if not paths.get("n_new"):  # nothing generated: exit 3, as every command that measured nothing
-        print("ragsweep: error: no question was accepted, so the test set gained nothing; the report says "
-              f"why each candidate was rejected: {paths['report']}", file=sys.stderr)
-        raise SystemExit(EXIT_NOT_SCORED)
+        fail("no question was accepted, so the test set gained nothing; the report says "
+             f"why each candidate was rejected: {paths['report']}", EXIT_NOT_SCORED)

@@ -81,8 +81,8 @@ def _with_context(units: list[Unit], i: int, named_subject: bool = False,
     then, and "The car was powered by ..." gave "What engine did the car use?". With ``topics``, only a
     neighbour of the same article: in a glued passage the sentence before may end another article, and the
     1.5B joined the two ("Rob Jenkins is an Australian actor ..." + "Predestination is a 2014 Australian ...
-    film" -> "Who is the Australian actor who directed Predestination?" -> "Rob Jenkins"; 2 of 5 wrong
-    references in 100 hand-read HotpotQA pairs), or compared them in a single_hop question."""
+    film" -> "Who is the Australian actor who directed Predestination?" -> "Rob Jenkins"), or compared them in
+    a single_hop question."""
     before = units[i - 1] if i > 0 else None
     unit = units[i]
     if (before is not None and before.index == unit.index - 1 and (not named_subject or names_subject(before.text))

@@ -26,7 +26,7 @@ from functools import cached_property
 from typing import Any
 
 from ragsweep.gen.documents import Document
-from ragsweep.metrics.errors import InputError
+from ragsweep.metrics import InputError
 
 
 @dataclass(frozen=True)
@@ -163,9 +163,8 @@ def sentence_spans(text: str) -> list[tuple[int, int]]:
     The sentence chunker, the test-set units and the extractive answerer use it. It is not the regex
     splitter of the no-LLM metrics (:func:`metrics.offline.sentences`), which re-joins what it
     splits at titles and initials and so gives no character offsets, and splits at every line
-    break: on the corpora measured it gives other sentences for all 28 documents of the shipped
-    corpus (headings), 11.2% of SciFact abstracts (581 of 5,183) and 5.6% of the HotpotQA passages
-    (111 of 1,995), so test sets, sentence chunks and their cache keys would change. The metrics
+    break: it gives other sentences wherever a heading or a line break ends one, so test sets,
+    sentence chunks and their cache keys would change. The metrics
     keep theirs for the reverse reason: their calibrated figures move with nupunkt.
     """
     import nupunkt
@@ -181,9 +180,8 @@ def sentence_spans(text: str) -> list[tuple[int, int]]:
 
 
 # A sentence end with no space after it: two paragraphs joined without one ("... in Wyoming.Powder River is a
-# tributary of ..."). nupunkt keeps such a pair as one sentence. Measured: 1,424 of HotpotQA's 1,995 passages
-# (each is two Wikipedia paragraphs glued), 23 of SciFact's 5,183 abstracts ("(SAP).Methods and Results"), none of
-# the shipped corpus. The next word must be a capitalised word that ends there, so "Atf1.Pcr1" (a gene) and
+# tributary of ..."). nupunkt keeps such a pair as one sentence; corpora cut from Wikipedia glue paragraphs so,
+# abstracts glue a section label now and then ("(SAP).Methods and Results"). The next word must be a capitalised word that ends there, so "Atf1.Pcr1" (a gene) and
 # "U.S.Army" stay whole.
 GLUED = re.compile(r"(?<=[a-z0-9)\]\"'”’])\.(?=[A-Z][a-z]*[a-z](?![\w.]))")
 
@@ -192,7 +190,7 @@ def unglued(text: str, spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
     """``spans`` cut after every glued sentence end inside them (:data:`GLUED`); the pieces cover each span.
 
     The test-set units use it, so a question's evidence is one sentence of one paragraph, not the end of one
-    article and the start of another (61 of 100 hand-read HotpotQA pairs were asked of such a pair). The
+    article and the start of another (which a writer asks about as if it were one). The
     sentence chunker does not: it packs sentences into chunks, where a glued pair moves a boundary by one
     sentence at most, and its cache keys and the published sweep figures stay as they are.
     """
@@ -220,7 +218,7 @@ class TokenChunker(Chunker):
 
     @cached_property
     def _tokenizer(self) -> Any:
-        from ragsweep.metrics.embedding import load_tokenizer
+        from ragsweep.metrics import load_tokenizer
 
         tok = load_tokenizer(self.tokenizer_name)
         tok.no_truncation()

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ragsweep.gen.duplicates import Duplicates, find_duplicates, group_grades
-from ragsweep.metrics.errors import InputError
+from ragsweep.metrics import InputError
 
 log = logging.getLogger("ragsweep.gen.documents")
 

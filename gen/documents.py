@@ -22,7 +22,7 @@ from ragsweep.gen.corpus import (  # noqa: F401 - the types, re-exported: every 
     check_documents,
     with_duplicates,
 )
-from ragsweep.metrics.errors import InputError
+from ragsweep.metrics import InputError
 
 log = logging.getLogger(__name__)
 

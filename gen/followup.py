@@ -33,6 +33,7 @@ from dataclasses import replace
 from typing import Any
 
 from pydantic import BaseModel, Field
+
 from ragsweep.gen.documents import Corpus, Span
 from ragsweep.gen.gates import (
     GateConfig,
@@ -44,19 +45,12 @@ from ragsweep.gen.gates import (
 )
 from ragsweep.gen.testset import FOLLOW_UP_KIND, TestSample
 from ragsweep.gen.units import Unit
-from ragsweep.metrics.prompts.core import Prompt
+from ragsweep.metrics import Prompt
+from ragsweep.metrics.lexicon import BACK_REFERENCES, PRONOUN_FORMS
 
-#: Subject, possessive and object forms of the pronoun a follow-up puts in place of its subject.
-FORMS = {"it": ("it", "its", "it"), "she": ("she", "her", "her"), "he": ("he", "his", "him")}
-#: Words by which a follow-up refers back to the first turn.
-BACK_REFERENCES = frozenset("it its itself he him his himself she her hers herself they them their theirs "
-                            "themselves this that these those there then".split())
 #: How an elliptical follow-up opens ("And in 2023?", "What about the Wrenmouth route?").
 _ELLIPSIS = re.compile(r"^\s*(?:and|what about|how about|and what about|what of|also|same for)\b", re.I)
 _OPENER = re.compile(r"^(She|He|It|Her|His|Its)\b")
-#: The pronoun a sentence's opening word stands for ("Its ferries ..." -> "it").
-PRONOUN_OF_OPENER = {"it": "it", "its": "it", "she": "she", "her": "she", "he": "he", "his": "he", "they": "they",
-                     "their": "they"}
 MIN_FOLLOW_UP_WORDS = 3  # "And in 2023?" is a whole follow-up
 
 
@@ -87,7 +81,7 @@ def pronounise(question: str, subject: str | Sequence[str], pronoun: str = "it")
     first. Before "'s" the possessive is used ("Its ..."), else at the start of the question the
     subject form ("It ..."), elsewhere the object form. None when no name is in the question or a word of one is left.
     """
-    subject_form, possessive, object_form = FORMS[pronoun]
+    subject_form, possessive, object_form = PRONOUN_FORMS[pronoun]
     names_ = sorted([subject] if isinstance(subject, str) else subject, key=len, reverse=True)
     alternatives = "|".join(re.escape(n) for n in names_)
     pattern = re.compile(r"(?:\b[Tt]he\s+)?(?<!\w)(?:" + alternatives + r")(?P<pos>['’]s|(?<=s)['’](?=\s))?(?!\w)")
@@ -111,12 +105,6 @@ def follow_up_info(question: str, reference: str, evidence: Sequence[Unit], subj
                       "evidence": [{"doc_id": u.doc_id, "start": u.start, "end": u.end, "text": u.text}
                                    for u in evidence]},
             "subject": subject, "standalone": standalone}
-
-
-def standalone_of(sample: TestSample) -> str:
-    """The question to compare for duplicates: a follow-up written out in full, else the question."""
-    info = sample.provenance.get("follow_up")
-    return str(info["standalone"]) if isinstance(info, Mapping) and info.get("standalone") else sample.question
 
 
 # ---------------------------------------------------------------- gates

@@ -21,7 +21,8 @@ from ragsweep.gen.absence import question_words
 from ragsweep.gen.documents import Corpus
 from ragsweep.gen.kinds import kind_problem
 from ragsweep.gen.testset import UNANSWERABLE_KIND, TestSample
-from ragsweep.metrics.offline import content_words
+from ragsweep.metrics import content_words
+from ragsweep.metrics.lexicon import NOT_NAMES, ORDINALS, QUESTION_STOP
 
 REASONS: dict[str, str] = {
     "write_failed": "the writer produced no usable output (model error, broken JSON after one repair)",
@@ -72,10 +73,6 @@ HUMAN_OVERLAP = (("SciFact claims", 0.61), ("HotpotQA questions", 0.74))
 #: Above this mean overlap a generated set gets a warning: its questions copy their evidence.
 WARN_OVERLAP = 0.85
 
-_STOP = frozenset("""a an the of in on at to for from by with and or but is are was were be been being it its
-this that these those as into than then there their they he she his her them which who whom whose what when
-where why how do does did has have had not no yes can could would should will may might also such
-during after before about over under between within per s""".split())
 
 _DEICTIC = re.compile(
     r"\b(?:according to (?:the|this) (?:passage|text|document|article|paper|study|sentence|abstract|excerpt|context)"
@@ -89,10 +86,9 @@ _PRONOUN_START = re.compile(r"^(?:it|they|he|she|this|these|those|its|their)\b",
 # did the band play at Super Bowl XXXIII?", "the gold coins on board". A generic noun after "the" / "this" /
 # "that" passes when a name, a quote, a relative clause or a participle follows and says which one
 # ("the band Foo Fighters", "the film based on ...", "the event that was staged at ..."). At the start too:
-# "The group is headquartered in what?" (rule writer); no more of people's 1,909 questions trip it for that.
-# The nouns from "terminal" on were added after the sixth hand-read ("In what year did the terminal handle 294,000
-# passengers?", "What brand of clothing did the store sell in 2017?"): none of people's 1,909 questions trips
-# them, and of the 651 distinct 1.5B questions of the hand-read sets (benchmarks/results) only those two do.
+# "The group is headquartered in what?" (rule writer). The nouns from "terminal" on are ones generated questions
+# took as known ("In what year did the terminal handle 294,000 passengers?"); people's questions do not use
+# them so (benchmarks/results/2026-11-25-code-comment-measurements.md).
 _UNNAMED = re.compile(
     r"\b(?:[Tt]he|[Tt]his|[Tt]hat)\s+(?:town|city|village|band|group|team|club|film|movie|song|album|book|novel|series|show|"
     r"episode|company|firm|unit|mine|event|game|season|player|ship|station|party|school|university|church|river|"
@@ -106,8 +102,7 @@ _UNNAMED = re.compile(
 # The setting of a report, taken as known: "What is the objective of the study?", "the age range of the
 # individuals examined", "between the eccentric and non-eccentric groups" (SciFact abstracts, 1.5B writer).
 # Only a name, a quote, a number, a relative clause or a preposition that goes on to say which lets it
-# pass; a participle does not ("the patients studied" is still any patients). No question of people's
-# 1,909 (SciFact and HotpotQA, dev and train) trips it.
+# pass; a participle does not ("the patients studied" is still any patients). People's questions do not trip it.
 _UNNAMED_SETTING = re.compile(
     r"\b(?:the|this|that|these)\s+(?:study|trial|introduction|objective|aim|analysis|review|experiment|survey|"
     r"cohort|authors|researchers|investigators|participants|subjects|individuals|patients|respondents|"
@@ -116,8 +111,8 @@ _UNNAMED_SETTING = re.compile(
     r"|\bthe\s+(?:two|three|\w+(?:-\w+)?(?:\s+and\s+\w+(?:-\w+)?)?)\s+groups\b")
 # A question that names nothing: no capitalised word, number or quote after its wh-word, yet a definite "the
 # ..." that takes a thing as known ("What engine did the car use?", "Who was the plaintiff in the lawsuit?",
-# "What happened after the war?"). 4 of people's 1,909 SciFact and HotpotQA questions trip it ("Who invented
-# the type of script used in autographs?"); a claim (no wh-word, no question mark) never does.
+# "What happened after the war?"). People's questions rarely trip it ("Who invented the type of script used in
+# autographs?"); a claim (no wh-word, no question mark) never does.
 _WH_OPENING = re.compile(r"^\W*(?:(?:in|on|at|for|from|by|to|of|with|during|after|before)\s+)?(?:what|which|who|whom|whose|"
                          r"when|where|why|how)\b(?:\s+(?:is|was|are|were|did|does|do|has|have|had|many|much))?", re.I)
 _DEFINITE = re.compile(r"\bthe\s+[a-z]")
@@ -147,11 +142,9 @@ _PRONOUN_SUBJECT = re.compile(
     r"^\W*(?:(?:he|she|it|they|his|her|its|their)\b"
     r"|(?:in|on|by|after|before|during|from|at|later|then)\b[^,.;]{0,40}?\s(?:he|she|they)\s"
     r"|[^.;]{0,160}?,\s*(?:he|she|they)\s)", re.I)
-_NOT_NAMES = frozenset("""The A An In On At By For From After Before During Later Then He She It They His Her Its
-Their This That These Those There Born What Who Which When Where Why How""".split())
 # "Who was Kevin Mark DuBrow?", "What are CTCF and Cohesin?", "What is Canty Bay known for?": a question
-# that asks what a named thing is, whose reference can only restate a sentence about it. None of people's
-# 1,909 SciFact and HotpotQA questions is one (gates.definitions).
+# that asks what a named thing is, whose reference can only restate a sentence about it. People's questions
+# are not of this form (gates.definitions).
 _DEFINITION = re.compile(r"^\W*(?i:who|what)\s+(?i:is|was|are|were)\s+(?:(?i:the|an?)\s+)?(?P<name>[A-Z0-9][^?]*?)"
                          r"(?:\s+(?i:(?:best\s+|well\s+)?(?:known|famous|noted)\s+for))?\s*\?\s*$")
 _DEFINITION_NOT = re.compile(r"['’]s\b|\b(?:or|of|in|on|at|by|for|from|to|with|that|which|who|whose|when|where|"
@@ -165,7 +158,7 @@ def tokens(text: str) -> list[str]:
 
 
 def content_tokens(text: str) -> list[str]:
-    return [t for t in tokens(text) if t not in _STOP]
+    return [t for t in tokens(text) if t not in QUESTION_STOP]
 
 
 def normalise(text: str) -> str:
@@ -219,7 +212,7 @@ def lexical_overlap(question: str, documents: Sequence[str]) -> Overlap | None:
 
     Words are :func:`metrics.offline.content_words` keys (stop words dropped, words cut to five letters,
     so "mutations" finds "mutation"). A question that copies its evidence scores near 1; people's
-    questions on BEIR corpora score lower (HotpotQA dev 0.74, SciFact dev 0.61; see docs/trust/generated-test-sets.md,
+    questions on BEIR corpora score lower (:data:`HUMAN_OVERLAP`; see docs/trust/generated-test-sets.md,
     "How far to trust a generated test set"), and lexical retrievers gain from every copied word.
     """
     words = set(content_words(question))
@@ -331,7 +324,7 @@ def _unnamed_pronoun(question: str) -> bool:
 
 
 def _names(text: str) -> set[str]:
-    return {w.strip(".,;:'’\"()") for w in _NAME.findall(text)} - _NOT_NAMES
+    return {w.strip(".,;:'’\"()") for w in _NAME.findall(text)} - NOT_NAMES
 
 
 def unresolved_subject(question: str, reference: str, doc_text: str, start: int, end: int) -> bool:
@@ -341,7 +334,7 @@ def unresolved_subject(question: str, reference: str, doc_text: str, start: int,
     document's opening name). A 1.5B writer given
     "He drew all illustrations to ... Tom Sawyer" asks who drew them and answers "Tom Sawyer"; given
     "It is 84.5 km in diameter" it asks for the diameter of the Earth. A paragraph that opens with a
-    pronoun (280 of HotpotQA's 1,995) names its subject nowhere, so such a sentence always fails."""
+    pronoun names its subject nowhere, so such a sentence always fails."""
     sentence = doc_text[start:end]
     if not _PRONOUN_SUBJECT.match(sentence):
         return False
@@ -353,9 +346,7 @@ def unresolved_subject(question: str, reference: str, doc_text: str, start: int,
     return not ({w for n in asked for w in n.split()} & {w for n in before for w in n.split()})
 
 
-_ORDINALS = ("first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth", "tenth",
-             "eleventh", "twelfth")
-_ORDINAL = "|".join(_ORDINALS) + r"|\d+(?:st|nd|rd|th)"
+_ORDINAL = "|".join(ORDINALS) + r"|\d+(?:st|nd|rd|th)"
 # An ordinal that picks one of a series ("the first installment", "Kansas's fourth live album"), not an adverb
 # ("Who was born first?") nor "the first time".
 _ATTRIBUTIVE_ORDINAL = re.compile(rf"\b(?:the|its|his|her|their|an?|[\w'’]+['’]s)\s+({_ORDINAL})\s+(?!time\b)[a-z]",
@@ -365,9 +356,9 @@ _ATTRIBUTIVE_ORDINAL = re.compile(rf"\b(?:the|its|his|her|their|an?|[\w'’]+['�
 def _ordinal_forms(ordinal: str) -> set[str]:
     """The ways a text may state an ordinal: "second" and "2nd"; "first" also as "debut", "inaugural" ..."""
     word = ordinal.lower()
-    n = _ORDINALS.index(word) + 1 if word in _ORDINALS else int(re.match(r"\d+", word).group(0))
+    n = ORDINALS.index(word) + 1 if word in ORDINALS else int(re.match(r"\d+", word).group(0))
     suffix = "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
-    forms = {f"{n}{suffix}"} | ({_ORDINALS[n - 1]} if n <= len(_ORDINALS) else set())
+    forms = {f"{n}{suffix}"} | ({ORDINALS[n - 1]} if n <= len(ORDINALS) else set())
     return forms | ({"debut", "inaugural", "maiden", "earliest", "original", "founding"} if n == 1 else set())
 
 
@@ -375,8 +366,7 @@ def unstated_ordinal(question: str, evidence: str) -> str | None:
     """The first ordinal the question uses to pick one of a series that its evidence never states, else None.
 
     The writer saw only the evidence, so such an ordinal is its misreading: "What is the name of the first
-    installment of the Child's Play series?" -> "Seed of Chucky", of "Seed of Chucky is ... the fifth installment".
-    In two hand-read samples of 50 HotpotQA pairs it caught 2 of the 14 wrong references and no right one."""
+    installment of the Child's Play series?" -> "Seed of Chucky", of "Seed of Chucky is ... the fifth installment"."""
     text = evidence.lower()
     for m in _ATTRIBUTIVE_ORDINAL.finditer(question):
         if not any(re.search(rf"\b{f}\b", text) for f in _ordinal_forms(m.group(1))):

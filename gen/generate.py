@@ -44,9 +44,7 @@ from ragsweep.gen.roundtrip import agreement, answer_from_evidence
 from ragsweep.gen.testset import FOLLOW_UP_KIND, KINDS, UNANSWERABLE_KIND, TestSample
 from ragsweep.gen.units import Unit, corpus_units, names_subject, unit_topics
 from ragsweep.gen.writer import Draft, WriteFailed, Writer
-from ragsweep.metrics.errors import InputError, JudgeError
-from ragsweep.metrics.llm.base import LLM, Usage
-from ragsweep.metrics.refusal import UNANSWERABLE, declines
+from ragsweep.metrics import LLM, UNANSWERABLE, InputError, JudgeError, Usage, declines
 
 log = logging.getLogger(__name__)
 
@@ -123,7 +121,7 @@ class _Schedule:
     single_hop that has spent its quota's share of ``max_attempts`` without filling its quota gives up:
     the kind furthest behind is always drawn first, so a kind no candidate passes (rule-written
     follow-ups on SciFact's abstracts) would otherwise spend every attempt of the run and leave the
-    set nearly empty (6 of 300)."""
+    set nearly empty."""
 
     def __init__(self, quotas: dict[str, int], streams: dict[str, Iterator[Candidate]], report: Report,
                  tries: int | None = None, max_attempts: int | None = None) -> None:
@@ -430,9 +428,7 @@ def _name_topic(draft: Draft, units: dict[str, list[Unit]], topics: dict[tuple[s
     ordered the low streets ... evacuated" -> "Who ordered ...?" -> "Teodora Vance"; "The company runs two routes
     ..." -> "Calder Ferries"): the evidence gains the first sentence of that topic that names the subject in
     full, so the reference stands in its evidence. Otherwise the draft is unchanged (and the answerability
-    gate rejects it). On the shipped corpus the packaged 1.5B asked for the subject this way in 14 of its 52
-    single_hop drafts, all rejected as unsupported before; with this (and the lead sentences a heading had
-    hidden), 3 of 39 single_hop drafts were unsupported."""
+    gate rejects it)."""
     if support_ratio(draft.reference, " ".join(u.text for u in draft.evidence)) >= min_support:
         return draft
     ref = _bare(draft.reference)

@@ -27,7 +27,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from ragsweep.metrics.offline import content_words
+from ragsweep.metrics import content_words
 
 _YES_NO = re.compile(r"^\W*(?:yes|no)\b", re.I)
 _TWO_QUESTIONS = re.compile(r"\band (?:what|who|whom|which|when|where|why|how)\b", re.I)

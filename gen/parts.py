@@ -10,7 +10,7 @@ from typing import Any
 
 from omegaconf import DictConfig, OmegaConf
 
-from ragsweep.metrics.errors import InputError, register_config_secrets
+from ragsweep.metrics import InputError, register_config_secrets
 
 
 def build(node: DictConfig, what: str, **kwargs: Any) -> Any:

@@ -12,7 +12,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from ragsweep.metrics.prompts.core import Prompt
+from ragsweep.metrics import Prompt
 
 Kind = Literal["single_hop", "multi_hop", "comparative", "conditional"]
 

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from ragsweep.gen.corpus import Corpus, Document, check_documents, with_duplicates
-from ragsweep.metrics.errors import InputError
+from ragsweep.metrics import InputError
 
 log = logging.getLogger(__name__)
 

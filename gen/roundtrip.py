@@ -30,11 +30,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ragsweep.gen.prompts import ANSWER_FROM_EVIDENCE, RoundTripInput
-from ragsweep.metrics.llm.base import LLM, Completion
-from ragsweep.metrics.offline import content_words, numbers
-from ragsweep.metrics.prompts.core import complete
-from ragsweep.metrics.refusal import declines
-
+from ragsweep.metrics import LLM, Completion, complete, content_words, declines, numbers
 
 # Ways a reader says the sentences leave the question open, beyond metrics.refusal.declines.
 _NOT_ANSWERED = re.compile(

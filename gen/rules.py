@@ -34,8 +34,8 @@ Two styles (``styles=[...]`` in ``conf/gen.yaml``; one is drawn per question and
 
     -> "Port Calder town charter in what year?"
 
-  It copies fewer words (5 against 12 on SciFact, as many as people's claims share with their
-  abstracts) but only words of its evidence, and the rarest: on SciFact and HotpotQA it did not bring
+  It copies fewer words (about as many as people's claims share with their abstracts) but only
+  words of its evidence, and the rarest: on SciFact and HotpotQA it did not bring
   the ranking of retrievers closer to that of people's questions (docs/trust/generated-test-sets.md, "How far to trust a
   generated test set"). Only a writer that can reword (an LLM, with ``gates.max_overlap``) can.
 """
@@ -51,14 +51,13 @@ from collections.abc import Callable, Mapping, Sequence
 
 from ragsweep.gen.candidates import Candidate
 from ragsweep.gen.documents import Corpus
-from ragsweep.gen.followup import PRONOUN_OF_OPENER, follow_up_info, pronoun_of, pronounise
+from ragsweep.gen.followup import follow_up_info, pronoun_of, pronounise
 from ragsweep.gen.gates import normalise
 from ragsweep.gen.language import language_of
 from ragsweep.gen.units import Phrase, Unit, answer_phrases
 from ragsweep.gen.writer import Draft, WriteFailed
-from ragsweep.metrics.errors import InputError
-from ragsweep.metrics.offline import STOP, content_words
-from ragsweep.metrics.refusal import UNANSWERABLE
+from ragsweep.metrics import STOP, UNANSWERABLE, InputError, content_words
+from ragsweep.metrics.lexicon import PREPOSITIONS, PRONOUN_OF_OPENER
 
 log = logging.getLogger(__name__)
 
@@ -185,8 +184,6 @@ _NUMERIC = re.compile(r"\d[\d,]*(?:\.\d+)?")
 # fact in the corpus.
 _SIDE_CLAUSE = re.compile(r"[,;:()\[\]\"—–]|\.(?:\s|[A-Z])| - ")
 _MAX_GAP = 10
-_PREPOSITIONS = frozenset("under above near across along through behind beyond inside outside toward towards upon "
-                          "within without against among around beside".split())
 _GLUED = re.compile(r"[a-z0-9\"')][.!?][A-Za-z\"]")
 
 
@@ -314,7 +311,7 @@ class RuleWriter:
         for doc_id, doc in units.items():
             for u in doc:
                 for name in u.entities:
-                    if name.split()[0].lower() not in STOP | _PREPOSITIONS:  # "Under the Authority": no name
+                    if name.split()[0].lower() not in STOP | PREPOSITIONS:  # "Under the Authority": no name
                         holders.setdefault(name, set()).add(doc_id)
         self.names = sorted(holders.items(), key=lambda kv: (-len(kv[1]), kv[0]))
         self.pronouns = {doc_id: pronoun_of(doc) for doc_id, doc in units.items()}

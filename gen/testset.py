@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from ragsweep.gen.documents import Corpus, Span, iter_jsonl
-from ragsweep.metrics.errors import InputError
+from ragsweep.metrics import InputError
 
 KINDS = ("single_hop", "multi_hop", "comparative", "conditional", "unanswerable", "follow_up")
 #: The kind whose answer is not in the corpus: reference :data:`metrics.refusal.UNANSWERABLE`, no evidence.

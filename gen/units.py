@@ -17,7 +17,8 @@ from pathlib import PurePosixPath
 
 from ragsweep.gen.chunking import GLUED, sentence_spans, unglued
 from ragsweep.gen.documents import Corpus, Document
-from ragsweep.metrics.errors import InputError
+from ragsweep.metrics import InputError
+from ragsweep.metrics.lexicon import MONTHS, NON_UNIT_WORDS, SENTENCE_OPENERS, WEEKDAYS
 
 #: How documents are cut into units and what topic each is shown under, recorded in every generation report
 #: (``units``): a change here writes other questions from the same corpus and seed, so a cached set written
@@ -27,7 +28,7 @@ UNITS = "nupunkt+unglued+article-topics"
 MIN_CHARS = 40    # shorter sentences rarely hold a question's worth of fact
 MAX_CHARS = 400   # longer "sentences" are tables or lists that the splitter could not cut
 
-_MONTHS = "January|February|March|April|May|June|July|August|September|October|November|December"
+_MONTHS = "|".join(MONTHS)
 DATE = re.compile(rf"\b(?:\d{{1,2}} (?:{_MONTHS}) \d{{4}}|(?:{_MONTHS}) \d{{1,2}}, \d{{4}}|(?:{_MONTHS}) \d{{4}})\b")
 YEAR = re.compile(r"\b(?:1[5-9]\d\d|20\d\d)s?\b")
 # A number with an optional unit noun after it: "45 members", "250-kilowatt", "3.5%", "184,000 people".
@@ -35,21 +36,16 @@ NUMBER = re.compile(r"(?<![\w.:-])[£$€]?\d(?:[\d,]*\d)?(?:\.\d+)?(?![:\d])(?:
 # Capitalised runs (allowing "of", "the", "de" inside): "Calder Harbour Act", "University of Calder".
 ENTITY = re.compile(r"\b[A-Z][\w'-]*[a-z0-9][\w'-]*(?:\s+(?:(?:of|the|de)\s+)?[A-Z][\w'-]+)*")
 CONDITION = re.compile(r"\b(?:if|unless|when|whenever|provided|only after|only if|until|in case|in the absence of|in patients with)\b", re.I)
-_STOP_ENTITIES = {"The", "A", "An", "In", "On", "It", "Its", "This", "That", "These", "Those", "He", "She",
-                  "They", "We", "Our", "His", "Her", "Their", "After", "Before", "When", "While", "At", "By",
-                  "For", "From", "As", "However", "Although", "During", "Since", "There", "Here", "With",
-                  "Of", "To", "But", "And", "Or", "If", "Because", "Unlike", "Like", "Following", "Each"}
 # A sentence that opens with a personal pronoun: its subject is named elsewhere (a bridge to the document's subject
 # for multi_hop, a follow-up's second turn, or an unnamed subject below).
 _PRONOUN = r"(?:It|Its|She|Her|He|His|They|Their)\b"
 PRONOUN_OPENER = re.compile("^" + _PRONOUN)
 # A sentence that does not name its subject: a pronoun ("It is included on his debut album ..."), a generic noun
-# ("The car was powered by ..."), or a participle ("Created by Richard Levinson ..."). A 1.5B writer asked for one
-# fact of such a sentence resolved the subject wrongly in 6 of 17 hand-read HotpotQA pairs, against 8 of 83 for
-# sentences that name it (the hand-read samples: benchmarks/results/2026-11-25-hand-reads.md).
-# Also an irregular participle opening a phrase before the subject ("Written by Ottokar Kernstock, it was sung
-# ..."), and an opening phrase followed by a pronoun subject ("A sequel to ... (2014), it is the third
-# installment"; "In 2012, he portrayed ..."): 112 more of HotpotQA's 3,434 named sentences.
+# ("The car was powered by ..."), or a participle ("Created by Richard Levinson ..."): a small writer asked for one
+# fact of such a sentence resolves the subject wrongly far more often than for a sentence that names it
+# (benchmarks/results/2026-11-25-hand-reads.md). Also an irregular participle opening a phrase before the subject
+# ("Written by Ottokar Kernstock, it was sung ..."), and an opening phrase followed by a pronoun subject ("A sequel
+# to ... (2014), it is the third installment"; "In 2012, he portrayed ...").
 _IRREGULAR_PARTICIPLE = (r"(?:Born|Written|Built|Made|Known|Set|Taken|Given|Chosen|Drawn|Shown|Seen|Sung|Led|Held|Run|"
                          r"Won|Sold|Told|Found|Grown|Brought|Bought|Sent|Kept|Hidden|Spoken|Begun|Thrown|Driven|"
                          r"Struck|Shot|Cast|Laid|Paid|Heard|Taught|Caught|Fought|Sought|Bred)")
@@ -59,9 +55,7 @@ UNNAMED_SUBJECT = re.compile(
     r"|[A-Z][a-z]+(?:ed|ing) (?:by|in|with|at|on|as|for|from|to|after|during|near)\b"
     rf"|(?:Originally |Also |Later )?{_IRREGULAR_PARTICIPLE}\b[^,.;]{{0,100}}, "
     r"|[^,.;]{3,100}, (?:it|he|she|they) )")
-_CALENDAR = set(_MONTHS.split("|")) | {"Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"}
-_NON_UNIT_WORDS = {"and", "or", "to", "the", "a", "of", "in", "on", "at", "for", "with", "by", "was", "were",
-                   "is", "are", "from", "as", "than", "that", "which", "but"}
+_CALENDAR = set(MONTHS) | set(WEEKDAYS)
 
 
 @dataclass(frozen=True)
@@ -127,7 +121,7 @@ def _phrases(sentence: str) -> tuple[Phrase, ...]:
         text = m.group(0)
         tail = re.match(r"[£$€]?[\d,.]+(.*)", text)
         unit = (tail.group(1) if tail else "").strip(" -")
-        if unit.split(" ")[0] in _NON_UNIT_WORDS:  # "45 and" -> the number alone
+        if unit.split(" ")[0] in NON_UNIT_WORDS:  # "45 and" -> the number alone
             add("number", m.start(), m.start() + len(text) - len(tail.group(1) if tail else ""))
             continue
         if unit in ("per cent", "percent"):
@@ -138,7 +132,7 @@ def _phrases(sentence: str) -> tuple[Phrase, ...]:
     for m in ENTITY.finditer(sentence):
         text = m.group(0)
         words = text.split()
-        while words and words[0] in _STOP_ENTITIES:
+        while words and words[0] in SENTENCE_OPENERS:
             words = words[1:]
         if not words or (len(words) == 1 and words[0] in _CALENDAR):
             continue
@@ -207,8 +201,7 @@ def unit_topics(doc: Document, units: list[Unit]) -> list[str]:
     that glues articles together without a space (:data:`gen.chunking.GLUED`; HotpotQA: "... in
     Wyoming.Powder River is ..."). There a unit after a glued cut takes the opening name of its own article
     ("Powder River"), not the first article's: a writer shown the first article's name as the topic of a
-    sentence of the second put it in its question or answer ("Lil Bit's second album", 2 of the 12 wrong
-    references in 150 hand-read HotpotQA pairs). A document with a title or a heading keeps one topic: a
+    sentence of the second put it in its question or answer ("Lil Bit's second album"). A document with a title or a heading keeps one topic: a
     glued cut there is a section label ("(SAP).Methods and Results" in SciFact), not another article."""
     topic = topic_of(doc)
     if not _named_by_opening(doc):

@@ -27,10 +27,7 @@ from ragsweep.gen.prompts import (
     WriteOutput,
 )
 from ragsweep.gen.units import Unit
-from ragsweep.metrics.errors import JudgeError
-from ragsweep.metrics.llm.base import LLM, Usage
-from ragsweep.metrics.prompts.core import Prompt, complete
-from ragsweep.metrics.refusal import UNANSWERABLE
+from ragsweep.metrics import LLM, UNANSWERABLE, JudgeError, Prompt, Usage, complete
 
 TWO_SENTENCE_KINDS = ("multi_hop", "comparative")
 

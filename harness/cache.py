@@ -28,7 +28,7 @@ from typing import Any, TypeVar
 
 import numpy as np
 
-from ragsweep.metrics.errors import scrub_all
+from ragsweep.metrics import scrub_all
 
 T = TypeVar("T")
 log = logging.getLogger(__name__)

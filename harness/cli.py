@@ -12,15 +12,13 @@ import importlib
 import logging
 import sys
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 import hydra
-from hydra.core.hydra_config import HydraConfig
 from omegaconf import DictConfig
 
 from ragsweep.harness.overrides import first_job, overrides_of
-from ragsweep.metrics.errors import EXIT_NOT_SCORED, InputError, fail
+from ragsweep.metrics import CommandExit, InputError, fail
 
 log = logging.getLogger("ragsweep")
 
@@ -47,58 +45,11 @@ exit codes: 0 ok, 1 a threshold failed, 2 bad input or usage (before any work wh
             3 nothing measured (every job failed), 4 some jobs failed (the others are ranked)"""
 
 
-def _job_choices() -> dict[str, str]:
-    return {k: v for k, v in HydraConfig.get().runtime.choices.items() if isinstance(v, str)}
-
-
-@hydra.main(version_base="1.3", config_path="pkg://ragsweep.conf", config_name="sweep")
-def sweep_app(cfg: DictConfig) -> Any:
-    from ragsweep.harness.search import OPTUNA, record
-    from ragsweep.harness.sweep import run_job_safely
-
-    logging.getLogger().setLevel(logging.INFO)
-    hc = HydraConfig.get()
-    out_dir = Path(hc.runtime.output_dir)
-    try:
-        summary = run_job_safely(cfg, out_dir, _job_choices())
-        if hc.sweeper.get("_target_") == OPTUNA:
-            return record(summary, out_dir, str(hc.callbacks.leaderboard.sort_by))  # the trial's objective
-        return summary
-    except InputError as exc:
-        fail(str(exc))
-
-
-@hydra.main(version_base="1.3", config_path="pkg://ragsweep.conf", config_name="board")
-def board_app(cfg: DictConfig) -> None:
-    from ragsweep.harness.leaderboard import ranked, to_terminal, write
-    from ragsweep.harness.outputs import jobs_outcome, write_failed
-
-    if not cfg.dir:
-        fail("which sweep folder? ragsweep board outputs/sweeps/<stamp>")
-    code, message = jobs_outcome(Path(cfg.dir))  # the sweep's own exit code: 3 and 4 gate CI here too
-    if code == EXIT_NOT_SCORED:
-        print(f"ragsweep: error: no leaderboard: {message}", file=sys.stderr)
-        raise SystemExit(code)
-    try:
-        rows, metrics = ranked(cfg.dir, cfg.sort_by, cfg.seed, baseline=cfg.baseline, alpha=cfg.alpha,
-                               n_resamples=cfg.n_resamples)
-        paths = write(Path(cfg.dir), rows, metrics, cfg.sort_by, top=cfg.top, alpha=cfg.alpha, seed=cfg.seed,
-                      html=cfg.html)
-    except InputError as exc:
-        fail(str(exc))
-    except OSError as exc:
-        write_failed(exc, cfg.dir)
-    print(to_terminal(rows, metrics, cfg.sort_by, paths))
-    print("leaderboard: " + "\n             ".join(str(p) for p in paths.values()))
-    if code:
-        print(f"ragsweep: warning: {message}", file=sys.stderr)
-        raise SystemExit(code)
-
-
-# command -> (module, Hydra app function, primary config). Imported only when that command runs.
+# command -> (module, app function, primary config). Imported only when that command runs. Every app is a
+# plain function of its config, made a Hydra app here, the one place where one is declared.
 APPS: dict[str, tuple[str, str, str]] = {
-    "sweep": ("ragsweep.harness.cli", "sweep_app", "sweep"),
-    "board": ("ragsweep.harness.cli", "board_app", "board"),
+    "sweep": ("ragsweep.harness.sweep", "sweep_app", "sweep"),
+    "board": ("ragsweep.harness.board_command", "board_app", "board"),
     "gen": ("ragsweep.gen.app", "gen_app", "gen"),
     "score": ("ragsweep.harness.score", "score_app", "score"),
     "rescore": ("ragsweep.harness.rescore", "rescore_app", "rescore"),
@@ -139,7 +90,7 @@ def refuse_secrets(overrides: list[str]) -> None:
     ``.hydra/overrides.yaml``), when an override carries what looks like a credential: a
     ``*api_key_env`` given a key instead of a variable's name, a URL with a password, or any value in a
     known key format (``sk-...``). The message names the override, never the value."""
-    from ragsweep.metrics.errors import _KEY_FORMATS, looks_like_key, register_secret, url_password
+    from ragsweep.metrics import holds_key_format, looks_like_key, register_secret, url_password
 
     for item in overrides:
         key, sep, value = item.partition("=")
@@ -154,13 +105,28 @@ def refuse_secrets(overrides: list[str]) -> None:
         if url_password(value):  # Hydra would save it in the run's .hydra/overrides.yaml and multirun.yaml
             fail(f"{name} holds a URL with a password; nothing was run or saved. Keep the password in an "
                  f"environment variable and refer to it: '{name}=http://user:${{oc.env:NAME}}@host/v1'")
-        if any(p.search(value) for p, _ in _KEY_FORMATS):
+        if holds_key_format(value):
             register_secret(value)
             fail(f"{name} looks like a credential; nothing was run or saved (the run's config would keep it). "
                  "Put secrets in environment variables and name the variable instead")
 
 
 def main(argv: list[str] | None = None) -> None:
+    """Run one command; its exit code and last line also go to :data:`harness.child.RESULT_ENV`'s file."""
+    from ragsweep.harness.child import report
+
+    try:
+        _main(argv)
+    except CommandExit as exc:
+        report(int(exc.code or 0), exc.message)
+        raise
+    except SystemExit as exc:
+        report(exc.code if isinstance(exc.code, int) else 1, None)
+        raise
+    report(0, None)
+
+
+def _main(argv: list[str] | None) -> None:
     args = list(sys.argv[1:] if argv is None else argv)
     if not args or args[0] in ("-h", "--help", "help"):
         print(USAGE)
@@ -176,7 +142,7 @@ def main(argv: list[str] | None = None) -> None:
 
         rest = apply(rest)
     if command == "run":  # target.params.top_k=5 adds a key: an application's settings are open-ended
-        from ragsweep.harness.targets import open_keys
+        from ragsweep.harness.app.targets import open_keys
 
         rest = open_keys(rest)
     refuse_secrets(rest)
@@ -185,9 +151,8 @@ def main(argv: list[str] | None = None) -> None:
         # for a run, so a documented command composes on a machine without the reader's data.
         validate(command, config_name, overrides_of(rest), jobs=not any(a in ("--cfg", "-c") for a in rest))
         if command == "sweep":  # an Optuna study: the sort metric's direction, the sweep's seed
-            from ragsweep.harness.search import sweeper_overrides
-
-            from ragsweep.metrics.errors import InputError
+            from ragsweep.harness.optuna_search import sweeper_overrides
+            from ragsweep.metrics import InputError
 
             try:
                 rest = [*rest, *sweeper_overrides(overrides_of(rest))]
@@ -198,8 +163,8 @@ def main(argv: list[str] | None = None) -> None:
         for note in notes:
             print(note, file=sys.stderr)
     sys.argv = [f"ragsweep-{command}", *rest]
-    app: Callable[[], Any] = getattr(importlib.import_module(module), function)
-    app()
+    app: Callable[[DictConfig], Any] = getattr(importlib.import_module(module), function)
+    hydra.main(version_base="1.3", config_path="pkg://ragsweep.conf", config_name=config_name)(app)()
 
 
 if __name__ == "__main__":

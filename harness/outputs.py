@@ -20,11 +20,12 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import os
 import re
-import sys
 import tempfile
 import time
+import traceback
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, NoReturn
@@ -32,18 +33,22 @@ from typing import Any, NoReturn
 from hydra.experimental.callback import Callback
 from omegaconf import DictConfig, OmegaConf, open_dict, read_write
 
-from ragsweep.metrics.errors import (
+from ragsweep.harness.cache import write_json
+from ragsweep.metrics import (
     EXIT_BAD_INPUT,
     EXIT_NOT_SCORED,
     EXIT_SOME_FAILED,
     REDACTED,
     InputError,
     fail,
+    is_path_problem,
     looks_like_key,
     register_config_secrets,
     scrub,
+    staged,
 )
-from ragsweep.metrics.staging import is_path_problem, staged
+
+log = logging.getLogger(__name__)
 
 CLOCK = "${now:"
 """A configured folder holding this is named by the clock, and so is claimed (made unique)."""
@@ -170,8 +175,7 @@ def write_failed(exc: OSError, where: Path | str, kept: str = "") -> NoReturn:
     """
     code = EXIT_BAD_INPUT if is_path_problem(exc) else EXIT_WRITE_FAILED
     message = f"could not write to {where}: {exc.strerror or exc}; its files are left as they were"
-    print(f"ragsweep: error: {scrub(message)}{'; ' + kept if kept else ''}", file=sys.stderr)
-    raise SystemExit(code)
+    fail(f"{message}{'; ' + kept if kept else ''}", code)
 
 
 def _remove_empty(folder: Path) -> None:
@@ -356,8 +360,7 @@ class SweepFolder(Callback):
         callbacks in reverse order and this one is listed first."""
         code, message = jobs_outcome(Path(str(config.hydra.sweep.dir)))
         if code:
-            print(f"ragsweep: {'error' if code == EXIT_NOT_SCORED else 'warning'}: {message}", file=sys.stderr)
-            raise SystemExit(code)
+            fail(message, code, warning=code != EXIT_NOT_SCORED)
 
     def on_run_end(self, config: DictConfig, **kwargs: Any) -> None:
         """``hydra.mode=RUN``: the one job is the run folder itself; it failed -> exit 3."""
@@ -365,8 +368,7 @@ class SweepFolder(Callback):
         if (job / "error.json").is_file() or (job / "summary.json").is_file():
             why = _job_failure(job)
             if why:
-                print(f"ragsweep: error: the job failed, nothing was measured; {job}: {why}", file=sys.stderr)
-                raise SystemExit(EXIT_NOT_SCORED)
+                fail(f"the job failed, nothing was measured; {job}: {why}", EXIT_NOT_SCORED)
 
     def on_run_start(self, config: DictConfig, **kwargs: Any) -> None:
         raw = OmegaConf.to_container(config.hydra.run, resolve=False)["dir"]  # type: ignore[index]
@@ -404,3 +406,21 @@ def config_yaml(cfg: DictConfig, **actual: Any) -> str:
     assert isinstance(data, dict)
     data = {k: v for k, v in _redact(data).items() if k != "hydra"} | actual
     return scrub(OmegaConf.to_yaml(OmegaConf.create(data)))
+
+
+def run_safely(job: Callable[[], dict[str, Any]], cfg: DictConfig, out_dir: Path) -> dict[str, Any] | None:
+    """One job of a sweep or a run: its summary, or None when it failed. Bad input propagates (the command
+    exits 2); any other failure is recorded as the job's ``error.json`` and the other jobs go on (the board
+    lists the failed one)."""
+    try:
+        summary = job()
+        (out_dir / "error.json").unlink(missing_ok=True)  # an earlier failure of this job, now mended
+        return summary
+    except InputError:
+        raise
+    except Exception as exc:
+        log.error("job failed: %s", exc)
+        write_json(out_dir / "error.json", {"error": f"{type(exc).__name__}: {exc}",
+                                            "traceback": traceback.format_exc(),
+                                            "config": OmegaConf.to_container(cfg, resolve=False)})
+        return None

@@ -24,7 +24,7 @@ from typing import Any
 
 from omegaconf import DictConfig, OmegaConf
 
-from ragsweep.metrics.errors import InputError
+from ragsweep.metrics import InputError
 
 #: Commands that run once: a sweep override is a mistake there. ``sweep`` and ``run`` are multiruns.
 SINGLE_RUN = frozenset({"score", "gen", "rescore", "board", "convert"})
@@ -131,19 +131,16 @@ def check_keys(command: str, parsed: Sequence[Any], base: DictConfig) -> None:
 
 
 def _metric_names() -> list[str]:
-    from ragsweep.metrics.aliases import METRIC_ALIASES
-    from ragsweep.metrics.catalogue import catalogue
+    from ragsweep.metrics import METRIC_ALIASES, metric_catalogue
 
-    return [*catalogue(), *METRIC_ALIASES]
+    return [*metric_catalogue(), *METRIC_ALIASES]
 
 
 def check_metric_keys(cfg: DictConfig) -> None:
     """The keys of ``metric_options``, ``thresholds`` and ``metrics.options`` name metrics (aliases allowed)."""
-    from ragsweep.metrics.aliases import canonical
-    from ragsweep.metrics.catalogue import catalogue
-    from ragsweep.metrics.spec import parse_name
+    from ragsweep.metrics import canonical, metric_catalogue, parse_name
 
-    table = catalogue()
+    table = metric_catalogue()
     for path in METRIC_KEYED:
         head, _, rest = path.partition(".")
         node = cfg.get(head)

@@ -59,13 +59,13 @@ def _parse(metric: str, limit: float | str) -> tuple[str, float]:
         if not m:
             raise ValueError(f"threshold for {metric}: expected a number, '>= x' or '<= x', got {limit!r}")
         return m.group(1), float(m.group(2))
-    from ragsweep.harness.board import higher_is_better
+    from ragsweep.harness.board.model import higher_is_better
 
     return (">=" if higher_is_better(metric) else "<="), float(limit)
 
 
 def _select(rows: list[Any], variant: Variant, sort_by: str) -> Any:
-    from ragsweep.harness.board import rank
+    from ragsweep.harness.board.model import rank
 
     ok = [r for r in rows if r.error is None]
     if not ok:
@@ -85,8 +85,8 @@ def _select(rows: list[Any], variant: Variant, sort_by: str) -> Any:
 def load_stats(source: str | Path, variant: Variant = None, sort_by: str = "ndcg@10",
                seed: int = 0) -> tuple[str, dict[str, dict[str, Any]]]:
     """The chosen variant's name and its per-metric statistics (mean, CI, counts)."""
-    from ragsweep.harness.board import Row, collect
-    from ragsweep.metrics.values import summarise
+    from ragsweep.harness.board.model import Row, collect
+    from ragsweep.metrics import summarise
 
     path = Path(source)
     if path.is_dir():

@@ -35,9 +35,8 @@ import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from ragsweep.metrics.aliases import alias_note, canonical
 from ragsweep.harness.overrides import VALUE_FLAGS
-from ragsweep.metrics.errors import InputError, fail
+from ragsweep.metrics import InputError, alias_note, canonical, fail
 
 #: Every spelling of a ragas_once flag -> what it sets.
 FLAGS: dict[str, str] = {

@@ -14,8 +14,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ragsweep.metrics.errors import InputError
-from ragsweep.metrics.spec import RagSample, Span
+from ragsweep.metrics import InputError, RagSample, Span
 
 
 @dataclass(frozen=True)
@@ -25,7 +24,7 @@ class Retrieved:
     ``same_as`` is set when the document is a copy of another (corpus option ``duplicates=equal``): the
     span of the original that this chunk's text stands for (for a sweep, the original's chunk with the
     most of it). Relevance is judged on it, so a copy is as relevant as its original and a group of
-    copies is found once (see ``harness/evaluate.py``).
+    copies is found once (see ``harness/pipeline/relevance.py``).
 
     ``hit`` is set when the span is a context expansion (``context=window|parent``): the ``(start, end)``
     of the chunk the search found inside it; a budget that cuts the span keeps the hit.
@@ -140,7 +139,7 @@ _TOKENIZER: list[Any] = []
 
 def _tokenizer() -> Any:
     if not _TOKENIZER:
-        from ragsweep.metrics.embedding import load_tokenizer
+        from ragsweep.metrics import load_tokenizer
 
         _TOKENIZER.append(load_tokenizer())
     return _TOKENIZER[0]
@@ -301,7 +300,7 @@ def _span_of(value: Any) -> Span | None:
 
 def read_runs(path: str | Path) -> list[RunSample]:
     """The run records of ``runs.jsonl``; a record that does not parse is an InputError naming its line."""
-    from ragsweep.gen.documents import iter_jsonl
+    from ragsweep.gen import iter_jsonl
 
     path = Path(path)
     if not path.is_file():

@@ -11,23 +11,18 @@ from __future__ import annotations
 
 import json
 import logging
-import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-import hydra
 from omegaconf import DictConfig, OmegaConf
 
+from ragsweep.gen import build
 from ragsweep.harness.cache import write_json
 from ragsweep.harness.outputs import write_failed
-from ragsweep.harness.parts import build
 from ragsweep.harness.records import Cut, read_runs
-from ragsweep.harness.runs import aggregate, applicable, score_variant, write_jsonl
-from ragsweep.metrics.catalogue import resolve
-from ragsweep.metrics.errors import EXIT_NOT_SCORED, EXIT_SOME_FAILED, InputError, fail
-from ragsweep.metrics.llm.meter import Meter
-from ragsweep.metrics.staging import staged
+from ragsweep.harness.runs import aggregate, applicable, embedder_for, score_variant, write_jsonl
+from ragsweep.metrics import EXIT_NOT_SCORED, EXIT_SOME_FAILED, InputError, Meter, fail, resolve, staged
 
 log = logging.getLogger("ragsweep")
 
@@ -78,7 +73,7 @@ def rescore(sweep_dir: str | Path, metrics: Sequence[str], *, judge: Any = None,
               for job in jobs]
     meter = Meter(judge) if judge is not None else None
     if concurrency is None:
-        from ragsweep.metrics.llm.factory import concurrency_of
+        from ragsweep.metrics import concurrency_of
 
         concurrency = concurrency_of(judge) if judge is not None else 4
     for job, summary, runs in loaded:
@@ -132,7 +127,7 @@ def _names(value: Any) -> list[str]:
 
 def run(cfg: DictConfig) -> tuple[dict[str, Path], int, str]:
     """Rescore ``cfg.dir`` and rebuild its leaderboard; return the board's paths and :func:`outcome`."""
-    from ragsweep.harness.leaderboard import build as build_board
+    from ragsweep.harness.board.leaderboard import build as build_board
 
     if not cfg.dir:
         raise InputError("which sweep folder? ragsweep rescore outputs/sweeps/<stamp> 'metrics=[...]'")
@@ -141,7 +136,7 @@ def run(cfg: DictConfig) -> tuple[dict[str, Path], int, str]:
     judge = build(cfg.llm, "llm") if cfg.llm is not None else None
     try:
         specs = resolve(names)
-        embedder = build(cfg.embedder, "embedder") if any(s.needs_embedder for s in specs) else None
+        embedder = embedder_for(specs, cfg.embedder)
         if judge is not None and any(s.needs_judge for s in specs):
             judge.identity()  # fail fast (exit 2) when the model is missing
         jobs = rescore(cfg.dir, names, judge=judge, embedder=embedder,
@@ -156,7 +151,6 @@ def run(cfg: DictConfig) -> tuple[dict[str, Path], int, str]:
     return (paths, *outcome(jobs, names))
 
 
-@hydra.main(version_base="1.3", config_path="pkg://ragsweep.conf", config_name="rescore")
 def rescore_app(cfg: DictConfig) -> None:
     try:
         paths, code, message = run(cfg)
@@ -167,5 +161,4 @@ def rescore_app(cfg: DictConfig) -> None:
     print(Path(paths["md"]).read_text(encoding="utf-8"))
     print("leaderboard: " + "\n             ".join(str(p) for p in paths.values()))
     if code:
-        print(f"ragsweep: {'error' if code == EXIT_NOT_SCORED else 'warning'}: {message}", file=sys.stderr)
-        raise SystemExit(code)
+        fail(message, code, warning=code != EXIT_NOT_SCORED)

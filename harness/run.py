@@ -1,9 +1,9 @@
 """``ragsweep run``: the user's application over a test set, scored like a sweep variant.
 
 One Hydra job = one application version (a target and its ``target.params``). The job calls the
-application once per test question (:mod:`ragsweep.harness.calls`: bounded concurrency, timeouts,
+application once per test question (:mod:`ragsweep.harness.app.calls`: bounded concurrency, timeouts,
 retries, an append-only ``calls.jsonl`` it resumes from), locates every context string the
-application returned in the corpus (:mod:`ragsweep.harness.locate`), and writes the same files a
+application returned in the corpus (:mod:`ragsweep.harness.app.locate`), and writes the same files a
 sweep job writes, so ``ragsweep board`` and ``ragsweep rescore`` work on it:
 
 - ``runs.jsonl``: a :class:`RunSample` per question: ground truth, the located contexts as the
@@ -11,10 +11,10 @@ sweep job writes, so ``ragsweep board`` and ``ragsweep rescore`` work on it:
   with ``status: error`` (every metric of it ``error``), never dropped,
 - ``scores.jsonl`` and ``summary.json`` (one variant per job, with the application's cost: calls,
   errors, latency p50/p95, tokens, and how its contexts were located; with conversations in the
-  test set, the share of turns answered well by turn index: :mod:`ragsweep.harness.conversation`).
+  test set, the share of turns answered well by turn index: :mod:`ragsweep.harness.pipeline.conversation`).
 
 A conversation sample is sent as its last user turn with the turns before it
-(:mod:`ragsweep.harness.targets`, "Conversations").
+(:mod:`ragsweep.harness.app.targets`, "Conversations").
 
 **Relevance for a black-box application.** A located context is relevant when it overlaps a gold
 span -- the sweep's rule. Hit, MRR and the span metrics need nothing more. Recall, nDCG and MAP also
@@ -41,23 +41,19 @@ from typing import Any
 import numpy as np
 from omegaconf import DictConfig, OmegaConf
 
-from ragsweep.gen.documents import Corpus
-from ragsweep.gen.testset import TestSample
+from ragsweep.gen import Corpus, TestSample, build
+from ragsweep.harness.app.calls import CallLog, CallPolicy, call_all, pending
+from ragsweep.harness.app.locate import Locator
+from ragsweep.harness.app.targets import Target
+from ragsweep.harness.board.leaderboard import LeaderboardCallback
 from ragsweep.harness.cache import write_json
-from ragsweep.harness.leaderboard import LeaderboardCallback
-from ragsweep.harness.calls import CallLog, CallPolicy, call_all, pending
-from ragsweep.harness.conversation import conversation_summary, history_of
-from ragsweep.harness.evaluate import copy_grades, stand_ins
-from ragsweep.harness.locate import Locator
-from ragsweep.harness.parts import build
+from ragsweep.harness.outputs import run_safely
+from ragsweep.harness.pipeline.conversation import conversation_summary, history_of
+from ragsweep.harness.pipeline.relevance import copy_grades, stand_ins
 from ragsweep.harness.records import Cut, Retrieved, RunSample
-from ragsweep.harness.runs import aggregate, applicable, score_variant, write_jsonl
-from ragsweep.harness.sweep import load_samples
-from ragsweep.harness.targets import Target
-from ragsweep.metrics.catalogue import resolve
-from ragsweep.metrics.errors import InputError
-from ragsweep.metrics.retrieval import credit_once, span_gains
-from ragsweep.metrics.staging import staged
+from ragsweep.harness.runs import aggregate, applicable, embedder_for, score_variant, write_jsonl
+from ragsweep.harness.testsets import load_samples
+from ragsweep.metrics import InputError, credit_once, resolve, span_gains, staged
 
 log = logging.getLogger(__name__)
 
@@ -217,7 +213,7 @@ def run_job(cfg: DictConfig, out_dir: Path, kind: str, target: Target | None = N
     if not reports_contexts:  # nothing to locate: retrieval and context metrics would only count zeros
         specs = [s for s in specs if not {"retrieved", "contexts"} & set(s.inputs)]
     llm = build(cfg.llm, "llm")
-    embedder = build(cfg.embedder, "embedder") if any(s.needs_embedder for s in specs) else None
+    embedder = embedder_for(specs, cfg.embedder)
     t = time.perf_counter()
     scored = score_variant(runs, name, cut, specs, judge=llm, embedder=embedder, options=cfg.metrics.options)
     seconds["metrics"] = time.perf_counter() - t
@@ -237,42 +233,19 @@ def run_job(cfg: DictConfig, out_dir: Path, kind: str, target: Target | None = N
 
 # ---------------------------------------------------------------- the command
 
-def run_job_safely(cfg: DictConfig, out_dir: Path, kind: str) -> dict[str, Any] | None:
-    """Bad input propagates (exit 2); any other failure is recorded as the job's error.json."""
-    import traceback
-
-    try:
-        summary = run_job(cfg, out_dir, kind)
-        (out_dir / "error.json").unlink(missing_ok=True)  # an earlier failure of this job, now mended
-        return summary
-    except InputError:
-        raise
-    except Exception as exc:  # keep the other versions running; the board lists the failed job
-        log.error("job failed: %s", exc)
-        write_json(out_dir / "error.json", {"error": f"{type(exc).__name__}: {exc}",
-                                            "traceback": traceback.format_exc(),
-                                            "config": OmegaConf.to_container(cfg, resolve=False)})
-        return None
-
-
-def _run_app(cfg: DictConfig) -> Any:
+def run_app(cfg: DictConfig) -> Any:
+    """The ``ragsweep run`` app: one version of the application; its summary (None: it failed)."""
     from hydra.core.hydra_config import HydraConfig
 
-    from ragsweep.metrics.errors import fail
+    from ragsweep.metrics import fail
 
     logging.getLogger().setLevel(logging.INFO)
     hc = HydraConfig.get()
+    out_dir, kind = Path(hc.runtime.output_dir), str(hc.runtime.choices.get("target", "target"))
     try:
-        return run_job_safely(cfg, Path(hc.runtime.output_dir), str(hc.runtime.choices.get("target", "target")))
+        return run_safely(lambda: run_job(cfg, out_dir, kind), cfg, out_dir)
     except InputError as exc:
         fail(str(exc))
-
-
-def run_app() -> None:
-    """The ``ragsweep run`` Hydra app (its decorator applied here, so importing this module runs nothing)."""
-    import hydra
-
-    hydra.main(version_base="1.3", config_path="pkg://ragsweep.conf", config_name="run")(_run_app)()
 
 
 def board_metric(metrics: Sequence[str], wanted: str) -> str:
@@ -288,7 +261,7 @@ class RunLeaderboardCallback(LeaderboardCallback):
     not one of them (an application that reports no contexts has no retrieval metrics)."""
 
     def on_multirun_end(self, config: DictConfig, **kwargs: Any) -> None:
-        from ragsweep.harness.board import collect, metric_names
+        from ragsweep.harness.board.model import collect, metric_names
 
         try:
             metrics = metric_names(collect(config.hydra.sweep.dir, self.seed))

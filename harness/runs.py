@@ -13,12 +13,10 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from ragsweep.gen import build
 from ragsweep.harness.cache import atomic_write
 from ragsweep.harness.records import Cut, RunSample
-from ragsweep.metrics.errors import scrub_all
-from ragsweep.metrics.scoring import score_samples
-from ragsweep.metrics.spec import MetricSpec
-from ragsweep.metrics.values import MetricValue, ScoredSample, summarise
+from ragsweep.metrics import MetricSpec, MetricValue, ScoredSample, score_samples, scrub_all, summarise
 
 
 def applicable(specs: Sequence[MetricSpec], runs: Sequence[RunSample]) -> list[MetricSpec]:
@@ -71,3 +69,11 @@ def write_jsonl(path: Path, rows: Sequence[Mapping[str, Any]]) -> None:
                 fh.write(json.dumps(row, ensure_ascii=False) + "\n")
 
     atomic_write(path, write)
+
+
+def embedder_for(specs: Sequence[MetricSpec], config: Any) -> Any:
+    """The embedder the metrics need, built from its config node (or a function that returns it, composed
+    only when needed); None when no metric embeds."""
+    if not any(s.needs_embedder for s in specs):
+        return None
+    return build(config() if callable(config) else config, "embedder")

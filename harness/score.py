@@ -32,16 +32,17 @@ import asyncio
 import csv
 import json
 import sys
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import hydra
 from omegaconf import DictConfig, OmegaConf
 
-from ragsweep.gen.formats.layouts import USUAL
+from ragsweep.gen import USUAL, build
 from ragsweep.harness.cache import atomic_write
 from ragsweep.harness.outputs import check_writable, config_yaml, named_by_clock, save
-from ragsweep.harness.parts import build
+from ragsweep.harness.runs import embedder_for
 from ragsweep.harness.score_tables import (  # noqa: F401 - the reading side, imported from here by callers
     Table,
     conversation_cell,
@@ -50,16 +51,28 @@ from ragsweep.harness.score_tables import (  # noqa: F401 - the reading side, im
     read_samples,
     read_table,
     samples_from_table,
+    table_of,
 )
-from ragsweep.metrics.catalogue import FIELDS, MetricSpec, RagSample, catalogue, resolve
-from ragsweep.metrics.errors import EXIT_NOT_SCORED, InputError, fail, scrub, scrub_all
-from ragsweep.metrics.refusal import is_unanswerable
-from ragsweep.metrics.scoring import (
+from ragsweep.metrics import (
     EMPTY_ANSWERS,
+    EXIT_NOT_SCORED,
+    FIELDS,
+    InputError,
+    MetricSpec,
+    RagSample,
+    ScoredSample,
     check_thresholds,
+    concurrency_of,
+    fail,
+    is_unanswerable,
+    metric_catalogue,
     metric_kwargs,
     outcome,
+    resolve,
     score_samples,
+    scrub,
+    scrub_all,
+    staged,
     summary_rows,
 )
 
@@ -77,7 +90,7 @@ def choose_metrics(path: Path, names: list[str] | None, fields: dict[str, str], 
     if names is None:
         # Judged metrics by default: the four that answer "is it grounded, on topic, well retrieved"
         # (about 4 judge calls a sample); the others are one `metrics=[...]` away.
-        specs = [s for s in catalogue().values() if set(s.inputs) <= set(fields)
+        specs = [s for s in metric_catalogue().values() if set(s.inputs) <= set(fields)
                  and (not s.needs_judge or (has_judge and s.name in DEFAULT_JUDGED))
                  and (unanswerable or not s.scores_unanswerable)]
         if not specs:
@@ -90,6 +103,29 @@ def choose_metrics(path: Path, names: list[str] | None, fields: dict[str, str], 
         name, field = missing[0]
         raise InputError(f"{path}: no column {' or '.join(ALIASES[field])}, which metric {name} needs")
     return specs
+
+
+def plan(where: Path, samples: Sequence[RagSample], fields: dict[str, str], names: list[str] | None, *,
+         has_judge: bool, thresholds: Mapping[str, float], options: Mapping[str, Any]
+         ) -> tuple[list[MetricSpec], dict[str, float]]:
+    """The metrics to score (:func:`choose_metrics`) and their thresholds, every option checked: what
+    ``ragsweep score`` and ``ragsweep.score`` do before any sample is scored (bad input is an InputError)."""
+    specs = choose_metrics(where, names, fields, has_judge, any(is_unanswerable(s.reference) for s in samples))
+    limits = check_thresholds(dict(thresholds), specs)
+    for spec in specs:
+        metric_kwargs(spec, options)
+    return specs, limits
+
+
+async def measure(samples: Sequence[RagSample], specs: list[MetricSpec], *, judge: Any, embedder: Any,
+                  options: Mapping[str, Any], concurrency: int | None, progress: bool,
+                  empty_answers: str) -> list[ScoredSample]:
+    """Every sample scored with every metric: what ``ragsweep score`` and ``ragsweep.score`` both run.
+    ``concurrency`` None: as many calls as the judge serves at once (1 for an in-process model), 4 without one."""
+    if concurrency is None:
+        concurrency = concurrency_of(judge) if judge is not None else 4
+    return await score_samples(list(samples), specs, judge=judge, embedder=embedder, options=options,
+                               concurrency=int(concurrency), progress=progress, empty_answers=empty_answers)
 
 
 def _cell(value: Any) -> str:
@@ -182,7 +218,7 @@ def _names(value: Any) -> list[str] | None:
 
 def dry_run(samples: list[RagSample], specs: list[MetricSpec], options: Any, path: Path, concurrency: int) -> int:
     """Run the metrics against a recording fake judge: print the calls and tokens a real run would spend."""
-    from ragsweep.metrics.llm.dryrun import DryRunEmbedder, DryRunLLM, dry_run_report
+    from ragsweep.metrics import DryRunEmbedder, DryRunLLM, dry_run_report
 
     print(f"dry run: {len(samples)} samples from {path}")
     print(f"metrics: {', '.join(s.name for s in specs)}")
@@ -220,27 +256,20 @@ def run(cfg: DictConfig) -> int:
     samples, fields, table = read_samples(path, cfg.split)
     # The llm config group builds the judge (its `none` option builds None); unset, no judge.
     judge = build(cfg.llm, "llm") if cfg.llm is not None else None
-    specs = choose_metrics(path, _names(cfg.metrics), fields, judge is not None,
-                           any(is_unanswerable(s.reference) for s in samples))
-    thresholds = check_thresholds(OmegaConf.to_container(cfg.thresholds), specs)
     options = OmegaConf.to_container(cfg.metric_options)
-    for spec in specs:  # check options before a dry run reports success
-        metric_kwargs(spec, options)
+    # options are checked before a dry run reports success
+    specs, thresholds = plan(path, samples, fields, _names(cfg.metrics), has_judge=judge is not None,
+                             thresholds=OmegaConf.to_container(cfg.thresholds), options=options)
     judged = [s.name for s in specs if s.needs_judge]
     if cfg.dry_run:
         return dry_run(samples, specs, options, path, int(cfg.concurrency or 4))
     if judged and judge is not None:
         judge.identity()  # fail fast (exit 2) when the model is missing, before any sample is scored
-    embedder = build(cfg.embedder, "embedder") if any(s.needs_embedder for s in specs) else None
-    concurrency = cfg.concurrency
-    if concurrency is None:  # as many calls as the judge serves at once (1 for an in-process model)
-        from ragsweep.metrics.llm.factory import concurrency_of
-
-        concurrency = concurrency_of(judge) if judge is not None else 4
+    embedder = embedder_for(specs, cfg.embedder)
     try:
-        scored = asyncio.run(score_samples(samples, specs, judge=judge, embedder=embedder, options=options,
-                                           concurrency=int(concurrency), progress=bool(cfg.progress),
-                                           empty_answers=empty_answers))
+        scored = asyncio.run(measure(samples, specs, judge=judge, embedder=embedder, options=options,
+                                     concurrency=cfg.concurrency, progress=bool(cfg.progress),
+                                     empty_answers=empty_answers))
     finally:
         for part in (judge, getattr(judge, "inner", None)):
             if callable(getattr(part, "close", None)):
@@ -260,10 +289,85 @@ def run(cfg: DictConfig) -> int:
     return code
 
 
-@hydra.main(version_base="1.3", config_path="pkg://ragsweep.conf", config_name="score")
 def score_app(cfg: DictConfig) -> None:
     try:
         code = run(cfg)
     except InputError as exc:
         fail(str(exc))
     raise SystemExit(code)
+
+
+@dataclass
+class Scores:
+    """Per-sample scores of one ``score`` call, with their evidence.
+
+    Attributes:
+        samples: The samples scored, in input order.
+        metrics: The metric specs, in column order.
+        rows: One :class:`ScoredSample` per sample x metric, sample-major.
+        thresholds: Metric -> threshold (minimum, or maximum for lower-is-better metrics).
+        seed: Bootstrap seed of the summary's confidence intervals.
+    """
+
+    samples: list[RagSample]
+    metrics: list[MetricSpec]
+    rows: list[ScoredSample]
+    thresholds: dict[str, float] = field(default_factory=dict)
+    seed: int = 0
+    table: Any = field(default=None, repr=False)
+
+    def summary_rows(self) -> list[dict[str, Any]]:
+        return summary_rows(self.rows, self.metrics, self.thresholds, seed=self.seed)
+
+    def summary(self) -> Any:
+        """A DataFrame: per metric, mean, 95% bootstrap CI, ok / undefined / error counts, threshold, passed."""
+        import pandas as pd
+
+        return pd.DataFrame(self.summary_rows()).set_index("metric")
+
+    def to_pandas(self) -> Any:
+        """A DataFrame with a row per sample: its id, then ``<metric>`` and ``<metric>_status`` columns."""
+        import pandas as pd
+
+        m = len(self.metrics)
+        records = []
+        for i, sample in enumerate(self.samples):
+            rec: dict[str, Any] = {"id": sample.id}
+            for r in self.rows[i * m:(i + 1) * m]:
+                rec[r.metric] = r.result.value
+                rec[f"{r.metric}_status"] = r.result.status
+            records.append(rec)
+        return pd.DataFrame.from_records(records)
+
+    @property
+    def explanations(self) -> list[dict[str, Any]]:
+        """Every score's evidence: sample id, metric, value, status and explanation."""
+        return [{"sample_id": r.sample_id, "metric": r.metric, "value": r.result.value,
+                 "status": r.result.status, "explanation": r.result.explanation} for r in self.rows]
+
+    @property
+    def passed(self) -> bool:
+        """Whether every threshold holds (True when there are none)."""
+        return all(r["passed"] is not False for r in self.summary_rows())
+
+    @property
+    def exit_code(self) -> int:
+        """What ``ragsweep score`` exits with on these scores: 0 every threshold holds, 1 one fails,
+        3 nothing was measured (every judged score is an error)."""
+        return outcome(self.rows, self.metrics, self.summary_rows())[0]
+
+    def mean(self, metric: str) -> float | None:
+        """The mean of one metric over its ok values (None when it has none)."""
+        return next(r["mean"] for r in self.summary_rows() if r["metric"] == metric)
+
+    def write(self, out: str | Path) -> Path:
+        """Write ``result.csv``, ``summary.csv`` and ``explanations.jsonl`` (as ``ragsweep score``) into ``out``."""
+        out = Path(out)
+        table = self.table or table_of(self.samples)
+        with staged(out) as into:  # all or nothing, as ragsweep score writes them
+            write_outputs(into, self.samples, table, self.metrics, self.rows, self.summary_rows(), "")
+        (out / "config.yaml").unlink(missing_ok=True)
+        return out
+
+    def __repr__(self) -> str:
+        return f"Scores({len(self.samples)} samples)\n" + format_summary(self.summary_rows())

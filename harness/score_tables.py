@@ -24,21 +24,23 @@ import csv
 import io
 import re
 import sys
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from ragsweep.gen.formats.cells import (
+from ragsweep.gen import (
     CellError,
+    Layout,
+    detect,
+    iter_json_lines,
     list_cell,
+    normal,
     parse_literal,
+    read_json,
     strip_hop_marker,
+    understood,
 )
-from ragsweep.gen.formats.layouts import Layout, detect, normal, understood
-from ragsweep.gen.formats.rows import iter_json_lines, read_json
-from ragsweep.metrics.catalogue import RagSample
-from ragsweep.metrics.conversation import role, split
-from ragsweep.metrics.errors import InputError
+from ragsweep.metrics import FIELDS, InputError, RagSample, role, split
 
 Table = tuple[list[str], list[dict[str, Any]], list[str]]
 """``(columns, rows, row labels for messages)``."""
@@ -350,3 +352,48 @@ def read_samples(path: str | Path, split: str | None = None) -> tuple[list[RagSa
     table = read_table(path, split)
     samples, fields = samples_from_table(table, str(path), text_cells=path.suffix.lower() == ".csv")
     return samples, fields, table
+
+
+def table_of(samples: Sequence[RagSample]) -> Table:
+    """A table of the samples' own fields (an id column, then question, answer, contexts... as they have them)."""
+    cols = [f for f in FIELDS[:5] if any(s.get(f) is not None for s in samples)]
+    rows = [{"id": s.id, **{c: s.get(c) for c in cols}} for s in samples]
+    return ["id", *cols], rows, [f"sample {i}" for i in range(1, len(samples) + 1)]
+
+
+def samples_of(data: Any, split: str | None) -> tuple[list[RagSample], dict[str, str], Any]:
+    """Samples from a path, a DataFrame, a ``datasets.Dataset``, a list of dicts or of RagSamples."""
+    if isinstance(data, (str, Path)):
+        return read_samples(data, split)
+    if isinstance(data, Sequence) and data and all(isinstance(s, RagSample) for s in data):
+        samples = list(data)
+        fields = {f: f for f in ("question", "answer", "contexts", "reference", "reference_contexts")
+                  if any(s.get(f) is not None for s in samples)}
+        return samples, fields, table_of(samples)
+    if type(data).__name__ == "DataFrame" and hasattr(data, "to_dict"):
+        columns = [str(c) for c in data.columns]
+        rows = [{k: plain_cell(v) for k, v in r.items()} for r in data.to_dict(orient="records")]
+        where = "DataFrame"
+    elif hasattr(data, "column_names") and hasattr(data, "to_list"):  # datasets.Dataset
+        columns, rows, where = list(data.column_names), data.to_list(), "Dataset"
+    elif isinstance(data, Sequence) and all(isinstance(r, Mapping) for r in data):
+        rows = [dict(r) for r in data]
+        columns, where = list(dict.fromkeys(k for r in rows for k in r)), "list"
+    else:
+        raise InputError(f"cannot score a {type(data).__name__}: pass a path, a DataFrame, a datasets.Dataset, "
+                         "a list of dicts or a list of RagSample")
+    table = without_index((columns, rows, [f"row {i}" for i in range(1, len(rows) + 1)]), where)
+    # a DataFrame or Dataset is often read from a CSV file: its plain list cells are delimited as the file's
+    samples, fields = samples_from_table(table, where, delimited=where != "list")
+    return samples, fields, table
+
+
+def plain_cell(value: Any) -> Any:
+    """A pandas cell as plain Python: arrays and tuples to lists, NaN / None to None."""
+    if hasattr(value, "tolist") and not isinstance(value, str):
+        value = value.tolist()
+    if isinstance(value, tuple):
+        value = list(value)
+    if isinstance(value, float) and value != value:  # NaN: pandas' missing value
+        return None
+    return value

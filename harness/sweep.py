@@ -1,7 +1,7 @@
 """``ragsweep sweep``: one Hydra job = one (corpus, chunker, embedder, index, context) variant, every top-K.
 
 The job searches once at the largest K and scores each K from that ranking (with ``context=window``
-or ``parent``, each hit expanded into what is passed on: ``harness/context.py``). It writes into its
+or ``parent``, each hit expanded into what is passed on: ``harness/pipeline/context.py``). It writes into its
 Hydra job folder:
 
 - ``runs.jsonl``: a :class:`RunSample` per test sample: its ground truth, what was retrieved (at the
@@ -13,7 +13,7 @@ Hydra job folder:
   for ``query=multi_query|hyde`` and ``rerank=llm|cross_encoder`` what they spent: ``query_rewrite``
   and ``rerank``, with calls, tokens and seconds per query).
 
-Query rewriting (``harness/rewrite.py``) changes what is searched; reranking (``harness/rerank.py``)
+Query rewriting (``harness/pipeline/rewrite.py``) changes what is searched; reranking (``harness/pipeline/rerank.py``)
 reorders the top ``rerank.top_n`` chunks found, before any context expansion, so every K, budget and
 context option passes on the reranked order and the retrieval metrics score it.
 
@@ -24,58 +24,39 @@ bad option) stops the command with exit code 2 and a one-line message.
 from __future__ import annotations
 
 import logging
-import random
 import time
-import traceback
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from omegaconf import DictConfig, OmegaConf
 
-from ragsweep.gen.chunking import WholeDocument
-from ragsweep.gen.documents import Corpus, shipped_corpus_path, shipped_testset_path
-from ragsweep.gen.testset import TestSample, check_against, read_testset, samples_from_qrels
+from ragsweep.gen import Corpus, TestSample, WholeDocument, build
 from ragsweep.harness.cache import Cache, write_json
-from ragsweep.harness.conversation import conversation_summary, has_conversations, history_of, queries, query_mode
-from ragsweep.harness.evaluate import ChunkLocator, copy_grades, restate, stand_ins
-from ragsweep.harness.parts import build
-from ragsweep.harness.pipeline import Pipeline
+from ragsweep.harness.outputs import run_safely
+from ragsweep.harness.pipeline.conversation import (
+    conversation_summary,
+    has_conversations,
+    history_of,
+    queries,
+    query_mode,
+)
+from ragsweep.harness.pipeline.pipeline import Pipeline
+from ragsweep.harness.pipeline.relevance import ChunkLocator, copy_grades, stand_ins
+from ragsweep.harness.pipeline.rerank import Reranker
+from ragsweep.harness.pipeline.rewrite import QueryRewriter
 from ragsweep.harness.records import Cut, Retrieved, RunSample
-from ragsweep.harness.rerank import Reranker
-from ragsweep.harness.rewrite import QueryRewriter
 from ragsweep.harness.runs import aggregate, applicable, score_variant, write_jsonl
-from ragsweep.harness.testsets import load_for_corpus
-from ragsweep.metrics.catalogue import resolve
-from ragsweep.metrics.errors import InputError
-from ragsweep.metrics.llm.meter import Meter
-from ragsweep.metrics.staging import staged
+from ragsweep.harness.testsets import check_max_queries, load_samples, subset
+from ragsweep.metrics import InputError, LLMCost, Meter, fail, resolve, staged
 
 log = logging.getLogger(__name__)
 
 GROUPS = ("corpus", "chunker", "embedder", "retrieval", "index")
 
 
-def load_samples(testset: str | None, corpus: Corpus, testset_format: str | None = None,
-                 locate: Mapping[str, Any] | None = None, cache: Cache | None = None) -> list[TestSample]:
-    """The test set to run: the file given, else the corpus's own (BEIR qrels, or the shipped set).
-
-    The file may be in any format of :mod:`gen.formats` (``testset_format``, or detected); the
-    reference contexts of an imported one are located in the corpus as evidence spans (``locate``;
-    the locations kept in ``cache``, so the jobs of a sweep locate once).
-    Evidence on a copy of a document is restated on its original (corpus option ``duplicates``).
-    """
-    if testset:
-        samples = restate(load_for_corpus(testset, corpus, testset_format, locate, cache), corpus, str(testset))
-        check_against(samples, corpus, str(testset))
-        return samples
-    if corpus.qrels is not None:
-        return samples_from_qrels(corpus)
-    if Path(corpus.source).resolve() == shipped_corpus_path().resolve():
-        samples = restate(read_testset(shipped_testset_path()), corpus, str(shipped_testset_path()))
-        check_against(samples, corpus, str(shipped_testset_path()))
-        return samples
-    raise InputError(f"{corpus.source}: no test set for this corpus: pass testset=PATH (write one with `ragsweep gen`)")
 
 
 def prepare_testset(cfg: DictConfig, corpus: Corpus) -> tuple[list[TestSample], dict[str, Any]]:
@@ -132,20 +113,8 @@ def search_depth(cuts: list[Cut], chunks: list[Any], qrels_on_chunks: bool, expa
     return max(1, min(deepest, len(chunks))) if chunks else max(1, deepest)
 
 
-def check_max_queries(n: Any) -> None:
-    if n is not None and (isinstance(n, bool) or not isinstance(n, int) or n < 1):
-        raise InputError(f"max_queries must be a positive integer or null, got {n!r}")
 
 
-def subset(samples: list[TestSample], n: Any, seed: int) -> list[TestSample]:
-    """``max_queries``: ``n`` samples drawn with ``seed`` (kept in test-set order); None: all."""
-    if n is None:
-        return samples
-    check_max_queries(n)
-    if n >= len(samples):
-        return samples
-    keep = set(random.Random(seed).sample(range(len(samples)), n))
-    return [s for i, s in enumerate(samples) if i in keep]
 
 
 def check_llm_uses(cfg: DictConfig) -> None:
@@ -166,7 +135,7 @@ def check_config(cfg: DictConfig) -> None:
     that ``corpus.path`` and ``testset`` exist, the metrics and their options, and every part whose constructor checks its settings without loading
     anything (chunker, retrieval, index, context, query, rerank). :func:`run_job` runs them first, and
     ``ragsweep sweep`` runs them on every job before any starts (:mod:`harness.preflight`)."""
-    from ragsweep.metrics.scoring import metric_kwargs
+    from ragsweep.metrics import metric_kwargs
 
     check_llm_uses(cfg)
     cuts_of(cfg.retriever)
@@ -283,7 +252,7 @@ def run_records(name: str, samples: list[TestSample], retrieved: list[list[Retri
     """The job's run records: each question with its ground truth, ranked retrieval and answers per K.
 
     A chunk of a copy of a document carries what it stands for in the original (``same_as``), and
-    document judgements judge each group of copies once (``harness/evaluate.py``).
+    document judgements judge each group of copies once (``harness/pipeline/relevance.py``).
     """
     out = []
     for i, (s, got) in enumerate(zip(samples, retrieved)):
@@ -303,123 +272,222 @@ def run_records(name: str, samples: list[TestSample], retrieved: list[list[Retri
     return out
 
 
-def run_job(cfg: DictConfig, out_dir: Path, choices: Mapping[str, str]) -> dict[str, Any]:
-    """Run one job; return (and write) its summary."""
-    started = time.perf_counter()
+@dataclass
+class Job:
+    """One sweep job as it goes through its stages: what each stage made, for the next ones."""
+
+    cfg: DictConfig
+    out_dir: Path
+    choices: Mapping[str, str]
+    corpus: Corpus
+    samples: list[TestSample]
+    prepared: dict[str, Any]
+    cuts: list[Cut]
+    retrieval_specs: list[Any]
+    #: built
+    pipe: Pipeline | None = None
+    llm: Meter | None = None
+    concurrency: int = 1
+    rewriter: QueryRewriter = field(default_factory=QueryRewriter)
+    reranker: Reranker = field(default_factory=Reranker)
+    k_search: int = 1
+    #: searched
+    questions: list[str] = field(default_factory=list)
+    searched: list[list[str]] | None = None
+    retrieved: list[list[Retrieved]] = field(default_factory=list)
+    latency: dict[str, Any] | None = None
+    #: answered (the runs' name is the job's: its variants differ only in the cut)
+    name: str = ""
+    names: dict[Cut, str] = field(default_factory=dict)
+    params: dict[Cut, dict[str, Any]] = field(default_factory=dict)
+    runs: list[RunSample] = field(default_factory=list)
+    specs: list[Any] = field(default_factory=list)
+    #: LLM calls and tokens per stage (``query_rewrite``, ``rerank``) and per cut (its answers)
+    stages: dict[str, Any] = field(default_factory=dict)
+    answer_cost: dict[Cut, LLMCost] = field(default_factory=dict)
+
+    @property
+    def span_mode(self) -> bool:
+        return self.corpus.qrels is None
+
+    @property
+    def conversations(self) -> bool:
+        return has_conversations(self.samples)
+
+
+@dataclass
+class Spent:
+    """The LLM calls and tokens spent inside a :func:`metered` block (None: no LLM)."""
+
+    cost: LLMCost | None = None
+
+    def to_dict(self) -> dict[str, int] | None:
+        return self.cost.to_dict(prefix="") if self.cost is not None else None
+
+
+@contextmanager
+def metered(llm: Meter | None) -> Iterator[Spent]:
+    """The one cost meter around a stage: the difference of two snapshots of the job's meter (the
+    stages and variants of a job run one after another)."""
+    spent = Spent()
+    before = llm.snapshot() if llm is not None else None
+    yield spent
+    if llm is not None and before is not None:
+        spent.cost = llm.snapshot() - before
+
+
+def load(cfg: DictConfig, out_dir: Path, choices: Mapping[str, str]) -> Job:
+    """Stage 1: the config checked, the corpus read, the test set prepared, the cuts and retrieval metrics."""
     check_config(cfg)
     corpus: Corpus = build(cfg.corpus, "corpus")
     samples, prepared = prepare_testset(cfg, corpus)
-    cuts = cuts_of(cfg.retriever)
-    chunker = build(cfg.chunker, "chunker")
-    retrieval_specs = resolve(list(cfg.metrics.retrieval))
-    pipe = Pipeline(corpus, chunker, build(cfg.embedder, "embedder"), build(cfg.index, "index"),
-                    Cache(cfg.cache.dir, cfg.cache.enabled), progress=cfg.progress,
-                    retrieval=build(cfg.retrieval, "retrieval"),
-                    context=build(cfg.context, "context") if "context" in cfg else None)
-    span_mode = corpus.qrels is None
-    k_search = search_depth(cuts, pipe.chunks, not span_mode and not isinstance(chunker, WholeDocument),
-                            pipe.context.expands)
-    # One meter for the query rewriter, the answerer and the judge: each variant's LLM calls and tokens
-    # are the difference of two snapshots (the variants run one after another).
-    built = build(cfg.llm, "llm")
-    llm = Meter(built) if built is not None else None
-    rewriter: QueryRewriter = build(cfg.query, "query") if "query" in cfg else QueryRewriter()
-    reranker: Reranker = build(cfg.rerank, "rerank", llm=llm) if "rerank" in cfg else Reranker()
-    conversations = has_conversations(samples)
-    questions = queries(samples, query_mode(cfg.get("conversation")), llm,
-                        int(getattr(built, "max_concurrency", 1) or 1))
-    stages: dict[str, Any] = {}
-    before = llm.snapshot() if llm is not None else None
-    searched = rewriter.rewrite(questions, llm)
-    if rewriter.needs_llm:
-        spent = (llm.snapshot() - before).to_dict(prefix="") if llm is not None and before is not None else None
-        stages["query_rewrite"] = stage_cost(rewriter.stats.to_dict(), spent, len(questions))
-    if reranker.active:  # the reranker sees its top_n candidates, however few the cuts pass on
-        k_search = max(k_search, min(reranker.top_n, len(pipe.chunks)))
-    before = llm.snapshot() if llm is not None else None
-    retrieved = pipe.search(questions, k_search, texts=searched if rewriter.kind != "plain" else None,
-                            rrf_k=rewriter.rrf_k, rerank=reranker if reranker.active else None)
-    if reranker.active:
-        spent = ((llm.snapshot() - before).to_dict(prefix="") if reranker.needs_llm and llm is not None
-                 and before is not None else None)
-        stages["rerank"] = stage_cost(reranker.stats.to_dict(), spent, len(questions))
-    latency = pipe.latency(questions, k_search, int(cfg.retriever.get("latency_queries", 50)))
-    locator = ChunkLocator(pipe.units) if span_mode else None
-    answerer = build(cfg.answerer, "answerer", llm=llm, embedder=pipe.cached_embedder)
-    gen_specs = resolve(list(cfg.metrics.generation)) if answerer is not None and span_mode else []
+    return Job(cfg, out_dir, choices, corpus, samples, prepared, cuts_of(cfg.retriever),
+               resolve(list(cfg.metrics.retrieval)))
 
-    embedder_used = embedder_use(cfg, answerer if gen_specs else None, [*retrieval_specs, *gen_specs])
-    names = {c: variant_name(variant_params(cfg, choices, c, conversations, embedder_used)) for c in cuts}
+
+def build_parts(job: Job) -> None:
+    """Stage 2: the pipeline (chunks, embeddings, index), the LLM behind a meter, the rewriter and the reranker."""
+    cfg = job.cfg
+    chunker = build(cfg.chunker, "chunker")
+    job.pipe = Pipeline(job.corpus, chunker, build(cfg.embedder, "embedder"), build(cfg.index, "index"),
+                        Cache(cfg.cache.dir, cfg.cache.enabled), progress=cfg.progress,
+                        retrieval=build(cfg.retrieval, "retrieval"),
+                        context=build(cfg.context, "context") if "context" in cfg else None)
+    job.k_search = search_depth(job.cuts, job.pipe.chunks,
+                                not job.span_mode and not isinstance(chunker, WholeDocument), job.pipe.context.expands)
+    # One meter for the query rewriter, the answerer and the judge.
+    built = build(cfg.llm, "llm")
+    job.llm = Meter(built) if built is not None else None
+    job.concurrency = int(getattr(built, "max_concurrency", 1) or 1)
+    if "query" in cfg:
+        job.rewriter = build(cfg.query, "query")
+    if "rerank" in cfg:
+        job.reranker = build(cfg.rerank, "rerank", llm=job.llm)
+
+
+def search(job: Job) -> None:
+    """Stage 3: the queries (of a conversation: as ``conversation.query`` says), rewritten, searched once at
+    the deepest cut and reranked; the search latency."""
+    cfg, pipe, llm, rewriter, reranker = job.cfg, job.pipe, job.llm, job.rewriter, job.reranker
+    assert pipe is not None
+    job.questions = questions = queries(job.samples, query_mode(cfg.get("conversation")), llm, job.concurrency)
+    with metered(llm) as spent:
+        searched = rewriter.rewrite(questions, llm)
+    if rewriter.needs_llm:
+        job.stages["query_rewrite"] = stage_cost(rewriter.stats.to_dict(), spent.to_dict(), len(questions))
+    job.searched = searched if rewriter.kind != "plain" else None
+    if reranker.active:  # the reranker sees its top_n candidates, however few the cuts pass on
+        job.k_search = max(job.k_search, min(reranker.top_n, len(pipe.chunks)))
+    with metered(llm) as spent:
+        job.retrieved = pipe.search(questions, job.k_search, texts=job.searched, rrf_k=rewriter.rrf_k,
+                                    rerank=reranker if reranker.active else None)
+    if reranker.active:
+        job.stages["rerank"] = stage_cost(reranker.stats.to_dict(), spent.to_dict() if reranker.needs_llm else None,
+                                          len(questions))
+    job.latency = pipe.latency(questions, job.k_search, int(cfg.retriever.get("latency_queries", 50)))
+
+
+def answer(job: Job) -> None:
+    """Stage 4: the answer at every cut (with generation metrics to score them), the variants' names, and
+    the run records (``runs.jsonl``)."""
+    cfg, pipe = job.cfg, job.pipe
+    assert pipe is not None
+    locator = ChunkLocator(pipe.units) if job.span_mode else None
+    answerer = build(cfg.answerer, "answerer", llm=job.llm, embedder=pipe.cached_embedder)
+    gen_specs = resolve(list(cfg.metrics.generation)) if answerer is not None and job.span_mode else []
+    embedder_used = embedder_use(cfg, answerer if gen_specs else None, [*job.retrieval_specs, *gen_specs])
+    job.params = {c: variant_params(cfg, job.choices, c, job.conversations, embedder_used) for c in job.cuts}
+    job.names = {c: variant_name(p) for c, p in job.params.items()}
     answers: dict[str, list[str | None]] = {}
-    answer_cost: dict[Cut, Any] = {}
     if gen_specs:
         t = time.perf_counter()
-        for c in cuts:
-            before = llm.snapshot() if llm is not None else None
-            answers[c.label] = answer_at(answerer, questions, retrieved, c)
-            if llm is not None and before is not None:
-                answer_cost[c] = llm.snapshot() - before
+        for c in job.cuts:
+            with metered(job.llm) as spent:
+                answers[c.label] = answer_at(answerer, job.questions, job.retrieved, c)
+            if spent.cost is not None:
+                job.answer_cost[c] = spent.cost
         pipe.cost.timed("answer", t)
-    cut_keys = set(cuts[0].params())
-    job_name = variant_name({key: v for key, v in variant_params(cfg, choices, cuts[0], conversations,
-                                                                 embedder_used).items()
-                             if key not in cut_keys})
-    runs = run_records(job_name, samples, retrieved, corpus, locator, answers, questions,
-                       searched if rewriter.kind != "plain" else None)
-    write_jsonl(out_dir / "runs.jsonl", [r.to_dict(cfg.output.keep_text) for r in runs])
+    cut_keys = set(job.cuts[0].params())
+    job.name = variant_name({k: v for k, v in job.params[job.cuts[0]].items() if k not in cut_keys})
+    job.runs = run_records(job.name, job.samples, job.retrieved, job.corpus, locator, answers, job.questions,
+                           job.searched)
+    write_jsonl(job.out_dir / "runs.jsonl", [r.to_dict(cfg.output.keep_text) for r in job.runs])
+    job.specs = applicable([*job.retrieval_specs, *gen_specs], job.runs)
 
-    # Every metric, retrieval and generation, through one scoring path over the run records.
-    specs = applicable([*retrieval_specs, *gen_specs], runs)
+
+def score(job: Job) -> tuple[list[dict[str, Any]], list[Any]]:
+    """Stage 5: every metric, retrieval and generation, through one scoring path over the run records, cut
+    by cut; each variant's summary (with the LLM calls and tokens of its answers and its judge)."""
+    cfg, pipe = job.cfg, job.pipe
+    assert pipe is not None
     summaries, scored = [], []
-    for c in cuts:
+    for c in job.cuts:
         t = time.perf_counter()
-        before = llm.snapshot() if llm is not None else None
-        rows = score_variant(runs, names[c], c, specs, judge=llm, embedder=pipe.cached_embedder,
-                             options=cfg.metrics.options)
+        with metered(job.llm) as spent:
+            rows = score_variant(job.runs, job.names[c], c, job.specs, judge=job.llm, embedder=pipe.cached_embedder,
+                                 options=cfg.metrics.options)
         pipe.cost.timed("metrics", t)
         scored.extend(rows)
-        variant = {"variant": names[c], "run": job_name, **c.params(),
-                   "params": variant_params(cfg, choices, c, conversations, embedder_used),
-                   "n_samples": len(samples), "metrics": aggregate(rows, cfg.seed)}
-        if conversations:
-            variant["conversation"] = conversation_summary(rows, samples, cfg.get("conversation"))
-        if llm is not None and before is not None:
-            spent = llm.snapshot() - before
-            if c in answer_cost:
-                spent = spent + answer_cost[c]
-            variant["cost"] = spent.to_dict()
-        variant["context_chars"] = context_chars(retrieved, c)
+        variant = {"variant": job.names[c], "run": job.name, **c.params(), "params": job.params[c],
+                   "n_samples": len(job.samples), "metrics": aggregate(rows, cfg.seed)}
+        if job.conversations:
+            variant["conversation"] = conversation_summary(rows, job.samples, cfg.get("conversation"))
+        if spent.cost is not None:
+            variant["cost"] = (spent.cost + job.answer_cost[c] if c in job.answer_cost else spent.cost).to_dict()
+        variant["context_chars"] = context_chars(job.retrieved, c)
         summaries.append(variant)
+    return summaries, scored
+
+
+def record(job: Job, summaries: list[dict[str, Any]], scored: list[Any], started: float) -> dict[str, Any]:
+    """Stage 6: the job's cost and summary; ``scores.jsonl`` and ``summary.json`` written together or neither."""
+    cfg, pipe = job.cfg, job.pipe
+    assert pipe is not None
     # the test set's preparation is the test set's, not the variant's: summary["testset"]
-    cost = {"seconds": {**pipe.cost.seconds, "total": time.perf_counter() - started - prepared["seconds"]},
+    cost = {"seconds": {**pipe.cost.seconds, "total": time.perf_counter() - started - job.prepared["seconds"]},
             "embedded_texts": pipe.cost.embedded_texts, "n_chunks": len(pipe.chunks),
             "cache_hits": pipe.cache.hits, "cache_misses": pipe.cache.misses,
             "indexes": pipe.indexes}
-    if latency is not None:
-        cost["latency"] = latency
-    cost.update(stages)  # query_rewrite, rerank: shared by the job's variants, like its seconds
-    if llm is not None:  # the job's totals; the leaderboard shows each variant's own
-        cost["llm"] = llm.snapshot().to_dict(prefix="")
-    summary = {"job": str(out_dir), "corpus": corpus.source, "seed": cfg.seed, "variants": summaries,
-               "cost": cost, "testset": prepared, "config": OmegaConf.to_container(cfg, resolve=True)}
-    summary.update(corpus.report())  # copies among the documents, empty files left out
-    with staged(out_dir) as into:  # the scores and the summary that counts them, together or neither
+    if job.latency is not None:
+        cost["latency"] = job.latency
+    cost.update(job.stages)  # query_rewrite, rerank: shared by the job's variants, like its seconds
+    if job.llm is not None:  # the job's totals; the leaderboard shows each variant's own
+        cost["llm"] = job.llm.snapshot().to_dict(prefix="")
+    summary = {"job": str(job.out_dir), "corpus": job.corpus.source, "seed": cfg.seed, "variants": summaries,
+               "cost": cost, "testset": job.prepared, "config": OmegaConf.to_container(cfg, resolve=True)}
+    summary.update(job.corpus.report())  # copies among the documents, empty files left out
+    with staged(job.out_dir) as into:  # the scores and the summary that counts them, together or neither
         write_jsonl(into / "scores.jsonl", [r.to_dict() for r in scored])
         write_json(into / "summary.json", summary)
     return summary
 
 
-def run_job_safely(cfg: DictConfig, out_dir: Path, choices: Mapping[str, str]) -> dict[str, Any] | None:
-    """Bad input propagates (the command exits 2); any other failure is recorded and the sweep goes on."""
+def run_job(cfg: DictConfig, out_dir: Path, choices: Mapping[str, str]) -> dict[str, Any]:
+    """Run one job through its stages (load, build, search, answer, score, record); return its summary."""
+    started = time.perf_counter()
+    job = load(cfg, out_dir, choices)
+    build_parts(job)
+    search(job)
+    answer(job)
+    summaries, scored = score(job)
+    return record(job, summaries, scored, started)
+
+
+def sweep_app(cfg: DictConfig) -> Any:
+    """The ``ragsweep sweep`` app: one job; its summary, or (an Optuna trial) its objective."""
+    from hydra.core.hydra_config import HydraConfig
+
+    from ragsweep.harness.optuna_search import OPTUNA
+    from ragsweep.harness.optuna_search import record as record_objective
+
+    logging.getLogger().setLevel(logging.INFO)
+    hc = HydraConfig.get()
+    out_dir = Path(hc.runtime.output_dir)
+    choices = {k: v for k, v in hc.runtime.choices.items() if isinstance(v, str)}
     try:
-        summary = run_job(cfg, out_dir, choices)
-        (out_dir / "error.json").unlink(missing_ok=True)  # an earlier failure of this job, now mended
+        summary = run_safely(lambda: run_job(cfg, out_dir, choices), cfg, out_dir)
+        if hc.sweeper.get("_target_") == OPTUNA:
+            return record_objective(summary, out_dir, str(hc.callbacks.leaderboard.sort_by))  # the trial's objective
         return summary
-    except InputError:
-        raise
-    except Exception as exc:  # keep the sweep alive; the leaderboard lists the failed job
-        log.error("job failed: %s", exc)
-        write_json(out_dir / "error.json", {"error": f"{type(exc).__name__}: {exc}",
-                                            "traceback": traceback.format_exc(),
-                                            "config": OmegaConf.to_container(cfg, resolve=False)})
-        return None
+    except InputError as exc:
+        fail(str(exc))

@@ -13,6 +13,7 @@ still score it). ``sweep``, ``run`` and ``convert`` print how many contexts were
 from __future__ import annotations
 
 import logging
+import random
 import re
 import time
 from collections import Counter
@@ -21,17 +22,30 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-import hydra
 from omegaconf import DictConfig
 
-from ragsweep.gen.documents import Corpus, Span
-from ragsweep.gen.formats import FORMATS, SUFFIXES, Imported, check_format, output_format, read_external, write_external
-from ragsweep.gen.formats.rows import parse_span_id
-from ragsweep.gen.testset import TestSample, check_against
+from ragsweep.gen import (
+    FORMATS,
+    SUFFIXES,
+    Corpus,
+    Imported,
+    Span,
+    TestSample,
+    check_against,
+    check_format,
+    output_format,
+    parse_span_id,
+    read_external,
+    read_testset,
+    samples_from_qrels,
+    shipped_corpus_path,
+    shipped_testset_path,
+    write_external,
+)
+from ragsweep.harness.app.locate import LOCATE_VERSION, Location, Locator
 from ragsweep.harness.cache import Cache, make_key
-from ragsweep.harness.evaluate import restate
-from ragsweep.harness.locate import LOCATE_VERSION, Location, Locator
-from ragsweep.metrics.errors import InputError, fail
+from ragsweep.harness.pipeline.relevance import restate
+from ragsweep.metrics import InputError, fail
 
 log = logging.getLogger("ragsweep")
 METHODS = ("id", "exact", "normalised", "fuzzy")
@@ -236,7 +250,7 @@ def output_format_of(out: str | Path, format: str | None) -> tuple[str, str]:
 
 def convert(cfg: DictConfig) -> Path:
     """Read ``cfg.input`` and write it to ``cfg.out`` in ``cfg.format``; print what was done."""
-    from ragsweep.harness.parts import build
+    from ragsweep.gen import build
 
     fmt, why = output_format_of(cfg.out, cfg.format)
     check_format(cfg.input_format)
@@ -252,9 +266,127 @@ def convert(cfg: DictConfig) -> Path:
     return path
 
 
-@hydra.main(version_base="1.3", config_path="pkg://ragsweep.conf", config_name="convert")
 def convert_app(cfg: DictConfig) -> None:
     try:
         convert(cfg)
     except InputError as exc:
         fail(str(exc))
+
+
+def load_samples(testset: str | None, corpus: Corpus, testset_format: str | None = None,
+                 locate: Mapping[str, Any] | None = None, cache: Cache | None = None) -> list[TestSample]:
+    """The test set to run: the file given, else the corpus's own (BEIR qrels, or the shipped set).
+
+    The file may be in any format of :mod:`gen.formats` (``testset_format``, or detected); the
+    reference contexts of an imported one are located in the corpus as evidence spans (``locate``;
+    the locations kept in ``cache``, so the jobs of a sweep locate once).
+    Evidence on a copy of a document is restated on its original (corpus option ``duplicates``).
+    """
+    if testset:
+        samples = restate(load_for_corpus(testset, corpus, testset_format, locate, cache), corpus, str(testset))
+        check_against(samples, corpus, str(testset))
+        return samples
+    if corpus.qrels is not None:
+        return samples_from_qrels(corpus)
+    if Path(corpus.source).resolve() == shipped_corpus_path().resolve():
+        samples = restate(read_testset(shipped_testset_path()), corpus, str(shipped_testset_path()))
+        check_against(samples, corpus, str(shipped_testset_path()))
+        return samples
+    raise InputError(f"{corpus.source}: no test set for this corpus: pass testset=PATH (write one with `ragsweep gen`)")
+
+
+def check_max_queries(n: Any) -> None:
+    if n is not None and (isinstance(n, bool) or not isinstance(n, int) or n < 1):
+        raise InputError(f"max_queries must be a positive integer or null, got {n!r}")
+
+
+def subset(samples: list[TestSample], n: Any, seed: int) -> list[TestSample]:
+    """``max_queries``: ``n`` samples drawn with ``seed`` (kept in test-set order); None: all."""
+    if n is None:
+        return samples
+    check_max_queries(n)
+    if n >= len(samples):
+        return samples
+    keep = set(random.Random(seed).sample(range(len(samples)), n))
+    return [s for i, s in enumerate(samples) if i in keep]
+
+
+@dataclass
+class TestSet:
+    """A test set: its samples, the corpus they point into, and the generator's (or reader's) report.
+
+    ``TestSet.read`` reads any format people already have (ours, Ragas, DeepEval, LlamaIndex) and
+    ``write`` writes any of them (:mod:`ragsweep.gen.formats`)::
+
+        ts = ragsweep.TestSet.read("goldens.json", corpus="docs/")   # contexts located as spans
+        ts.write("ragas.csv")                                         # or format="llamaindex", ...
+    """
+
+    __test__ = False  # not a pytest class
+
+    samples: list[Any]
+    corpus: Any
+    report: dict[str, Any]
+    path: Path | None = None
+    #: the format the samples were read in (None: generated)
+    format: str | None = None
+    #: file-level fields of that format (a LlamaIndex QA dataset's corpus), written back in the same format
+    extra: dict[str, Any] = field(default_factory=dict, repr=False)
+
+    @classmethod
+    def read(cls, path: str | Path, format: str | None = None, *, corpus: Any = None,
+             fuzzy_threshold: float = 0.9, fuzzy: bool = True) -> TestSet:
+        """Read a test set in any format (detected when ``format`` is None).
+
+        Args:
+            path: The file.
+            format: ``ragsweep``, ``ragas``, ``deepeval``, ``llamaindex`` or ``llamaindex_qa``.
+            corpus: The documents it points into (``"shipped"``, a folder, a JSONL, a BEIR folder or
+                a Corpus): imported reference contexts are located there as evidence spans, and
+                ``report["located"]`` counts them. None: no spans located.
+            fuzzy_threshold: The fuzzy match's least similarity (as ``ragsweep run``'s ``locate``).
+            fuzzy: False: exact and normalised matches only.
+        """
+        docs = None if corpus is None else corpus_of(corpus)
+        loaded = read_any(path, docs, format, {"fuzzy": fuzzy, "fuzzy_threshold": fuzzy_threshold})
+        report: dict[str, Any] = {"format": loaded.format}
+        if loaded.located is not None:
+            report["located"] = loaded.located.to_dict()
+        return cls(loaded.samples, docs, report, Path(path), loaded.format, loaded.extra)
+
+    def to_pandas(self) -> Any:
+        import pandas as pd
+
+        return pd.DataFrame([s.to_dict(self.corpus) for s in self.samples])
+
+    def write(self, path: str | Path, format: str | None = None) -> Path:
+        """Write the test set: ours as JSONL (readable by ``ragsweep sweep testset=PATH`` and ``datasets``),
+        Ragas for a ``.csv`` name, or any format named (``format="deepeval"``), keeping all it can hold."""
+        from ragsweep.gen import output_format, write_external
+
+        named = Path(path).name.lower().endswith((".csv", ".json"))
+        fmt = format or (output_format(path) if named else "ragsweep")
+        out = write_external(self.samples, path, fmt, self.corpus, self.extra if fmt == self.format else None)
+        if fmt == "ragsweep":
+            self.path = out
+        return out
+
+    def __len__(self) -> int:
+        return len(self.samples)
+
+
+def corpus_of(corpus: Any) -> Any:
+    from ragsweep.gen import Corpus, read_beir, read_folder, read_jsonl, read_shipped
+
+    if isinstance(corpus, Corpus):
+        return corpus
+    if corpus in (None, "shipped"):
+        return read_shipped()
+    path = Path(corpus)
+    if path.is_dir() and any((path / n).exists() for n in ("corpus.jsonl", "corpus.jsonl.gz")):
+        return read_beir(path)
+    if path.is_dir():
+        return read_folder(path)
+    if path.suffix in (".jsonl", ".gz"):
+        return read_jsonl(path)
+    raise InputError(f"{path}: not a corpus (a folder of documents, a JSONL of {{id, text}}, or a BEIR folder)")

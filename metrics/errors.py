@@ -211,6 +211,11 @@ def scrub_all(obj: Any) -> Any:
     return walk(obj)
 
 
+def holds_key_format(value: str) -> bool:
+    """Whether ``value`` holds a string in a known key format (``sk-...``) anywhere."""
+    return any(p.search(value) for p, _ in _KEY_FORMATS)
+
+
 def looks_like_key(value: str) -> bool:
     """Whether a value meant to be a variable NAME (``llm.api_key_env``) looks like a key itself.
 
@@ -220,13 +225,25 @@ def looks_like_key(value: str) -> bool:
     value = value.strip()
     if not value:
         return False
-    if any(p.search(value) for p, _ in _KEY_FORMATS):
+    if holds_key_format(value):
         return True
     kinds = sum(bool(re.search(p, value)) for p in ("[a-z]", "[A-Z]", "[0-9]"))
     return len(value) >= 24 and "_" not in value and kinds >= 2
 
 
-def fail(message: str) -> NoReturn:
-    """End a command on bad input: one line on stderr, exit code 2 (the CLI contract)."""
-    print(f"ragsweep: error: {scrub(message)}", file=sys.stderr)
-    raise SystemExit(EXIT_BAD_INPUT)
+class CommandExit(SystemExit):
+    """A command's end: its exit code and the one line it printed. A SystemExit, so it passes through
+    Hydra as an exit code; the line is kept so that a caller in another process gets it as data
+    (``harness/child.py``), not by reading stderr."""
+
+    def __init__(self, code: int, message: str) -> None:
+        super().__init__(code)
+        self.message = message
+
+
+def fail(message: str, code: int = EXIT_BAD_INPUT, *, warning: bool = False) -> NoReturn:
+    """End a command: one line on stderr (``ragsweep: error: ...``, or ``warning`` when the command did its
+    work but not all of it) and the exit code, 2 (bad input) unless given (the CLI contract)."""
+    message = scrub(message)
+    print(f"ragsweep: {'warning' if warning else 'error'}: {message}", file=sys.stderr)
+    raise CommandExit(code, message)

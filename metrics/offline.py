@@ -38,20 +38,13 @@ from typing import Any
 import numpy as np
 
 from ragsweep.metrics.errors import InputError
+from ragsweep.metrics.lexicon import NUMBER_WORDS, STOP
 from ragsweep.metrics.support import REMOVED, calibrate_rows, is_removed  # noqa: F401 - REMOVED re-exported
 from ragsweep.metrics.values import MetricValue
 
 _SENT = re.compile(r"(?<=[.!?])[\"')\]]*\s+(?=[\"'(\[]?[A-Z0-9])|\n+")
 _TOKEN = re.compile(r"[A-Za-z][A-Za-z'\-]*|\d[\d,]*(?:\.\d+)?")
 _NUMBER = re.compile(r"\d[\d,]*(?:\.\d+)?")
-NUMBER_WORDS = {w: str(i) for i, w in enumerate(
-    "zero one two three four five six seven eight nine ten eleven twelve".split())}
-STOP = frozenset("""a an the and or but if of to in on at by for with from as is are was were be been being
-it its it's this that these those he she they them his her their him we you i me my our your not no yes do does did
-has have had will would can could should may might shall which who whom whose what when where why how than then
-there here so such also very more most some any all each both about into over after before during while up down out
-off again further once only own same too s t just don now one many much other another being am let us per via
-""".split())
 
 #: Why a removed sentence (see :mod:`metrics.guard`) counts as unsupported.
 REMOVED_REASON = "addressed the evaluator, not the question: removed before judging and counted as unsupported"

@@ -74,9 +74,21 @@ def _target(name: str, known: dict[str, Path]) -> str | None:
     return None
 
 
+def face_table(package: str, init: Path) -> dict[str, str]:
+    """A package face's ``_FACE`` (name -> the module that defines it), read from its ``__init__`` without
+    importing it; empty for a package without one."""
+    for node in ast.parse(init.read_text(encoding="utf-8")).body:
+        target = node.target if isinstance(node, ast.AnnAssign) else (node.targets[0] if isinstance(node, ast.Assign) else None)
+        if isinstance(target, ast.Name) and target.id == "_FACE" and isinstance(node.value, ast.Dict):
+            return {k.value: f"{package}.{v.value.partition(':')[0]}" for k, v in zip(node.value.keys, node.value.values)
+                    if isinstance(k, ast.Constant) and isinstance(v, ast.Constant)}
+    return {}
+
+
 def imports(module: str, path: Path, known: dict[str, Path]) -> Iterator[Edge]:
     """Every import of ``module`` into the package. ``from ragsweep.x import y`` is an edge to the
-    submodule ``ragsweep.x.y`` when there is one, else to ``ragsweep.x``."""
+    submodule ``ragsweep.x.y`` when there is one, else to the module that defines ``y`` when ``ragsweep.x``
+    is a face that names it, else to ``ragsweep.x``."""
     tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
@@ -86,9 +98,10 @@ def imports(module: str, path: Path, known: dict[str, Path]) -> Iterator[Edge]:
                     yield Edge(module, target, node.lineno)
         elif isinstance(node, ast.ImportFrom):
             base = _absolute(module, path.name == "__init__.py", node)
+            face = face_table(base, known[base]) if base in known and known[base].name == "__init__.py" else {}
             for alias in node.names:
                 submodule = f"{base}.{alias.name}"
-                target = submodule if submodule in known else _target(base, known)
+                target = submodule if submodule in known else face.get(alias.name) or _target(base, known)
                 if target is not None:
                     yield Edge(module, target, node.lineno)
 
@@ -176,3 +189,121 @@ def test_layers_point_one_way():
            for layer, banned in FORBIDDEN.items() if module == layer or module.startswith(layer + ".")
            for e in out if any(e.target == b or b != ROOT and e.target.startswith(b + ".") for b in banned)]
     assert not bad, "layering violations:\n" + "\n".join(bad)
+
+
+HARNESS = "ragsweep.harness"
+#: the ways in (docs/reference/layout.md): they call the commands; nothing calls them.
+FRONT_DOORS = tuple(f"{HARNESS}.{m}" for m in ("api", "cli", "ragas_once", "pytest_plugin", "overrides"))
+#: wing -> the wings it must never import.
+WING_BANS = {"pipeline": ("app", "board"), "board": ("pipeline",), "app": ("board",)}
+#: what a wing may import from the harness root: the shared leaves, never a command or a front door.
+WING_MAY_USE = (f"{HARNESS}.cache", f"{HARNESS}.records")
+
+
+def _inside(module: str, package: str) -> bool:
+    return module == package or module.startswith(package + ".")
+
+
+def _wing(module: str) -> str | None:
+    return next((w for w in WING_BANS if _inside(module, f"{HARNESS}.{w}")), None)
+
+
+def wing_violations(edges: dict[str, list[Edge]]) -> list[str]:
+    """Every import that breaks a wing rule, as a readable line."""
+    bad = []
+    for module, out in edges.items():
+        wing = _wing(module)
+        for e in out:
+            if not _inside(e.target, HARNESS) or e.target == HARNESS:
+                continue
+            if any(_inside(e.target, d) for d in FRONT_DOORS) and module not in (ROOT, *FRONT_DOORS):
+                bad.append(f"{e}  (only a front door imports a front door)")
+            if wing is None:
+                continue
+            target_wing = _wing(e.target)
+            if target_wing in WING_BANS[wing]:
+                bad.append(f"{e}  ({wing}/ must not import {target_wing}/)")
+            elif target_wing is None and e.target not in WING_MAY_USE:
+                bad.append(f"{e}  ({wing}/ uses only {', '.join(WING_MAY_USE)} of the harness root)")
+    return bad
+
+
+def test_wing_rules_catch_each_kind_of_break():
+    edges = {f"{HARNESS}.pipeline.index": [Edge(f"{HARNESS}.pipeline.index", f"{HARNESS}.board.model", 3)],
+             f"{HARNESS}.board.plots": [Edge(f"{HARNESS}.board.plots", f"{HARNESS}.pipeline.context", 4),
+                                        Edge(f"{HARNESS}.board.plots", f"{HARNESS}.records", 5)],
+             f"{HARNESS}.app.calls": [Edge(f"{HARNESS}.app.calls", f"{HARNESS}.sweep", 6)],
+             f"{HARNESS}.score": [Edge(f"{HARNESS}.score", f"{HARNESS}.cli", 7)],
+             f"{HARNESS}.cli": [Edge(f"{HARNESS}.cli", f"{HARNESS}.ragas_once", 8)]}
+    got = wing_violations(edges)
+    assert [line.split("  (")[1] for line in got] == [
+        "pipeline/ must not import board/)", "board/ must not import pipeline/)",
+        f"app/ uses only {', '.join(WING_MAY_USE)} of the harness root)", "only a front door imports a front door)"]
+
+
+def test_harness_wings_keep_apart():
+    bad = wing_violations(graph())
+    assert not bad, "wing rule violations:\n" + "\n".join(bad)
+
+
+#: the packages with a face: what other packages may import from each (its ``__init__``'s ``__all__``).
+FACED = ("ragsweep.gen", "ragsweep.harness", "ragsweep.metrics")
+
+
+def _package(module: str) -> str:
+    """The top-level package a module belongs to (``ROOT`` for the root ``__init__``)."""
+    return ".".join(module.split(".")[:2]) if module != ROOT else ROOT
+
+
+def face_violations(module: str, path: Path, faces: dict[str, set[str]]) -> Iterator[str]:
+    """Every import of ``module`` that reaches past another package's face. Allowed: ``from ragsweep.P import
+    name`` with ``name`` in ``P.__all__``, and ``from ragsweep.P.M import ...`` when ``M`` itself is in it."""
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    own = _package(module)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom):
+            base = _absolute(module, path.name == "__init__.py", node)
+            names = [a.name for a in node.names]
+        elif isinstance(node, ast.Import):
+            base, names = "", [a.name for a in node.names]
+        else:
+            continue
+        for full in ([f"{base}.{n}" for n in names] if base else names):
+            package = next((p for p in FACED if full.startswith(p + ".")), None)
+            if package is None or package == own:
+                continue
+            first = full[len(package) + 1:].split(".")[0]
+            if first not in faces[package]:
+                yield f"{module} (line {node.lineno}) -> {full}  ({first!r} is not in {package}.__all__)"
+
+
+def _faces() -> dict[str, set[str]]:
+    return {p: set(importlib.import_module(p).__all__) for p in FACED}
+
+
+def test_face_rule_catches_a_reach_past_the_face(tmp_path):
+    path = tmp_path / "mod.py"
+    path.write_text("from ragsweep.metrics import InputError\nfrom ragsweep.metrics.errors import fail\n"
+                    "from ragsweep.harness.sweep import run_job\nimport ragsweep.gen.chunking\n"
+                    "def f():\n    from ragsweep.gen import documents, Corpus\n", encoding="utf-8")
+    faces = {"ragsweep.metrics": {"InputError"}, "ragsweep.harness": {"api"}, "ragsweep.gen": {"Corpus"}}
+    got = sorted(line.split(" -> ")[1].split("  (")[0] for line in face_violations("ragsweep.harness.mod", path, faces))
+    assert got == ["ragsweep.gen.chunking", "ragsweep.gen.documents", "ragsweep.metrics.errors.fail"]
+
+
+def test_packages_import_each_other_only_through_their_faces():
+    faces = _faces()
+    bad = [line for m, p in modules().items() for line in face_violations(m, p, faces)]
+    assert not bad, "imports past a package's face:\n" + "\n".join(bad)
+
+
+def test_every_face_name_resolves_and_no_submodule_shadows_one():
+    found = modules()
+    for package, names in _faces().items():
+        table, face = face_table(package, found[package]), importlib.import_module(package)
+        for name in sorted(names):
+            if name in table:  # loaded on first use: a submodule of that name, once loaded, would take its place
+                assert f"{package}.{name}" not in found, f"{package}.{name}: a submodule shadows the face's name"
+                assert hasattr(face, name), f"{package}.{name}: not defined in {table[name]}"
+            else:
+                assert f"{package}.{name}" in found, f"{package}.{name}: neither in _FACE nor a module"

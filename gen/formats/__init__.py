@@ -28,7 +28,7 @@ from ragsweep.gen.documents import Corpus
 from ragsweep.gen.formats import deepeval, llamaindex, ragas
 from ragsweep.gen.formats.rows import iter_json_lines, read_json, read_rows
 from ragsweep.gen.testset import TestSample, read_testset, write_testset
-from ragsweep.metrics.errors import InputError
+from ragsweep.metrics import InputError
 
 FORMATS = ("ragsweep", "ragas", "deepeval", "llamaindex", "llamaindex_qa")
 #: The file names each format writes.

@@ -37,7 +37,7 @@ from ragsweep.gen.formats.rows import (
     write_json,
 )
 from ragsweep.gen.testset import TestSample
-from ragsweep.metrics.errors import InputError
+from ragsweep.metrics import InputError
 
 LABELLED = "llamaindex"
 QA = "llamaindex_qa"

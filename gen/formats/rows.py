@@ -30,7 +30,7 @@ from typing import Any
 from ragsweep.gen.documents import Corpus, Span
 from ragsweep.gen.formats.cells import CellError, list_cell, strip_hop_marker
 from ragsweep.gen.testset import TestSample
-from ragsweep.metrics.errors import InputError
+from ragsweep.metrics import InputError
 
 _SPAN_ID = re.compile(r"^(?P<doc>.+):(?P<start>\d+)-(?P<end>\d+)$")
 #: Ragas message types -> conversation roles (and back); other types are kept as they are.

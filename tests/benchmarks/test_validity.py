@@ -255,7 +255,7 @@ def test_evaluate_cuts_each_variant_at_its_k_and_searches_once(validity, tmp_pat
 
     from ragsweep.gen.documents import read_beir
     from ragsweep.harness.cache import Cache
-    from ragsweep.harness.pipeline import Pipeline
+    from ragsweep.harness.pipeline.pipeline import Pipeline
 
     docs = {"a": "The Saltgate lighthouse was lit in 1903.", "b": "Saltgate harbour ferries cross the bay.",
             "c": "Granite quarries closed in 1950."}
@@ -314,7 +314,6 @@ def test_a_resample_that_ties_every_system_is_counted_not_fatal(validity):
 
 def test_a_cached_set_written_with_other_checks_is_named_stale(validity):
     from ragsweep.gen.gates import REASONS
-
     from ragsweep.gen.units import UNITS
 
     fresh = {"gates": validity.gate_settings({}), "reasons": dict(REASONS), "units": UNITS}

@@ -81,10 +81,9 @@ class ReferencePipeline:
 
     def __init__(self, cache_dir: Path, chunk_size: int = 512) -> None:
         from hydra import compose, initialize_config_module
-
+        from ragsweep.gen.parts import build
         from ragsweep.harness.cache import Cache
-        from ragsweep.harness.parts import build
-        from ragsweep.harness.pipeline import Pipeline
+        from ragsweep.harness.pipeline.pipeline import Pipeline
 
         with initialize_config_module(config_module="ragsweep.conf", version_base="1.3"):
             cfg = compose(config_name="sweep", overrides=[f"chunker.size={chunk_size}", "progress=false"])

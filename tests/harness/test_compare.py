@@ -8,9 +8,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import pytest
-
-from ragsweep.harness.compare import best_variant, compare, pairs
-from ragsweep.harness.leaderboard import build
+from ragsweep.harness.board.compare import best_variant, compare, pairs
+from ragsweep.harness.board.leaderboard import build
 from ragsweep.metrics.errors import InputError
 
 

@@ -12,8 +12,7 @@ import pytest
 from hydra import compose, initialize_config_module
 from hydra.utils import instantiate
 from omegaconf import OmegaConf
-
-from ragsweep.harness.parts import build
+from ragsweep.gen.parts import build
 from ragsweep.metrics.errors import InputError
 from ragsweep.metrics.llm import ScriptedLLM
 

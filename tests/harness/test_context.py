@@ -15,10 +15,9 @@ import json
 from pathlib import Path
 
 import pytest
-
 from ragsweep.gen.chunking import Chunk
 from ragsweep.gen.documents import Document
-from ragsweep.harness.context import Chunks, Parent, Window, distinct, expand
+from ragsweep.harness.pipeline.context import Chunks, Parent, Window, distinct, expand
 from ragsweep.harness.records import Cut, Retrieved, RunSample
 from ragsweep.metrics.errors import InputError
 

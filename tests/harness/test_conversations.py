@@ -9,11 +9,10 @@ import json
 from pathlib import Path
 
 import pytest
-
 from ragsweep.gen.testset import read_testset
-from ragsweep.harness.conversation import CONDENSE_QUESTION, queries
+from ragsweep.harness.app.targets import HttpTarget, PythonTarget
+from ragsweep.harness.pipeline.conversation import CONDENSE_QUESTION, queries
 from ragsweep.harness.score import read_samples
-from ragsweep.harness.targets import HttpTarget, PythonTarget
 from ragsweep.metrics.catalogue import RagSample, resolve
 from ragsweep.metrics.llm import ScriptedLLM
 from ragsweep.metrics.prompts import identify
@@ -268,7 +267,7 @@ def test_python_targets_get_history_only_by_name():
         got["params"] = params
         return "b"
 
-    from ragsweep.harness.targets import CallableTarget
+    from ragsweep.harness.app.targets import CallableTarget
 
     history = [{"role": "user", "content": "x"}, {"role": "assistant", "content": "y"}]
     asyncio.run(CallableTarget(with_history).call("q", "s", history))

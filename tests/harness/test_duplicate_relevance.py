@@ -17,7 +17,7 @@ from ragsweep.gen.chunking import RecursiveChunker
 from ragsweep.gen.documents import Corpus, Document, Span, with_duplicates
 from ragsweep.gen.testset import TestSample
 from ragsweep.harness import sweep
-from ragsweep.harness.evaluate import ChunkLocator, restate
+from ragsweep.harness.pipeline.relevance import ChunkLocator, restate
 from ragsweep.harness.records import Cut, Retrieved, RunSample, read_runs
 from ragsweep.metrics.catalogue import spec_of
 from ragsweep.metrics.retrieval import credit_once

@@ -10,10 +10,9 @@ import time
 from pathlib import Path
 
 import pytest
-
 from browser import ARTIFACTS, Browser, needs_chromium, problems
-from ragsweep.harness import explorer
-from ragsweep.harness.leaderboard import build, ranked
+from ragsweep.harness.board import explorer
+from ragsweep.harness.board.leaderboard import build, ranked
 from ragsweep.harness.records import Retrieved, RunSample
 
 DOC = "Alpha beta gamma. The tower is 300 metres tall. Delta epsilon zeta eta theta."

@@ -4,9 +4,8 @@
 from __future__ import annotations
 
 import pytest
-
 from ragsweep.gen.documents import Corpus, Document
-from ragsweep.harness.locate import Locator
+from ragsweep.harness.app.locate import Locator
 
 # Our own essay-like paragraphs, written for this test; quotes, dashes and double spaces on purpose.
 PARAGRAPHS = [

@@ -14,9 +14,8 @@ def _files(folder: Path) -> dict[str, str]:
 
 
 def test_a_board_that_fails_half_way_keeps_the_old_three_files(tmp_path, monkeypatch):
+    from ragsweep.harness.board.leaderboard import build
     from test_compare import BASE, fake_sweep
-
-    from ragsweep.harness.leaderboard import build
 
     sweep = fake_sweep(tmp_path, {"a": ({"top_k": 1}, {"ndcg@10": BASE}), "b": ({"top_k": 5}, {"ndcg@10": BASE})})
     old = {f"leaderboard.{ext}": f"old {ext}" for ext in ("csv", "md", "html")}

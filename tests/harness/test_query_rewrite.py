@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-
 from ragsweep.gen.chunking import RecursiveChunker
 from ragsweep.gen.documents import read_shipped
 from ragsweep.harness.cache import Cache
-from ragsweep.harness.lexical import Retrieval, retrieval, rrf
-from ragsweep.harness.pipeline import Pipeline
-from ragsweep.harness.retriever import IndexSpec
-from ragsweep.harness.rewrite import HYDE, MULTI_QUERY, QueryRewriter
+from ragsweep.harness.pipeline.index import IndexSpec
+from ragsweep.harness.pipeline.pipeline import Pipeline
+from ragsweep.harness.pipeline.retrieval import Retrieval, retrieval, rrf
+from ragsweep.harness.pipeline.rewrite import HYDE, MULTI_QUERY, QueryRewriter
 from ragsweep.metrics.errors import InputError, JudgeError
 from ragsweep.metrics.llm import CachedLLM, ScriptedLLM
 

@@ -13,10 +13,10 @@ import csv
 
 import numpy as np
 import pytest
-
-from ragsweep.harness.compare import compare
-from ragsweep.harness.leaderboard import build
+from ragsweep.harness.board.compare import compare
+from ragsweep.harness.board.leaderboard import build
 from ragsweep.metrics.stats import questions_needed
+
 from tests.harness.test_compare import BASE, fake_sweep
 
 

@@ -19,11 +19,11 @@ import time
 from pathlib import Path
 
 import pytest
-
-from ragsweep.harness.board import Row
-from ragsweep.harness.leaderboard import build
-from ragsweep.harness.report_html import pareto_front, render as render_page
 from browser import ARTIFACTS, Browser, assert_not_blank, needs_chromium, problems
+from ragsweep.harness.board.html import pareto_front
+from ragsweep.harness.board.html import render as render_page
+from ragsweep.harness.board.leaderboard import build
+from ragsweep.harness.board.model import Row
 from test_compare import BASE, fake_sweep
 
 EXTERNAL = re.compile(r"""(src|href)=["']?(https?:)?//""")

@@ -7,9 +7,7 @@ import math
 
 import numpy as np
 import pytest
-
-from ragsweep.harness.records import Retrieved
-from ragsweep.harness.rerank import (
+from ragsweep.harness.pipeline.rerank import (
     RELEVANCE,
     CrossEncoderReranker,
     LLMReranker,
@@ -19,6 +17,7 @@ from ragsweep.harness.rerank import (
     reorder,
     truncate,
 )
+from ragsweep.harness.records import Retrieved
 from ragsweep.metrics.errors import InputError
 from ragsweep.metrics.llm import CachedLLM, ScriptedLLM
 from ragsweep.metrics.llm.base import Completion

@@ -6,9 +6,8 @@ import json
 
 import numpy as np
 import pytest
-
 import ragsweep
-from ragsweep.harness.lexical import BM25Spec, Retrieval, retrieval
+from ragsweep.harness.pipeline.retrieval import BM25Spec, Retrieval, retrieval
 from ragsweep.harness.records import Cut, Retrieved
 from ragsweep.metrics.errors import InputError
 

@@ -7,16 +7,14 @@ import stat
 
 import numpy as np
 import pytest
-
 from ragsweep.gen.chunking import Chunk
 from ragsweep.gen.documents import Span
 from ragsweep.gen.testset import TestSample
 from ragsweep.harness.cache import Cache, atomic_write, make_key, write_json
-from ragsweep.harness.evaluate import ChunkLocator
-from ragsweep.harness.records import Cut, RunSample
+from ragsweep.harness.pipeline.index import IndexSpec, search
+from ragsweep.harness.pipeline.relevance import ChunkLocator
+from ragsweep.harness.records import Cut, Retrieved, RunSample
 from ragsweep.metrics.catalogue import spec_of
-from ragsweep.harness.records import Retrieved
-from ragsweep.harness.retriever import IndexSpec, search
 
 
 def test_cache_computes_once_and_survives_a_corrupt_entry(tmp_path):

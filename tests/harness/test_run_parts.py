@@ -7,14 +7,13 @@ import asyncio
 import json
 
 import pytest
-
 from ragsweep.gen.documents import Corpus, Document
-from ragsweep.harness.calls import CallLog, CallPolicy, call_one, pending
-from ragsweep.harness.locate import Locator
+from ragsweep.harness.app.calls import CallLog, CallPolicy, call_one, pending
+from ragsweep.harness.app.locate import Locator
+from ragsweep.harness.app.targets import HttpTarget, Reply, TargetError, get_path, open_keys, reply_from
 from ragsweep.harness.records import Cut, Retrieved, RunSample
 from ragsweep.harness.run import pooled_relevant
 from ragsweep.harness.runs import score_variant
-from ragsweep.harness.targets import HttpTarget, Reply, TargetError, get_path, open_keys, reply_from
 from ragsweep.metrics.catalogue import resolve
 from ragsweep.metrics.errors import InputError
 

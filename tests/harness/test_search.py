@@ -10,8 +10,7 @@ from pathlib import Path
 
 import pytest
 from omegaconf import OmegaConf
-
-from ragsweep.harness.search import conditional_space, direction, objective, sweeper_overrides
+from ragsweep.harness.optuna_search import conditional_space, direction, objective, sweeper_overrides
 from ragsweep.metrics.errors import InputError
 
 

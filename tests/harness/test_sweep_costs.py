@@ -11,10 +11,9 @@ import json
 from pathlib import Path
 
 import pytest
-from hydra import compose, initialize_config_module
-
 import ragsweep.harness.sweep as sweep
-from ragsweep.harness.leaderboard import build as build_board
+from hydra import compose, initialize_config_module
+from ragsweep.harness.board.leaderboard import build as build_board
 from ragsweep.metrics.llm import CachedLLM, ScriptedLLM
 
 CHOICES = {"corpus": "shipped", "chunker": "recursive", "embedder": "minilm", "index": "flat"}

@@ -8,8 +8,7 @@ import json
 import time
 
 from hydra import compose, initialize_config_module
-
-from ragsweep.harness import locate
+from ragsweep.harness.app import locate
 from ragsweep.harness.sweep import run_job
 
 CONTEXTS = [("Port Calder is governed by a directly elected mayor and a city council of 45 members, elected every "

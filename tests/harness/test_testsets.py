@@ -9,12 +9,11 @@ import json
 from pathlib import Path
 
 import pytest
-
 import ragsweep
 from ragsweep.gen.documents import Span, read_shipped, shipped_testset_path
 from ragsweep.gen.formats import read_external, write_external
 from ragsweep.gen.testset import read_testset
-from ragsweep.harness.locate import Locator
+from ragsweep.harness.app.locate import Locator
 from ragsweep.harness.testsets import locate_evidence, read_any
 
 CITY = "city-overview.md"

@@ -7,8 +7,7 @@ from pathlib import Path
 
 import pytest
 from omegaconf import OmegaConf
-
-from ragsweep.harness.tracking import MLflowCallback, log_sweep, metric_key
+from ragsweep.harness.board.mlflow import MLflowCallback, log_sweep, metric_key
 from test_compare import BASE, fake_sweep
 
 

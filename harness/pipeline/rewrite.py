@@ -28,8 +28,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from ragsweep.metrics.errors import InputError, JudgeError
-from ragsweep.metrics.prompts.core import Prompt, complete
+from ragsweep.metrics import InputError, JudgeError, Prompt, complete
 
 log = logging.getLogger(__name__)
 

@@ -17,8 +17,16 @@ import logging
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ragsweep.harness.targets import Reply, Target, TargetError, context_score, context_text, import_object, jsonable
-from ragsweep.metrics.errors import InputError
+from ragsweep.harness.app.targets import (
+    Reply,
+    Target,
+    TargetError,
+    context_score,
+    context_text,
+    import_object,
+    jsonable,
+)
+from ragsweep.metrics import InputError
 
 log = logging.getLogger(__name__)
 

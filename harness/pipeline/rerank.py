@@ -38,11 +38,7 @@ import numpy as np
 from pydantic import BaseModel, Field
 
 from ragsweep.harness.records import Retrieved
-from ragsweep.metrics.errors import InputError, JudgeError
-from ragsweep.metrics.guard import clean
-from ragsweep.metrics.judging import verdict_probability
-from ragsweep.metrics.llm.base import Logprobs
-from ragsweep.metrics.prompts.core import Prompt, complete
+from ragsweep.metrics import InputError, JudgeError, Logprobs, Prompt, clean, complete, verdict_probability
 
 FUSE = ("none", "rrf")  # rerank.fuse: the reranker's order alone, or fused with the first stage's
 

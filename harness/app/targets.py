@@ -11,8 +11,8 @@ run's fingerprint, as they never change an answer).
   Secret headers come from environment variables named in the config, never from the config itself.
 - ``python``: ``module:function`` (sync or async), called as ``function(question, **params)``,
   returning a string or ``{"answer": ..., "contexts": [...], "usage": {...}}``.
-- ``langchain`` and ``llamaindex`` (:mod:`ragsweep.harness.frameworks`), ``openai``
-  (:mod:`ragsweep.harness.openai_target`).
+- ``langchain`` and ``llamaindex`` (:mod:`ragsweep.harness.app.frameworks`), ``openai``
+  (:mod:`ragsweep.harness.app.openai_target`).
 
 ``params`` is how one application becomes several variants: every key is passed through to the
 application (a body field, a keyword argument) and names the variant on the leaderboard.
@@ -46,7 +46,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ragsweep.metrics.errors import InputError, looks_like_key, register_secret
+from ragsweep.metrics import InputError, looks_like_key, register_secret
 
 RETRYABLE_STATUS = frozenset({408, 425, 429, 500, 502, 503, 504})
 log = logging.getLogger(__name__)
@@ -77,6 +77,13 @@ class TargetError(Exception):
     def __init__(self, message: str, *, retryable: bool, raw: Any = None) -> None:
         super().__init__(message)
         self.retryable, self.raw = retryable, raw
+
+
+def check_status(response: Any, where: str) -> None:
+    """A TargetError for an HTTP status of 300 or more, retryable for the statuses a retry may mend."""
+    if response.status_code >= 300:
+        raise TargetError(f"HTTP {response.status_code} from {where}",
+                          retryable=response.status_code in RETRYABLE_STATUS, raw=response.text[:2000])
 
 
 class Target:
@@ -336,9 +343,7 @@ class HttpTarget(Target):
                 response = await self._client.request(self.method, self.url, json=body)
         except httpx.HTTPError as exc:  # connection refused or dropped: worth another try
             raise TargetError(f"{type(exc).__name__}: {exc}", retryable=True) from exc
-        if response.status_code >= 300:
-            raise TargetError(f"HTTP {response.status_code} from {self.url}",
-                              retryable=response.status_code in RETRYABLE_STATUS, raw=response.text[:2000])
+        check_status(response, self.url)
         try:
             data = response.json()
         except ValueError:

@@ -23,11 +23,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from ragsweep.harness.board import Row, score_lines, varying_params
-from ragsweep.harness.explorer_page import CSS, JS
+from ragsweep.harness.board.explorer_page import CSS, JS
+from ragsweep.harness.board.model import Row, score_lines, varying_params
 from ragsweep.harness.records import Cut, Retrieved, RunSample, read_runs
-from ragsweep.metrics.catalogue import higher_is_better
-from ragsweep.metrics.errors import InputError
+from ragsweep.metrics import InputError, higher_is_better
 
 FILE = "explorer.html"
 

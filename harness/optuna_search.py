@@ -13,7 +13,7 @@ sweep axes given as choices. Each trial is one ordinary job (``harness/sweep.py`
   trial and goes on (``max_failure_rate=1.0``).
 
 When the study ends, the leaderboard is built over the trials that ran, as for a grid, and
-:func:`study_report` names the study's best trial (Optuna's ``optimization_results.yaml``), its
+:func:`ragsweep.harness.board.study.study_report` names the study's best trial (Optuna's ``optimization_results.yaml``), its
 variant and the mark the paired tests give it on the board (``search.json``, ``leaderboard.md``). A
 study is an optimiser over noisy means: whether its pick is really better than the others it tried
 is the board's call (★ best mean, ≈ not distinguishable from it after Holm), not the study's.
@@ -21,34 +21,21 @@ is the board's call (★ best mean, ≈ not distinguishable from it after Holm),
 
 from __future__ import annotations
 
-import json
 import logging
 import math
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from ragsweep.harness.board import Row, higher_is_better
+from ragsweep.harness.board.model import higher_is_better
+from ragsweep.harness.board.study import OBJECTIVE, direction
 from ragsweep.harness.cache import write_json
-from ragsweep.metrics.errors import InputError
+from ragsweep.metrics import InputError
 
 log = logging.getLogger(__name__)
 
 OPTUNA = "hydra_plugins.hydra_optuna_sweeper.optuna_sweeper.OptunaSweeper"
 """``_target_`` of the plugin's sweeper: what ``hydra/sweeper=optuna`` selects."""
-
-OBJECTIVE = "objective.json"
-"""A trial's objective, written into its job folder: metric, direction, value, the variant that gave it."""
-
-RESULTS = "optimization_results.yaml"
-"""What the Optuna sweeper writes into the sweep folder when the study ends (best params and value)."""
-
-
-def direction(metric: str) -> str:
-    """``maximize`` or ``minimize``: the metric's direction in the metric table (InputError if unknown)."""
-    return "maximize" if higher_is_better(metric) else "minimize"
-
-
 def objective(summary: Mapping[str, Any], sort_by: str) -> tuple[float, str | None]:
     """A job's objective for the study: its best mean of ``sort_by`` over its variants, and that variant.
 
@@ -161,74 +148,3 @@ def conditional_space(cfg: Any, trial: Any) -> None:
 
 def _holds(value: Any, want: Any) -> bool:
     return value is not None and (value in want if isinstance(want, list) else value == want)
-
-
-def _job_overrides(job_dir: Path) -> list[str]:
-    path = job_dir / ".hydra" / "overrides.yaml"
-    if not path.is_file():
-        return []
-    from omegaconf import OmegaConf
-
-    return [str(x) for x in OmegaConf.load(path)]
-
-
-def _job_number(job_dir: Path) -> tuple[int, str]:
-    return (int(job_dir.name), "") if job_dir.name.isdigit() else (1 << 30, job_dir.name)
-
-
-def study_report(root: Path, rows: Sequence[Row], sort_by: str) -> dict[str, Any] | None:
-    """The study's best trial on the board, or None when ``root`` holds no finished Optuna study.
-
-    The best trial is the first job (by number) whose overrides hold every one of the study's best
-    parameters; its recorded variant is looked up on the board for its mark.
-    """
-    results = root / RESULTS
-    if not results.is_file():
-        return None
-    from omegaconf import OmegaConf
-
-    best = OmegaConf.to_container(OmegaConf.load(results), resolve=False)
-    assert isinstance(best, dict)
-    if "best_params" not in best:  # a multi-objective study has a Pareto front, not one best
-        return None
-    params = {str(k): v for k, v in (best.get("best_params") or {}).items()}
-    wanted = {f"{k}={v}" for k, v in params.items()}
-    jobs = sorted({p.parent for p in root.rglob(OBJECTIVE)} | {p.parent for p in root.rglob("error.json")},
-                  key=_job_number)
-    report: dict[str, Any] = {"metric": sort_by, "direction": direction(sort_by), "trials": len(jobs),
-                              "failed": sum((j / "error.json").is_file() for j in jobs),
-                              "variants_on_board": sum(r.error is None for r in rows),
-                              "best_params": params, "best_value": best.get("best_value")}
-    for job in jobs:
-        if (job / OBJECTIVE).is_file() and wanted <= set(_job_overrides(job)):
-            chosen = json.loads((job / OBJECTIVE).read_text(encoding="utf-8"))
-            row = next((r for r in rows if r.variant == chosen["variant"] and r.error is None), None)
-            c = row.comparison if row is not None else None
-            report.update({"best_trial": job.name, "best_variant": chosen["variant"],
-                           "board_rank": rows.index(row) + 1 if row is not None else None,
-                           "board_verdict": c.verdict if c is not None else None,
-                           "board_mark": c.mark if c is not None else None})
-            break
-    else:
-        log.warning("%s: no job folder holds the study's best parameters %s", root, params)
-    write_json(root / "search.json", report)
-    return report
-
-
-def to_markdown(report: Mapping[str, Any]) -> str:
-    """The study's section of ``leaderboard.md``."""
-    lines = ["", "## Search", "",
-             f"An Optuna study ran {report['trials']} trials ({report['failed']} failed) for "
-             f"{report['direction']} {report['metric']} (each trial: its best K); "
-             f"{report['variants_on_board']} variants are on the board above."]
-    if report.get("best_variant"):
-        verdict = report.get("board_verdict")
-        meaning = {"baseline": "the best mean on this board",
-                   "tie": "not distinguishable from the best after Holm (nor from the other tied variants: "
-                          "the study's pick is one of them)",
-                   "worse": "significantly worse than the best on this board: the board's ★ is the better choice"}
-        value = report.get("best_value")
-        lines.append(f"Study's best: trial {report['best_trial']}, `{report['best_variant']}` "
-                     f"({report['metric']}={value if value is None else round(float(value), 4)}); on the board: rank {report['board_rank']} "
-                     f"{report.get('board_mark') or ''} {meaning.get(verdict or '', verdict or '')}.")
-    return "\n".join(lines) + "\n"

@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
+
 import pytest
 
-from ragsweep.harness.calibration import LOADERS, SHARED_DATA, split_of
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+
+from calibration_sets import LOADERS, SHARED_DATA, split_of  # noqa: E402
 
 pytestmark = pytest.mark.skipif(not SHARED_DATA.is_dir(), reason="../shared/data not present")
 
@@ -60,7 +65,7 @@ def test_ragchecker_differences_follow_the_label_direction():
 def test_ragchecker_own_scores_are_measured_on_the_same_pairs_the_same_way():
     import json
 
-    from ragsweep.harness.calibration import ragchecker_own_scores
+    from calibration_sets import ragchecker_own_scores
     from ragsweep.metrics.agreement import pearson
 
     own = ragchecker_own_scores(split="heldout", n=None)
@@ -82,7 +87,7 @@ def test_ragchecker_own_scores_are_measured_on_the_same_pairs_the_same_way():
 def test_a_broken_baseline_file_is_a_clear_input_error(tmp_path):
     import shutil
 
-    from ragsweep.harness.calibration import ragchecker_own_scores
+    from calibration_sets import ragchecker_own_scores
     from ragsweep.metrics.errors import InputError
 
     (tmp_path / "ragchecker").mkdir()

@@ -27,14 +27,13 @@ from typing import Any
 
 import numpy as np
 
-from ragsweep.gen.chunking import Chunk, Chunker
-from ragsweep.gen.documents import Corpus
+from ragsweep.gen import Chunk, Chunker, Corpus
 from ragsweep.harness.cache import Cache, make_key
-from ragsweep.harness.context import Chunks, distinct, expand
-from ragsweep.harness.lexical import Retrieval, rrf
+from ragsweep.harness.pipeline.context import Chunks, distinct, expand
+from ragsweep.harness.pipeline.index import IndexSpec, search
+from ragsweep.harness.pipeline.retrieval import Retrieval, rrf
 from ragsweep.harness.records import Retrieved
-from ragsweep.harness.retriever import IndexSpec, search
-from ragsweep.metrics.embedding import Embedder
+from ragsweep.metrics import Embedder
 
 log = logging.getLogger(__name__)
 
@@ -83,9 +82,9 @@ class Pipeline:
     """Chunks -> vectors -> index -> search for one (corpus, chunker, embedder, index, retrieval) combination.
 
     ``retrieval`` picks dense search (FAISS), BM25 over the chunk texts, or both fused
-    (:mod:`ragsweep.harness.lexical`); each ranking is cached on its own, so a hybrid sweep reuses the
+    (:mod:`ragsweep.harness.pipeline.retrieval`); each ranking is cached on its own, so a hybrid sweep reuses the
     dense vectors, index and search of a dense one. ``context`` expands each hit into what is passed
-    on (:mod:`ragsweep.harness.context`) after the search, so every context option shares one search.
+    on (:mod:`ragsweep.harness.pipeline.context`) after the search, so every context option shares one search.
     """
 
     def __init__(self, corpus: Corpus, chunker: Chunker, embedder: Embedder, index: IndexSpec,
@@ -285,7 +284,7 @@ class Pipeline:
 
         ``texts``: per query, what is searched instead of it (``query=multi_query|hyde``,
         :meth:`rank_rewrites`). ``rerank``: called with the queries and the chunks found; it returns
-        each query's new order and scores (``harness/rerank.py``), applied before any expansion.
+        each query's new order and scores (``harness/pipeline/rerank.py``), applied before any expansion.
         With an expanding context each hit is its expanded span (``hit``: the chunk found), and a hit
         whose span lies inside a better-ranked one is dropped, so a query may get fewer than ``k``.
         """

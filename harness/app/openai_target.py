@@ -3,7 +3,7 @@ reference retriever in front.
 
 Alone, the model gets the question and nothing else (a closed-book baseline: its answer metrics
 only). With ``retrieve: true`` the run's corpus is chunked, embedded and searched by the same
-:class:`~ragsweep.harness.pipeline.Pipeline` a sweep uses (cached alike), and the model answers
+:class:`~ragsweep.harness.pipeline.pipeline.Pipeline` a sweep uses (cached alike), and the model answers
 from the top-``k`` chunks, numbered; those chunks are the contexts the run locates and scores.
 
 In a conversation the earlier turns are sent as the chat's earlier messages, and the retriever
@@ -22,8 +22,8 @@ from typing import Any
 
 from omegaconf import OmegaConf
 
-from ragsweep.harness.targets import RETRYABLE_STATUS, Reply, Target, TargetError, messages_of
-from ragsweep.metrics.errors import InputError, looks_like_key, register_secret
+from ragsweep.harness.app.targets import Reply, Target, TargetError, check_status, messages_of
+from ragsweep.metrics import InputError, looks_like_key, register_secret
 
 SYSTEM = ("Answer the question using only the numbered contexts. Be brief: one or two sentences. "
           "If the contexts do not contain the answer, say \"I don't know.\"")
@@ -82,9 +82,9 @@ class OpenAITarget(Target):
             self._pipeline = await asyncio.to_thread(self._build_pipeline)
 
     def _build_pipeline(self) -> Any:
+        from ragsweep.gen import build
         from ragsweep.harness.cache import Cache
-        from ragsweep.harness.parts import build
-        from ragsweep.harness.pipeline import Pipeline
+        from ragsweep.harness.pipeline.pipeline import Pipeline
 
         parts = self._parts["retriever"] or {}
         if self._parts["corpus"] is None or not {"chunker", "embedder", "index"} <= set(parts):
@@ -123,9 +123,7 @@ class OpenAITarget(Target):
             response = await self._client.post(f"{self.base_url}/chat/completions", json=body)
         except httpx.HTTPError as exc:
             raise TargetError(f"{type(exc).__name__}: {exc}", retryable=True) from exc
-        if response.status_code >= 300:
-            raise TargetError(f"HTTP {response.status_code} from {self.base_url}",
-                              retryable=response.status_code in RETRYABLE_STATUS, raw=response.text[:2000])
+        check_status(response, self.base_url)
         try:
             data = response.json()
             answer = data["choices"][0]["message"]["content"]

@@ -21,8 +21,8 @@ from typing import Any
 from hydra.experimental.callback import Callback
 from omegaconf import DictConfig
 
-from ragsweep.harness.board import COSTS, attach_comparisons, collect, metric_names, rank
-from ragsweep.metrics.errors import InputError, fail
+from ragsweep.harness.board.model import COSTS, attach_comparisons, collect, metric_names, rank
+from ragsweep.metrics import InputError, fail
 
 log = logging.getLogger(__name__)
 

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
 
-from ragsweep.gen.documents import Corpus
+from ragsweep.gen import Corpus
 
 #: Cached locations (harness/testsets.py) are keyed by it: bump it when this module finds other spans.
 LOCATE_VERSION = "locate-2"
@@ -121,7 +121,7 @@ class Locator:
 
     def __init__(self, corpus: Corpus, fuzzy_threshold: float = 0.9, fuzzy: bool = True) -> None:
         if not 0.0 < fuzzy_threshold <= 1.0:
-            from ragsweep.metrics.errors import InputError
+            from ragsweep.metrics import InputError
 
             raise InputError(f"locate.fuzzy_threshold must be in (0, 1], got {fuzzy_threshold!r}")
         self.corpus, self.threshold, self.fuzzy = corpus, float(fuzzy_threshold), fuzzy

@@ -13,12 +13,9 @@ import bisect
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
-from ragsweep.gen.chunking import Chunk
-from ragsweep.gen.documents import Corpus, Span
-from ragsweep.gen.duplicates import group_grades
-from ragsweep.gen.testset import TestSample
+from ragsweep.gen import Chunk, Corpus, Span, TestSample, group_grades
 from ragsweep.harness.records import Retrieved
-from ragsweep.metrics.errors import InputError
+from ragsweep.metrics import InputError
 
 
 class ChunkLocator:

@@ -2,10 +2,10 @@
 
 The ``retrieval`` config group picks one:
 
-- ``dense``: the embedder's vectors in the FAISS index (``harness/retriever.py``).
+- ``dense``: the embedder's vectors in the FAISS index (``harness/pipeline/index.py``).
 - ``bm25``: Okapi BM25 over the chunk texts with ``bm25s`` (Lù, 2024: sparse-matrix BM25, the
   Lucene, Robertson, ATIRE, BM25L and BM25+ variants, numpy only, an index that saves to plain
-  arrays). Chosen over ``rank_bm25`` (pure-Python scoring, minutes per query set on SciFact) and
+  arrays). Chosen over ``rank_bm25`` (pure-Python scoring, too slow for a BEIR corpus) and
   Pyserini (needs a JVM). Tokens are lowercased words, English stopwords dropped and Snowball-
   stemmed (PyStemmer), as Lucene's English analyzer does for BEIR's BM25 baseline.
 - ``hybrid``: both, fused by reciprocal-rank fusion (Cormack et al., SIGIR 2009:
@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from ragsweep.metrics.errors import InputError
+from ragsweep.metrics import InputError
 
 METHODS = ("lucene", "robertson", "atire", "bm25l", "bm25+")
 FUSIONS = ("rrf", "convex")

@@ -33,8 +33,7 @@ from typing import Any
 
 import numpy as np
 
-from ragsweep.metrics.errors import InputError
-from ragsweep.metrics.stats import holm, paired_bootstrap_diff, paired_permutation_test, questions_needed
+from ragsweep.metrics import InputError, holm, paired_bootstrap_diff, paired_permutation_test, questions_needed
 
 # sample_id -> value (None when the sample's status was not ok)
 SampleScores = Mapping[str, "float | None"]

@@ -2,7 +2,7 @@
 
 Everything is drawn as text (no plotting library, nothing loaded at view time), so the page stays one
 self-contained file. The charts take plain numbers and labels; what to plot is decided by
-``harness/report_html.py``.
+``harness/board/html.py``.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from ragsweep.harness.compare import MARKS
+from ragsweep.harness.board.compare import MARKS
 
 PALETTE = ("#1b6ca8", "#d1495b", "#2e933c", "#edae49", "#6a4c93", "#00798c", "#8d6346", "#555555")
 VERDICT_COLOUR = {"baseline": "#1b6ca8", "worse": "#d1495b", "better": "#2e933c", "tie": "#777777", "n/a": "#bbbbbb"}

@@ -26,11 +26,19 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from pydantic import BaseModel, Field
-from ragsweep.gen.testset import TestSample
-from ragsweep.metrics.conversation import split, transcript, turn_index, turn_summary
-from ragsweep.metrics.errors import InputError, JudgeError
-from ragsweep.metrics.prompts.core import Prompt, complete
-from ragsweep.metrics.values import ScoredSample
+
+from ragsweep.gen import TestSample
+from ragsweep.metrics import (
+    InputError,
+    JudgeError,
+    Prompt,
+    ScoredSample,
+    complete,
+    split,
+    transcript,
+    turn_index,
+    turn_summary,
+)
 
 log = logging.getLogger(__name__)
 

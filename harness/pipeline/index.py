@@ -37,7 +37,7 @@ class IndexSpec:
 
     def __post_init__(self) -> None:
         if self.kind not in ("flat", "hnsw", "ivf"):
-            from ragsweep.metrics.errors import InputError
+            from ragsweep.metrics import InputError
 
             raise InputError(f"index.kind must be flat, hnsw or ivf, got {self.kind!r}")
 

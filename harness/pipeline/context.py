@@ -21,9 +21,8 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from ragsweep.gen.chunking import Chunk, RecursiveChunker, sentence_spans
-from ragsweep.gen.documents import Document
-from ragsweep.metrics.errors import InputError
+from ragsweep.gen import Chunk, Document, RecursiveChunker, sentence_spans
+from ragsweep.metrics import InputError
 
 _HEADING = re.compile(r"^#{1,6}[ \t]", re.MULTILINE)
 _BLANK = re.compile(r"\n[ \t]*\n")

@@ -1,7 +1,7 @@
 """``leaderboard.html``: one self-contained page (inline CSS, SVG and a few lines of JS; no CDN).
 
 The page must open from a file on a machine without network, so every plot is inline SVG (drawn by
-``harness/plots.py``) and nothing is loaded from anywhere. Sections: the table (marks, CIs, counts, costs), the CI and
+``harness/board/plots.py``) and nothing is loaded from anywhere. Sections: the table (marks, CIs, counts, costs), the CI and
 difference-to-baseline plots of the ordering metric, the ordering metric against the context budget
 (or top-K) with a line per job, against search latency with its Pareto front, per-metric plots
 against top-K and chunk size (a heatmap when both vary), the cost per job, and the failed jobs.
@@ -16,7 +16,8 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from ragsweep.harness.board import (
+from ragsweep.harness.board.compare import MARKS
+from ragsweep.harness.board.model import (
     COSTS,
     Row,
     cost_columns,
@@ -27,8 +28,17 @@ from ragsweep.harness.board import (
     shown,
     varying_params,
 )
-from ragsweep.harness.compare import MARKS
-from ragsweep.harness.plots import PALETTE, band_chart, esc, forest, front_scatter, heatmap, line_chart, svg, svg_text
+from ragsweep.harness.board.plots import (
+    PALETTE,
+    band_chart,
+    esc,
+    forest,
+    front_scatter,
+    heatmap,
+    line_chart,
+    svg,
+    svg_text,
+)
 
 MAX_SERIES = 8      # lines per chart; more are unreadable (the best ones are kept)
 MAX_FOREST = 60     # variants in a CI plot

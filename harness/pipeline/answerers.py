@@ -17,8 +17,8 @@ from typing import Any
 
 import numpy as np
 
-from ragsweep.gen.chunking import sentence_spans
-from ragsweep.metrics.embedding import Embedder
+from ragsweep.gen import sentence_spans
+from ragsweep.metrics import Embedder
 
 
 class ExtractiveAnswerer:
@@ -70,7 +70,7 @@ class LLMAnswerer:
 
     def __init__(self, llm: Any = None, max_tokens: int = 160, embedder: Any = None) -> None:
         if llm is None:
-            from ragsweep.metrics.errors import InputError
+            from ragsweep.metrics import InputError
 
             raise InputError("answerer=llm needs a model: add llm=local, llm=local_small or llm=openai")
         self.llm, self.max_tokens = llm, max_tokens
@@ -79,8 +79,7 @@ class LLMAnswerer:
         return {"name": self.name, "model": getattr(self.llm, "model_id", str(self.llm)), "max_tokens": self.max_tokens}
 
     async def _answer(self, question: str, contexts: Sequence[str]) -> str | None:
-        from ragsweep.metrics.errors import JudgeError
-        from ragsweep.metrics.llm import PromptId
+        from ragsweep.metrics import JudgeError, PromptId
 
         numbered = "\n\n".join(f"[{i + 1}] {c}" for i, c in enumerate(contexts)) or "(no context)"
         messages = [{"role": "system", "content": ANSWER_INSTRUCTION},

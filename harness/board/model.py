@@ -2,7 +2,7 @@
 
 Built from the per-sample ``scores.jsonl`` of every job folder below a sweep folder, so it can be
 rebuilt at any time and never depends on a job's own summary arithmetic. Renderers
-(``harness/leaderboard.py`` for CSV and markdown, ``harness/report_html.py`` for the page) depend
+(``harness/board/leaderboard.py`` for CSV and markdown, ``harness/board/html.py`` for the page) depend
 on this module, never the other way round. A metric's direction and its column order come from the
 metric table (``metrics.catalogue``).
 """
@@ -16,11 +16,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ragsweep.harness.compare import Comparison, compare
-from ragsweep.metrics.catalogue import family_order
-from ragsweep.metrics.catalogue import higher_is_better as _direction
-from ragsweep.metrics.errors import InputError
-from ragsweep.metrics.values import summarise
+from ragsweep.harness.board.compare import Comparison, compare
+from ragsweep.metrics import InputError, family_order, summarise
+from ragsweep.metrics import higher_is_better as _direction
 
 log = logging.getLogger(__name__)
 

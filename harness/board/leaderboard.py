@@ -1,6 +1,6 @@
 """The leaderboard files: a row per variant, a mean with a 95% bootstrap CI and counts per metric, best first.
 
-The rows come from :mod:`ragsweep.harness.board` (rebuilt from the per-sample scores at any time,
+The rows come from :mod:`ragsweep.harness.board.model` (rebuilt from the per-sample scores at any time,
 ``ragsweep board DIR``). Every variant is compared with a baseline (default: the best mean) on the
 ordering metric, paired by sample (:mod:`harness.compare`); the table marks what is significantly
 worse and what ties. Failed jobs (``error.json``) are listed at the bottom with their error.
@@ -18,7 +18,10 @@ from typing import Any
 from hydra.experimental.callback import Callback
 from omegaconf import DictConfig
 
-from ragsweep.harness.board import (
+from ragsweep.harness.board import explorer
+from ragsweep.harness.board.compare import Comparison
+from ragsweep.harness.board.html import render
+from ragsweep.harness.board.model import (
     Row,
     attach_comparisons,
     collect,
@@ -31,13 +34,9 @@ from ragsweep.harness.board import (
     shown,
     varying_params,
 )
-from ragsweep.harness import explorer
-from ragsweep.harness.compare import Comparison
-from ragsweep.harness.report_html import render
-from ragsweep.harness.search import study_report
-from ragsweep.harness.search import to_markdown as study_markdown
-from ragsweep.metrics.errors import InputError
-from ragsweep.metrics.staging import staged
+from ragsweep.harness.board.study import study_report
+from ragsweep.harness.board.study import to_markdown as study_markdown
+from ragsweep.metrics import InputError, staged
 
 log = logging.getLogger(__name__)
 
@@ -181,9 +180,18 @@ def build(sweep_dir: str | Path, sort_by: str = "ndcg@10", seed: int = 0, *, bas
         top: Show only the best ``top`` rows in the markdown and HTML tables (the CSV keeps all).
         html: Also write the self-contained HTML page.
     """
+    return rebuild(sweep_dir, sort_by, seed, baseline=baseline, alpha=alpha, n_resamples=n_resamples, top=top,
+                   html=html)[2]
+
+
+def rebuild(sweep_dir: str | Path, sort_by: str = "ndcg@10", seed: int = 0, *, baseline: str | None = None,
+            alpha: float = 0.05, n_resamples: int = 10000, top: int | None = None,
+            html: bool = True) -> tuple[list[Row], list[str], dict[str, Path]]:
+    """:func:`build`, returning the ranked rows and metric columns with the paths (``ragsweep board`` and
+    ``ragsweep.board`` both call it)."""
     root = Path(sweep_dir)
     rows, metrics = ranked(root, sort_by, seed, baseline=baseline, alpha=alpha, n_resamples=n_resamples)
-    return write(root, rows, metrics, sort_by, top=top, alpha=alpha, seed=seed, html=html)
+    return rows, metrics, write(root, rows, metrics, sort_by, top=top, alpha=alpha, seed=seed, html=html)
 
 
 def ranked(sweep_dir: str | Path, sort_by: str = "ndcg@10", seed: int = 0, *, baseline: str | None = None,

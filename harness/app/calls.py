@@ -23,8 +23,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ragsweep.harness.targets import Reply, Target, TargetError, jsonable
-from ragsweep.metrics.errors import InputError, scrub, scrub_all
+from ragsweep.harness.app.targets import Reply, Target, TargetError, jsonable
+from ragsweep.metrics import InputError, scrub, scrub_all
 
 log = logging.getLogger(__name__)
 History = Sequence[Mapping[str, Any]]
