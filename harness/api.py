@@ -109,9 +109,9 @@ async def ascore(data: Any, metrics: Sequence[str] | None = None, *, judge: Any 
                          has_judge=judge is not None, thresholds=thresholds or {}, options=options or {})
     if embedder == "default":
         embedder = embedder_for(specs, lambda: _config("score", ["llm=none"]).embedder)
-    rows = await measure(samples, specs, judge=judge, embedder=embedder, options=options or {},
-                         concurrency=concurrency, progress=progress, empty_answers=empty_answers)
-    return Scores(samples, specs, rows, limits, seed, table)
+    rows, cost = await measure(samples, specs, judge=judge, embedder=embedder, options=options or {},
+                               concurrency=concurrency, progress=progress, empty_answers=empty_answers)
+    return Scores(samples, specs, rows, limits, seed, table, cost)
 
 
 def score(data: Any, metrics: Sequence[str] | None = None, *, judge: Any = None, embedder: Any = "default",

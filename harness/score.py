@@ -32,6 +32,7 @@ import asyncio
 import csv
 import json
 import sys
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -54,6 +55,8 @@ from ragsweep.harness.score_tables import (  # noqa: F401 - the reading side, im
     table_of,
 )
 from ragsweep.metrics import (
+    LLMCost,
+    Meter,
     EMPTY_ANSWERS,
     EXIT_NOT_SCORED,
     FIELDS,
@@ -119,13 +122,44 @@ def plan(where: Path, samples: Sequence[RagSample], fields: dict[str, str], name
 
 async def measure(samples: Sequence[RagSample], specs: list[MetricSpec], *, judge: Any, embedder: Any,
                   options: Mapping[str, Any], concurrency: int | None, progress: bool,
-                  empty_answers: str) -> list[ScoredSample]:
-    """Every sample scored with every metric: what ``ragsweep score`` and ``ragsweep.score`` both run.
-    ``concurrency`` None: as many calls as the judge serves at once (1 for an in-process model), 4 without one."""
+                  empty_answers: str) -> tuple[list[ScoredSample], dict[str, Any]]:
+    """Every sample scored with every metric, and what it spent (:func:`spent`): what ``ragsweep
+    score`` and ``ragsweep.score`` both run. ``concurrency`` None: as many calls as the judge serves
+    at once (1 for an in-process model), 4 without one."""
     if concurrency is None:
         concurrency = concurrency_of(judge) if judge is not None else 4
-    return await score_samples(list(samples), specs, judge=judge, embedder=embedder, options=options,
+    meter = Meter(judge) if judge is not None else None
+    start = time.perf_counter()
+    rows = await score_samples(list(samples), specs, judge=meter, embedder=embedder, options=options,
                                concurrency=int(concurrency), progress=progress, empty_answers=empty_answers)
+    return rows, spent(meter, time.perf_counter() - start, len(samples))
+
+
+def spent(meter: Any, seconds: float, n: int) -> dict[str, Any]:
+    """What scoring cost: seconds, judge calls (and how many the cache answered or failed), prompt and
+    output tokens (a cache hit counts the tokens recorded when it was computed), in total and per
+    sample; written to ``cost.json`` and told on stderr."""
+    cost = meter.snapshot() if meter is not None else LLMCost()
+    out: dict[str, Any] = {"samples": n, "seconds": round(seconds, 3), "judge_calls": cost.calls,
+                           "cache_hits": cost.cached_calls, "failed_calls": cost.failed_calls,
+                           "prompt_tokens": cost.prompt_tokens, "output_tokens": cost.completion_tokens}
+    if n:
+        out["per_sample"] = {"seconds": round(seconds / n, 3), "judge_calls": round(cost.calls / n, 3),
+                             "prompt_tokens": round(cost.prompt_tokens / n, 1),
+                             "output_tokens": round(cost.completion_tokens / n, 1)}
+    return out
+
+
+def format_spent(cost: dict[str, Any]) -> str:
+    """One line for stderr: ``spent: 26 judge calls (8 from the cache), 15,934 prompt + 120 output tokens, 64.2 s``."""
+    per = cost.get("per_sample", {})
+    calls = (f"{cost['judge_calls']:,} judge calls ({cost['cache_hits']:,} from the cache"
+             + (f", {cost['failed_calls']:,} failed" if cost["failed_calls"] else "") + ")"
+             if cost["judge_calls"] else "no judge calls")
+    tokens = (f", {cost['prompt_tokens']:,} prompt + {cost['output_tokens']:,} output tokens"
+              if cost["judge_calls"] else "")
+    each = f" ({per['seconds']:.2f} s per sample)" if per else ""
+    return f"spent: {calls}{tokens}, {cost['seconds']:.1f} s{each}"
 
 
 def _cell(value: Any) -> str:
@@ -166,8 +200,10 @@ def input_names(inputs: list[str], ours: list[str]) -> list[str]:
 
 
 def write_outputs(out: Path, samples: list[RagSample], table: Table, specs: list[MetricSpec],
-                  scored: list, summary: list[dict[str, Any]], cfg_yaml: str) -> None:
-    """``result.csv``, ``summary.csv``, ``explanations.jsonl`` and the resolved ``config.yaml``."""
+                  scored: list, summary: list[dict[str, Any]], cfg_yaml: str,
+                  cost: dict[str, Any] | None = None) -> None:
+    """``result.csv``, ``summary.csv``, ``explanations.jsonl``, ``cost.json`` (what scoring spent, when
+    known) and the resolved ``config.yaml``."""
     columns, rows, _ = table
     inputs = [c for c in columns if c != "id"]
     m = len(specs)
@@ -188,6 +224,9 @@ def write_outputs(out: Path, samples: list[RagSample], table: Table, specs: list
                                "status": r.result.status, "explanation": scrub_all(r.result.explanation)},
                               ensure_ascii=False, default=str) + "\n" for r in scored)
     atomic_write(out / "explanations.jsonl", lambda tmp: Path(tmp).write_text(text, encoding="utf-8"))
+    if cost is not None:
+        blob = json.dumps(cost, indent=1) + "\n"
+        atomic_write(out / "cost.json", lambda tmp: Path(tmp).write_text(blob, encoding="utf-8"))
     if cfg_yaml:
         atomic_write(out / "config.yaml", lambda tmp: Path(tmp).write_text(scrub(cfg_yaml), encoding="utf-8"))
 
@@ -267,7 +306,7 @@ def run(cfg: DictConfig) -> int:
         judge.identity()  # fail fast (exit 2) when the model is missing, before any sample is scored
     embedder = embedder_for(specs, cfg.embedder)
     try:
-        scored = asyncio.run(measure(samples, specs, judge=judge, embedder=embedder, options=options,
+        scored, cost = asyncio.run(measure(samples, specs, judge=judge, embedder=embedder, options=options,
                                      concurrency=cfg.concurrency, progress=bool(cfg.progress),
                                      empty_answers=empty_answers))
     finally:
@@ -277,8 +316,9 @@ def run(cfg: DictConfig) -> int:
     summary = summary_rows(scored, specs, thresholds, seed=int(cfg.seed))
     code, lines = outcome(scored, specs, summary)
     folder, problem = save(out, lambda into, final: write_outputs(into, samples, table, specs, scored, summary,
-                                                                  config_yaml(cfg, out=str(final))),
+                                                                  config_yaml(cfg, out=str(final)), cost),
                            claim=claim, command="score")
+    print(format_spent(cost), file=sys.stderr)
     print(format_summary(summary))
     print(f"\nscores: {folder}")
     for line in lines:
@@ -307,6 +347,7 @@ class Scores:
         rows: One :class:`ScoredSample` per sample x metric, sample-major.
         thresholds: Metric -> threshold (minimum, or maximum for lower-is-better metrics).
         seed: Bootstrap seed of the summary's confidence intervals.
+        cost: What scoring spent (:func:`spent`): seconds, judge calls, cache hits, tokens.
     """
 
     samples: list[RagSample]
@@ -315,6 +356,7 @@ class Scores:
     thresholds: dict[str, float] = field(default_factory=dict)
     seed: int = 0
     table: Any = field(default=None, repr=False)
+    cost: dict[str, Any] | None = None
 
     def summary_rows(self) -> list[dict[str, Any]]:
         return summary_rows(self.rows, self.metrics, self.thresholds, seed=self.seed)
@@ -365,7 +407,7 @@ class Scores:
         out = Path(out)
         table = self.table or table_of(self.samples)
         with staged(out) as into:  # all or nothing, as ragsweep score writes them
-            write_outputs(into, self.samples, table, self.metrics, self.rows, self.summary_rows(), "")
+            write_outputs(into, self.samples, table, self.metrics, self.rows, self.summary_rows(), "", self.cost)
         (out / "config.yaml").unlink(missing_ok=True)
         return out
 

@@ -117,7 +117,7 @@ def test_score_reads_every_in_memory_form_the_same(tmp_path):
     scores = ragsweep.score(ROWS, metrics, thresholds={"rouge_l": 0.99})
     assert not scores.passed and scores.mean("token_f1") == pytest.approx(first["token_f1"].mean())
     out = scores.write(tmp_path / "out")
-    assert {p.name for p in out.iterdir()} == {"result.csv", "summary.csv", "explanations.jsonl"}
+    assert {p.name for p in out.iterdir()} == {"result.csv", "summary.csv", "explanations.jsonl", "cost.json"}
 
 
 def test_score_errors_name_the_row_and_column():

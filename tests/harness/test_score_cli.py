@@ -82,6 +82,9 @@ def test_csv_writes_results_summary_and_explanations(scored):
     first = json.loads(lines[0])
     assert first["sample_id"] == "1" and first["metric"] == "exact_match" and first["status"] == "ok"
     assert "rouge_l" in proc.stdout and "scores: out" in proc.stdout
+    cost = json.loads((out / "cost.json").read_text())
+    assert cost["samples"] == 4 and cost["judge_calls"] == 0 and cost["seconds"] > 0
+    assert "spent: no judge calls" in proc.stderr
     assert not (cwd / "outputs").exists()  # Hydra wrote nothing outside `out`
 
 
@@ -185,12 +188,13 @@ def test_dataset_dict_needs_a_split_when_it_has_several(tmp_path):
 
 
 def test_dry_run_counts_four_judge_calls_for_the_core_metrics(tmp_path, score):
-    """faithfulness + answer relevancy + context precision + context recall, 5 contexts: 4 calls (Ragas ~11)."""
+    """faithfulness + answer relevancy + context precision + context recall, 5 contexts: 4 calls (Ragas ~11):
+    one claim_check for the answer's sentence and one for the reference's, questions, chunk verdicts."""
     path = tmp_path / "one.csv"
     with path.open("w", newline="") as fh:
         w = csv.writer(fh)
         w.writerow(["question", "contexts", "answer", "ground_truths"])
-        w.writerow(["Who built the bridge?", ";".join(f"Context number {i}." for i in range(5)),
+        w.writerow(["Who built the bridge?", ";".join(f"Context {i}: Ada built the bridge in 1901." for i in range(5)),
                     "Ada built it in 1901.", "Ada built the bridge."])
     proc = score("input=one.csv", "dry_run=true", "llm=local",
                     "metrics=[faithfulness,answer_relevancy,context_precision,context_recall]", cwd=tmp_path)

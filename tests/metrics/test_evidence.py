@@ -169,3 +169,21 @@ def test_correctness_moves_a_supported_claim_whose_value_the_reference_gives_oth
     assert got.explanation["tp"] == [] and got.value == 0.0
     (fp,) = got.explanation["fp"]
     assert "the reference gives '473', not '906'" in fp["reason"]
+
+
+def test_score_reports_what_it_spent(tmp_path):
+    from ragsweep.harness.score import Scores, format_spent, measure
+    from ragsweep.metrics.catalogue import RagSample, resolve
+    from ragsweep.metrics.llm import CachedLLM
+
+    sample = RagSample("s", "How tall is the Harl Tower?", "The Harl Tower rises 473 metres.", (TOWER, OTHER))
+    seen: list[str] = []
+    judge = CachedLLM(ScriptedLLM(gullible(seen), logprobs=None), tmp_path / "llm.sqlite")
+    for run in (1, 2):
+        rows, cost = asyncio.run(measure([sample], resolve(["faithfulness"]), judge=judge, embedder=None,
+                                         options={}, concurrency=1, progress=False, empty_answers="fail"))
+        assert cost["judge_calls"] == len(seen) >= 1 and cost["samples"] == 1
+        assert cost["cache_hits"] == (0 if run == 1 else cost["judge_calls"])
+        assert f"{cost['judge_calls']} judge calls ({cost['cache_hits']} from the cache)" in format_spent(cost)
+    Scores([sample], resolve(["faithfulness"]), rows, cost=cost).write(tmp_path / "out")
+    assert (tmp_path / "out" / "cost.json").is_file()
