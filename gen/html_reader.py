@@ -27,7 +27,7 @@ _HEADINGS = {f"h{i}": i for i in range(1, 7)}
 _BLOCKS = {"p", "div", "section", "article", "main", "header", "footer", "aside", "blockquote", "dd", "dt",
            "dl", "figure", "figcaption", "form", "fieldset", "details", "summary", "address", "ul", "ol",
            "li", "table", "thead", "tbody", "tfoot", "tr", "caption", "pre", "body", "html", *_HEADINGS}
-_SPACE = re.compile(r"\s+")
+_IRREGULAR = re.compile(r"\s{2,}|[^\S ]")  # white space a browser collapses: more than one, or not a space
 _LANG = re.compile(r"\b(?:language|lang)-([\w+#.-]+)")
 
 
@@ -224,37 +224,49 @@ class HtmlBlocks(HTMLParser):
 
 def _collapsed(pieces: list[tuple[str, int, int]]) -> list[tuple[str, int, int]]:
     """Text runs with white space collapsed to one space (a browser's rendering), none at either end; a
-    separator the reader wrote (`` | `` between cells: an empty source range) takes the spaces around it."""
+    separator the reader wrote (`` | `` between cells: an empty source range) takes the spaces around it.
+    A single space between words stays inside its run, so prose is copied in long verbatim runs."""
     runs: list[tuple[str, int, int]] = []
-    space: tuple[int, int] | None = None
+    space: tuple[int, int] | None = None  # white space waiting to be written as one " "
+
+    def put(text: str, s: int, e: int) -> None:
+        nonlocal space
+        if space and runs and s != e and runs[-1][1] != runs[-1][2]:
+            runs.append((" ", space[0], space[1]))
+        space = None
+        if s != e or runs:  # a cell separator before any text of the row: left out
+            runs.append((text, s, e))
+
+    def gap(s: int, e: int) -> None:
+        nonlocal space
+        space = (space[0], e) if space else (s, e)
+
     for text, s, e in pieces:
-        verbatim = e - s == len(text)
-        for chunk, offset in (_iter_runs(text) if verbatim else [(text, 0)]):
-            cs, ce = (s + offset, s + offset + len(chunk)) if verbatim else (s, e)
-            if chunk.isspace():
-                space = (space[0], ce) if space else (cs, ce)
-                continue
-            if space and runs and cs != ce and runs[-1][1] != runs[-1][2]:
-                runs.append((" ", space[0], space[1]))
-            space = None
-            if cs == ce and not runs:
-                continue  # a cell separator before any text of the row
-            runs.append((chunk, cs, ce))
+        if e - s != len(text):  # an entity or a separator the reader wrote
+            if text.isspace():
+                gap(s, e)
+            else:
+                put(text, s, e)
+            continue
+        pos = 0
+        for m in [*_IRREGULAR.finditer(text), None]:
+            stop = m.start() if m else len(text)
+            core = text[pos:stop].strip(" ")
+            if core:
+                lead = text.index(core[0], pos) - pos
+                if lead:
+                    gap(s + pos, s + pos + lead)
+                put(core, s + pos + lead, s + pos + lead + len(core))
+                if pos + lead + len(core) < stop:
+                    gap(s + pos + lead + len(core), s + stop)
+            elif stop > pos:
+                gap(s + pos, s + stop)
+            if m:
+                gap(s + m.start(), s + m.end())
+                pos = m.end()
     while runs and runs[-1][1] == runs[-1][2]:
         runs.pop()
     return runs
-
-
-def _iter_runs(text: str):
-    """(run, offset) of the alternating white-space and other runs of ``text``."""
-    pos = 0
-    for m in _SPACE.finditer(text):
-        if m.start() > pos:
-            yield text[pos:m.start()], pos
-        yield m.group(0), m.start()
-        pos = m.end()
-    if pos < len(text):
-        yield text[pos:], pos
 
 
 def _pre_runs(pieces: list[tuple[str, int, int]]) -> list[tuple[str, int, int]]:
