@@ -6,7 +6,8 @@ every character of clean text maps to where it stands in the file.
 
 What a docs site adds to CommonMark is read before parsing, each marker replaced by as many spaces (so source
 offsets do not move): YAML front matter (``---`` at the top: its keys go into the document's metadata),
-admonition markers (``/// tip``, ``/// note | Title``, a closing ``///``; the text between them stays, as an
+admonition markers (pymdownx blocks: ``/// tip``, ``/// note | Title``, a closing ``///``; MkDocs Material:
+``!!! note "Title"`` and its indented body, read as prose, not as an indented code block; the text stays, as an
 ``admonition`` block), and MkDocs include directives (``{* ../../docs_src/x.py hl[9] *}``: the included file
 is not in the folder, so the directive leaves the text and stays as an ``include`` block naming its target).
 A heading's attribute list (``{ #query-parameters }``) is left out of its title.
@@ -25,6 +26,10 @@ from ragsweep.metrics.errors import InputError
 
 _FRONT_MATTER = re.compile(r"\A---[ \t]*\r?\n(.*?)^(?:---|\.\.\.)[ \t]*$", re.S | re.M)
 _ADMONITION = re.compile(r"^[ \t]*/{3,}[ \t]*(?P<kind>[A-Za-z][\w-]*)?(?:[ \t]*\|[ \t]*(?P<title>.*?))?[ \t]*$", re.M)
+# MkDocs Material / Python-Markdown admonitions: `!!! note "Title"` (or a collapsible `???`, `???+`) and an
+# indented body
+_MATERIAL = re.compile(r'^(?P<indent>[ \t]*)(?:!!!|\?\?\?\+?)[ \t]+(?P<kind>[A-Za-z][\w-]*)(?:[^"\n]*"(?P<title>[^"]*)")?[ \t]*$',
+                       re.M)
 _INCLUDE = re.compile(r"\{\*[ \t]*(?P<target>.*?)[ \t]*\*\}")
 _FENCE = re.compile(r"^[ \t]*(`{3,}|~{3,})")
 _ANCHOR = re.compile(r"[ \t]*\{[ \t]*#[^}]*\}[ \t]*$")
@@ -81,10 +86,23 @@ def _prepare(source: str, where: str) -> tuple[str, dict[str, Any], list[tuple[s
         body = fm.end()
     fence = ""
     opened: list[tuple[int, str]] = []
+    material: list[Any] = []  # an open !!! block: [its indent + 4, source start, info, end of its last line]
     pos = body
     for line in source[body:].splitlines(keepends=True):
         start, end = pos, pos + len(line.rstrip("\r\n"))
         pos += len(line)
+        if material:
+            need = material[0]
+            if not line.strip():
+                continue
+            if line[:need].strip(" ") == "" and len(line) > need:
+                # its indented body would read as an indented code block: a ">" in the indentation makes it
+                # a block quote, whose text is read as prose (">" is markup: no offset moves, nothing is written)
+                chars[start + need - 4] = ">"
+                material[3] = end
+            else:
+                extra.append(("admonition", material[1], material[3], material[2]))
+                material = []
         m = _FENCE.match(line)
         if fence:
             if m and m.group(1)[0] == fence[0] and len(m.group(1)) >= len(fence) and not line[m.end():].strip():
@@ -92,6 +110,12 @@ def _prepare(source: str, where: str) -> tuple[str, dict[str, Any], list[tuple[s
             continue
         if m:
             fence = m.group(1)
+            continue
+        mat = _MATERIAL.match(source, start, end)
+        if mat and mat.end() == end and not material:
+            title = (mat.group("title") or "").strip()
+            material = [len(mat.group("indent")) + 4, start, mat.group("kind") + (f": {title}" if title else ""), end]
+            blank(start, end)
             continue
         a = _ADMONITION.match(source, start, end)
         if a and a.end() == end:
@@ -106,6 +130,8 @@ def _prepare(source: str, where: str) -> tuple[str, dict[str, Any], list[tuple[s
         for inc in _INCLUDE.finditer(source, start, end):
             extra.append(("include", inc.start(), inc.end(), inc.group("target")))
             blank(inc.start(), inc.end())
+    if material:
+        extra.append(("admonition", material[1], material[3], material[2]))
     for s, info in opened:  # never closed: to the end of the page
         extra.append(("admonition", s, len(source), info))
     return "".join(chars), meta, extra

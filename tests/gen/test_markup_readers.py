@@ -204,3 +204,16 @@ def _fences(source: str):
         if stripped.startswith(("```", "~~~")):
             fence = stripped[:3]
             yield line
+
+
+def test_material_admonition_body_reads_as_prose_not_as_indented_code():
+    source = ('# T\n\n!!! warning "Careful here"\n    The body is prose, not code.\n\n    A second one with `x`.\n\n'
+              '    ```python\n    print(1)\n    ```\n\nAfter the box.\n')
+    text, layout, _ = markdown_text(source)
+    assert text == ("# T\n\nThe body is prose, not code.\n\nA second one with x.\n\n```python\nprint(1)\n```\n\n"
+                    "After the box.\n")
+    [box] = layout.of_kind("admonition")
+    assert box.info == "warning: Careful here" and text[box.start:box.end].endswith("print(1)\n```")
+    assert [b.kind for b in layout.blocks if box.start <= b.start < box.end and b.kind != "admonition"] == \
+        ["paragraph", "paragraph", "code"]
+    _verbatim_segments_match(text, layout)
