@@ -63,6 +63,14 @@ class HtmlBlocks(HTMLParser):
         self._table_start: int | None = None
         self._last = ""                   # kind of the last block written (separators)
 
+    def parse_marked_section(self, i: int, report: int = 1) -> int:
+        # Python 3.11's parser raises AssertionError on a "<![word" it does not know; a browser skips it
+        try:
+            return super().parse_marked_section(i, report)
+        except AssertionError:
+            end = self.rawdata.find(">", i)
+            return len(self.rawdata) if end < 0 else end + 1
+
     # -- positions ---------------------------------------------------------
     def _pos(self) -> int:
         line, col = self.getpos()

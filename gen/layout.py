@@ -78,7 +78,10 @@ class Layout:
         if end <= start:
             p = self._source_at(start, first=True)
             return p, p
-        return self._source_at(start, first=True), self._source_at(end - 1, first=False)
+        s, e = self._source_at(start, first=True), self._source_at(end - 1, first=False)
+        # A reader writes in source order, so s <= e; in broken markup (a list marker placed before text the
+        # parser moved) the order can turn: the range then still holds both ends.
+        return (s, e) if s <= e else (e, s)
 
     def _source_at(self, pos: int, first: bool) -> int:
         i = bisect.bisect_right(self.clean_starts, pos) - 1

@@ -48,7 +48,7 @@ def _parser() -> Any:
 def markdown_text(source: str, where: str = "") -> tuple[str, Layout, dict[str, Any]]:
     """The clean text of a Markdown page, its layout, and the metadata of its front matter."""
     prepared, meta, extra = _prepare(source, where)
-    writer = _Writer(prepared)
+    writer = _Writer(prepared, source)
     writer.walk(_parser().parse(prepared))
     if writer.b.length and source.endswith("\n"):
         # the file's final line break kept: a page of plain paragraphs and headings reads exactly as written
@@ -134,6 +134,11 @@ def _prepare(source: str, where: str) -> tuple[str, dict[str, Any], list[tuple[s
         extra.append(("admonition", material[1], material[3], material[2]))
     for s, info in opened:  # never closed: to the end of the page
         extra.append(("admonition", s, len(source), info))
+    # markdown-it reads "\r\n" and a lone "\r" as "\n", which would move every later offset: the same number
+    # of characters instead (a space before the line break, or the line break itself)
+    for i, ch in enumerate(chars):
+        if ch == "\r":
+            chars[i] = " " if source[i + 1:i + 2] == "\n" else "\n"
     return "".join(chars), meta, extra
 
 
@@ -157,8 +162,8 @@ def _placed(extra: list[tuple[str, int, int, str]], placed: list[tuple[int, int,
 class _Writer:
     """Walks markdown-it's tokens and writes the clean text."""
 
-    def __init__(self, src: str) -> None:
-        self.src = src
+    def __init__(self, src: str, original: str) -> None:
+        self.src, self.original = src, original
         self.b = TextBuilder()
         self.lines = [0] + [m.end() for m in re.finditer("\n", src)]
         self.blocks: list[Block] = []
@@ -319,9 +324,11 @@ class _Writer:
                     cur = p + len(c.markup)
             elif kind in ("softbreak", "hardbreak"):
                 p = src.find("\n", cur, hi)
-                p = cur if p < 0 else p
-                b.replaced(" ", p, p + 1)
-                cur = p + 1
+                if p < 0:
+                    b.replaced(" ", cur, cur)
+                else:
+                    b.replaced(" ", p, p + 1)
+                    cur = p + 1
             elif kind == "html_inline":
                 p = src.find(c.content, cur, hi)
                 if p >= 0:
@@ -363,12 +370,16 @@ class _Writer:
                 p = src.find("\n", cur, hi)
                 if p < 0:
                     b.replaced("\n", cur, cur)
+                elif self.original[p] == "\r":  # a line break written as a lone "\r"
+                    b.replaced("\n", p, p + 1)
+                    cur = p + 1
                 else:
                     b.verbatim("\n", p)
                     cur = p + 1
             p = src.find(line, cur, hi)
             if p >= 0:
-                b.verbatim(line, p)
+                cut = line.endswith(" ") and self.original[p + len(line) - 1] == "\r"  # the "\r" of "\r\n"
+                b.verbatim(line[:-1] if cut else line, p)
                 cur = p + len(line)
                 continue
             for ch in line:

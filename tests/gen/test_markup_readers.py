@@ -5,6 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from ragsweep.gen.documents import read_folder
 from ragsweep.gen.html_reader import html_text
@@ -217,3 +219,33 @@ def test_material_admonition_body_reads_as_prose_not_as_indented_code():
     assert [b.kind for b in layout.blocks if box.start <= b.start < box.end and b.kind != "admonition"] == \
         ["paragraph", "paragraph", "code"]
     _verbatim_segments_match(text, layout)
+
+
+# --- broken and odd markup: never an exception, never an offset outside the source ---------------------
+
+_PIECES = ["# ", "## ", "*", "**", "_", "`", "```", "~~~", "\n", "\n\n", "    ", "- ", "1. ", "> ", "[a](b)",
+           "![x](y.png)", "<b>", "</b>", "<div>", "</div>", "&amp;", "&#x41;", "\\*", "| a | b |\n|---|---|\n",
+           "{* x.py *}", "/// tip\n", "///\n", '!!! note "T"\n', "word ", "text. ", "{ #id }", "<!-- c -->",
+           "\t", "é", "\r\n", "\r", "<pre>", "</pre>", "<br>", "[ref]: http://x\n", "[ref]", "<script>", "&nbsp;",
+           "&bogus;", "<![x", "<", ">"]
+
+
+@settings(max_examples=300, deadline=None, database=None)
+@given(st.lists(st.sampled_from(_PIECES), max_size=40).map("".join))
+def test_any_markup_reads_with_offsets_inside_the_source(source):
+    for read in (markdown_text, html_text):
+        text, layout, _ = read(source)
+        for c, n, s, m in zip(layout.clean_starts, layout.clean_lens, layout.source_starts, layout.source_lens):
+            assert 0 <= s <= s + m <= len(source)
+        for a in range(0, len(text), 3):
+            s, e = layout.to_source(a, min(len(text), a + 5))
+            assert 0 <= s <= e <= len(source)
+
+
+def test_windows_line_ends_keep_offsets():
+    source = "# Title\r\n\r\nA wrapped\r\nline.\r\n\r\n```python\r\nx = 1\r\n```\r\n"
+    text, layout, _ = markdown_text(source)
+    assert text == "# Title\n\nA wrapped line.\n\n```python\nx = 1\n```\n"
+    _verbatim_segments_match(text, layout)
+    start = text.index("x = 1")
+    assert layout.to_source(start, start + 5) == (source.index("x = 1"), source.index("x = 1") + 5)
