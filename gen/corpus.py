@@ -100,13 +100,19 @@ class Corpus:
         return out
 
     def fingerprint(self) -> str:
-        """sha256 over ids and texts in order: the cache key of everything built from this corpus."""
+        """sha256 over ids and texts in order: the cache key of everything built from this corpus.
+
+        A document read with its structure (Markdown, HTML) adds its blocks: ``chunker=structure`` cuts by them,
+        and the same text read as written (``corpus.markup=text``) has none."""
         h = hashlib.sha256()
         for d in self.documents:
             h.update(d.id.encode())
             h.update(b"\0")
             h.update(d.text.encode())
             h.update(b"\1")
+            if d.layout is not None:
+                h.update(repr([(b.kind, b.start, b.end, b.level) for b in d.layout.blocks]).encode())
+                h.update(b"\2")
         return h.hexdigest()
 
 

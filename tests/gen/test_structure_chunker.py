@@ -98,3 +98,14 @@ def test_fastapi_docs_no_code_block_split(size):
         for c in RecursiveChunker(size, 32).chunk([doc]):
             cut += any(b.start < c.start < b.end or b.start < c.end < b.end for b in code)
     assert cut > 0
+
+
+def test_the_cache_key_of_a_corpus_tells_its_structure_apart(tmp_path):
+    # the same text read with and without its structure cuts differently under chunker=structure,
+    # so the chunk cache (corpus fingerprint + chunker params) must not share them
+    (tmp_path / "a.md").write_text("# A\n\nOne paragraph.\n\n## B\n\nAnother paragraph.\n", encoding="utf-8")
+    parsed, raw = read_folder(tmp_path), read_folder(tmp_path, markup="text")
+    assert [d.text for d in parsed.documents] == [d.text for d in raw.documents]
+    chunker = StructureChunker(20, 0)
+    assert chunker.spans(parsed.documents[0]) != chunker.spans(raw.documents[0])
+    assert parsed.fingerprint() != raw.fingerprint()
