@@ -4,7 +4,7 @@ The standard library's ``html.parser`` reads it, not selectolax or BeautifulSoup
 source each tag, text run and entity starts (``getpos``), which is what maps clean text back to source offsets,
 it is lenient with broken markup, and it adds no dependency (selectolax is faster, but hides source
 positions; BeautifulSoup's html.parser backend is this parser with a tree on top). Its speed on 10,000 pages:
-``benchmarks/results/2026-12-02-doc-readers.md``.
+``benchmarks/results/2026-11-25-doc-readers.md``.
 
 What is visible: text outside ``script``, ``style``, ``template``, ``head``, ``svg``, ``nav`` (a docs site's
 menu repeats on every page) and elements marked ``hidden`` or ``aria-hidden``. White space collapses as a
