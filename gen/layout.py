@@ -162,9 +162,6 @@ class TextBuilder:
         self.parts.append(text)
         self.length += len(text)
 
-    def ends_with(self, suffix: str) -> bool:
-        return bool(self.parts) and "".join(self.parts[-3:]).endswith(suffix)
-
     def text(self) -> str:
         return "".join(self.parts)
 

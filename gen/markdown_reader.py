@@ -24,12 +24,12 @@ from ragsweep.gen.html_reader import HtmlBlocks
 from ragsweep.gen.layout import Block, Layout, TextBuilder
 from ragsweep.metrics.errors import InputError
 
-_FRONT_MATTER = re.compile(r"\A---[ \t]*\r?\n(.*?)^(?:---|\.\.\.)[ \t]*$", re.S | re.M)
-_ADMONITION = re.compile(r"^[ \t]*/{3,}[ \t]*(?P<kind>[A-Za-z][\w-]*)?(?:[ \t]*\|[ \t]*(?P<title>.*?))?[ \t]*$", re.M)
+_FRONT_MATTER = re.compile(r"\A---[ \t]*\r?\n(.*?)^(?:---|\.\.\.)[ \t]*$", re.DOTALL | re.MULTILINE)
+_ADMONITION = re.compile(r"^[ \t]*/{3,}[ \t]*(?P<kind>[A-Za-z][\w-]*)?(?:[ \t]*\|[ \t]*(?P<title>.*?))?[ \t]*$", re.MULTILINE)
 # MkDocs Material / Python-Markdown admonitions: `!!! note "Title"` (or a collapsible `???`, `???+`) and an
 # indented body
 _MATERIAL = re.compile(r'^(?P<indent>[ \t]*)(?:!!!|\?\?\?\+?)[ \t]+(?P<kind>[A-Za-z][\w-]*)(?:[^"\n]*"(?P<title>[^"]*)")?[ \t]*$',
-                       re.M)
+                       re.MULTILINE)
 _INCLUDE = re.compile(r"\{\*[ \t]*(?P<target>.*?)[ \t]*\*\}")
 _FENCE = re.compile(r"^[ \t]*(`{3,}|~{3,})")
 _ANCHOR = re.compile(r"[ \t]*\{[ \t]*#[^}]*\}[ \t]*$")

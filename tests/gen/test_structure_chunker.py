@@ -13,8 +13,8 @@ from ragsweep.gen.markdown_reader import markdown_text
 FASTAPI = Path(__file__).resolve().parents[2] / ".." / "shared" / "data" / "docs-fastapi"
 
 CODE = "```python\n" + "\n".join(f"def step_{i}(x):\n    return x + {i}\n\n" for i in range(12)) + "```"
-PAGE = (f"# Guide\n\nIntro sentence about the guide.\n\n## Install\n\nRun the installer first.\n\n"
-        f"## Long part\n\nSome prose before the code. " * 1 + "Words " * 60 + f"\n\n{CODE}\n\n"
+PAGE = ("# Guide\n\nIntro sentence about the guide.\n\n## Install\n\nRun the installer first.\n\n"
+        "## Long part\n\nSome prose before the code. " + "Words " * 60 + f"\n\n{CODE}\n\n"
         + "More prose after the code. " * 30 + "\n\n## Tail\n\nThe end.\n")
 
 
