@@ -62,6 +62,8 @@ class HtmlBlocks(HTMLParser):
         self._row_cells = 0
         self._table_start: int | None = None
         self._last = ""                   # kind of the last block written (separators)
+        self._lists: list[int] = []       # per open ul / ol: 0, or the next number of an ol
+        self._items: list[str] = []       # per open li: its marker ("- ", "2. "), "" once written
 
     def parse_marked_section(self, i: int, report: int = 1) -> int:
         # Python 3.11's parser raises AssertionError on a "<![word" it does not know; a browser skips it
@@ -113,6 +115,14 @@ class HtmlBlocks(HTMLParser):
             self._table_start = None
         elif tag == "tr":
             self._row_cells = 0
+        elif tag in ("ul", "ol"):
+            start = a.get("start") or "1"
+            self._lists.append(int(start) if tag == "ol" and start.isdigit() else 0)
+        elif tag == "li":
+            number = self._lists[-1] if self._lists else 0
+            if number:
+                self._lists[-1] += 1
+            self._items.append(f"{number}. " if number else "- ")
         self._kind = self._kind_of()
 
     def handle_startendtag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
@@ -134,6 +144,10 @@ class HtmlBlocks(HTMLParser):
         self._flush()
         while self._open:
             top = self._open.pop()
+            if top in ("ul", "ol") and self._lists:
+                self._lists.pop()
+            if top == "li" and self._items:
+                self._items.pop()
             if top == "pre":
                 self._pre -= 1
             if top == "table" and self._table_start is not None:
@@ -212,8 +226,9 @@ class HtmlBlocks(HTMLParser):
             self._table_start = start
         if kind == "heading":
             b.replaced("#" * level + " ", anchor, anchor)
-        elif kind == "list_item":
-            b.replaced("- ", anchor, anchor)
+        elif kind == "list_item" and self._items and self._items[-1]:
+            b.replaced(self._items[-1], anchor, anchor)  # an item's first block; a second paragraph has none
+            self._items[-1] = ""
         elif kind == "code":
             b.replaced(f"```{info}\n", anchor, anchor)
         text_start = b.length

@@ -30,8 +30,12 @@ _ADMONITION = re.compile(r"^[ \t]*/{3,}[ \t]*(?P<kind>[A-Za-z][\w-]*)?(?:[ \t]*\
 # indented body
 _MATERIAL = re.compile(r'^(?P<indent>[ \t]*)(?:!!!|\?\?\?\+?)[ \t]+(?P<kind>[A-Za-z][\w-]*)(?:[^"\n]*"(?P<title>[^"]*)")?[ \t]*$',
                        re.MULTILINE)
-_INCLUDE = re.compile(r"\{\*[ \t]*(?P<target>.*?)[ \t]*\*\}")
+# on a line of its own: "{* path *}" inside a sentence or in `inline code` is text about the directive
+_INCLUDE = re.compile(r"^[ \t]*\{\*[ \t]*(?P<target>.*?)[ \t]*\*\}[ \t]*$", re.MULTILINE)
 _FENCE = re.compile(r"^[ \t]*(`{3,}|~{3,})")
+_LANGUAGE = re.compile(r"[\w+#.-]+$")
+# inline HTML tags that break words apart as a browser shows them (a table or a list written in HTML in a cell)
+_BREAKING_TAG = re.compile(r"</?(?:br|p|div|li|ul|ol|tr|td|th|table|thead|tbody|dt|dd|dl|h[1-6])\b", re.IGNORECASE)
 _ANCHOR = re.compile(r"[ \t]*\{[ \t]*#[^}]*\}[ \t]*$")
 _HEADING_MARK = re.compile(r"[ \t]{0,3}#{1,6}[ \t]*")
 _ITEM_MARK = re.compile(r"[ \t]*(?:[-*+]|\d{1,9}[.)])[ \t]?")
@@ -127,7 +131,8 @@ def _prepare(source: str, where: str) -> tuple[str, dict[str, Any], list[tuple[s
                 extra.append(("admonition", s, end, info))
             blank(start, end)
             continue
-        for inc in _INCLUDE.finditer(source, start, end):
+        inc = _INCLUDE.match(source, start, end)
+        if inc and inc.end() == end:
             extra.append(("include", inc.start(), inc.end(), inc.group("target")))
             blank(inc.start(), inc.end())
     if material:
@@ -252,7 +257,8 @@ class _Writer:
         lo, hi = self._line(t.map[0]), self._line(t.map[1])
         self._separate("code", lo)
         start = self.b.length
-        lang = (t.info or "").split()[0] if t.info and t.info.split() else ""
+        words = (t.info or "").split()
+        lang = words[0] if words and _LANGUAGE.match(words[0]) else ""  # not hl_lines="4" (an attribute)
         body = lo
         if t.type == "fence":
             body = self._line(t.map[0] + 1)
@@ -311,8 +317,14 @@ class _Writer:
             trimmed = _ANCHOR.sub("", children[-1].content)
             if trimmed != children[-1].content:
                 children[-1] = _Text(trimmed.rstrip())
+        gap: tuple[int, int] | None = None  # a tag that breaks words, waiting to be written as one space
         for c in children:
             kind = c.type
+            if gap and kind in ("text", "code_inline", "text_special") and b.parts and b.parts[-1][-1:] != " " \
+                    and not c.content[:1].isspace():
+                b.replaced(" ", *gap)
+            if kind in ("text", "code_inline", "text_special"):
+                gap = None
             if kind in ("text", "code_inline"):
                 cur = self._align(c.content, cur, hi)
             elif kind == "text_special":
@@ -332,8 +344,8 @@ class _Writer:
             elif kind == "html_inline":
                 p = src.find(c.content, cur, hi)
                 if p >= 0:
-                    if c.content.lower().startswith("<br"):
-                        b.replaced(" ", p, p + len(c.content))
+                    if _BREAKING_TAG.match(c.content):
+                        gap = (gap[0] if gap else p, p + len(c.content))
                     cur = p + len(c.content)
             elif kind in ("link_close", "image"):
                 cur = self._past_target(cur, hi)

@@ -249,3 +249,18 @@ def test_windows_line_ends_keep_offsets():
     _verbatim_segments_match(text, layout)
     start = text.index("x = 1")
     assert layout.to_source(start, start + 5) == (source.index("x = 1"), source.index("x = 1") + 5)
+
+
+def test_inline_html_that_breaks_words_and_fence_attributes():
+    text, _, _ = markdown_text('| a | b |\n|---|---|\n| x | one<br>two <table><tr><td>p</td><td>q</td></tr></table> |\n\n'
+                               '```python hl_lines="2"\nx = 1\n```\n\n```hl_lines="4"\ny = 2\n```\n\n'
+                               'Say {* not/an/include.py *} or `{* x.py *}` in a sentence.\n')
+    assert text == ('a | b\nx | one two p q\n\n```python\nx = 1\n```\n\n```\ny = 2\n```\n\n'
+                    'Say {* not/an/include.py *} or {* x.py *} in a sentence.\n')
+
+
+def test_html_ordered_lists_and_second_paragraphs_of_an_item():
+    text, layout, _ = html_text('<ol start="3"><li><p>First</p><p>more of it</p></li><li>Second</li></ol>'
+                                '<ul><li>dot</li></ul>')
+    assert text == "3. First\nmore of it\n4. Second\n- dot"
+    _verbatim_segments_match(text, layout)
