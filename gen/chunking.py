@@ -12,6 +12,10 @@ Options (each a Hydra ``chunker`` config):
   offset mapping instead.
 - ``sentence``: sentences (nupunkt, model bundled, no download) packed greedily up to ``size``
   characters, with ``overlap`` sentences repeated between neighbours.
+- ``structure``: by section of a Markdown or HTML document (:mod:`gen.layout`): whole sections packed up to
+  ``size`` characters; a longer section is cut between its blocks, a code block is never cut (one longer
+  than ``size`` is a chunk of its own), and prose longer than ``size`` falls back to the recursive splitter.
+  A document without a layout (.txt, PDF, JSONL) is cut by the recursive splitter alone.
 - ``none``: each document is one unit (for document-level datasets such as BEIR).
 """
 
@@ -238,9 +242,87 @@ class TokenChunker(Chunker):
         return out
 
 
+class StructureChunker(Chunker):
+    """Sections of a Markdown or HTML document packed up to ``size`` characters, code blocks never cut."""
+
+    name = "structure"
+
+    def __init__(self, size: int = 1024, overlap: int = 64, merge: bool = True) -> None:
+        _check_size(size, overlap)
+        self.size, self.overlap, self.merge = size, overlap, bool(merge)
+
+    def params(self) -> dict[str, Any]:
+        return {"name": self.name, "size": self.size, "overlap": self.overlap, "merge": self.merge,
+                "fallback": "recursive"}
+
+    @cached_property
+    def _fallback(self) -> RecursiveChunker:
+        return RecursiveChunker(self.size, self.overlap)
+
+    def spans(self, doc: Document) -> list[tuple[int, int]]:
+        if doc.layout is None:
+            return self._fallback.spans(doc)
+        text = doc.text
+        cuts = sorted({0, *(b.start for b in doc.layout.of_kind("heading")), len(text)})
+        sections = [t for s, e in zip(cuts, cuts[1:]) if (t := _trimmed(text, s, e))]
+        code = [(b.start, b.end) for b in doc.layout.of_kind("code")]
+        out: list[tuple[int, int]] = []
+        for start, end in sections:
+            if self.merge and out and end - out[-1][0] <= self.size:
+                out[-1] = (out[-1][0], end)  # whole sections together while they fit
+            elif end - start <= self.size:
+                out.append((start, end))
+            else:
+                out.extend(self._section(doc, start, end, code))
+        return out
+
+    def _section(self, doc: Document, start: int, end: int, code: list[tuple[int, int]]) -> list[tuple[int, int]]:
+        """A section longer than ``size``: its code blocks whole, the prose between them packed (recursive
+        splitter inside a stretch of prose longer than ``size``)."""
+        pieces: list[tuple[int, int, bool]] = []
+        at = start
+        for cs, ce in code:
+            if ce <= start or cs >= end:
+                continue
+            if (t := _trimmed(doc.text, at, cs)):
+                pieces.append((*t, False))
+            pieces.append((cs, ce, True))
+            at = ce
+        if (t := _trimmed(doc.text, at, end)):
+            pieces.append((*t, False))
+        out: list[tuple[int, int]] = []
+        current: tuple[int, int] | None = None
+        for ps, pe, is_code in pieces:
+            if current and pe - current[0] <= self.size:
+                current = (current[0], pe)
+                continue
+            if current:
+                out.append(current)
+            current = None
+            if pe - ps <= self.size or is_code:
+                current = (ps, pe)
+            else:
+                part = Document(doc.id, doc.text[ps:pe])
+                out.extend((ps + s, ps + e) for s, e in self._fallback.spans(part))
+        if current:
+            out.append(current)
+        return out
+
+
+def _trimmed(text: str, start: int, end: int) -> tuple[int, int] | None:
+    """``[start, end)`` without the white space at either end; None when it is all white space."""
+    piece = text[start:end]
+    body = piece.strip()
+    if not body:
+        return None
+    lead = len(piece) - len(piece.lstrip())
+    return start + lead, start + lead + len(body)
+
+
 CHUNKERS: dict[str, Callable[..., Chunker]] = {
     "none": WholeDocument,
     "recursive": RecursiveChunker,
     "sentence": SentenceChunker,
+    "structure": StructureChunker,
     "token": TokenChunker,
 }

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ragsweep.gen.duplicates import Duplicates, find_duplicates, group_grades
+from ragsweep.gen.layout import Layout
 from ragsweep.metrics import InputError
 
 log = logging.getLogger("ragsweep.gen.documents")
@@ -23,11 +24,16 @@ SHOWN_EMPTY = 10  # empty files named in logs and reports (all are counted)
 
 @dataclass(frozen=True)
 class Document:
-    """One source document. ``text`` is what spans and chunk offsets index into."""
+    """One source document. ``text`` is what spans and chunk offsets index into.
+
+    A document read from Markdown or HTML has a ``layout`` (:mod:`ragsweep.gen.layout`): its source file, its
+    blocks and sections, and the map from ``text`` (the clean text) back to source offsets; others have none.
+    """
 
     id: str
     text: str
     metadata: Mapping[str, Any] = field(default_factory=dict)
+    layout: Layout | None = field(default=None, repr=False)
 
 
 @dataclass(frozen=True)
@@ -94,13 +100,19 @@ class Corpus:
         return out
 
     def fingerprint(self) -> str:
-        """sha256 over ids and texts in order: the cache key of everything built from this corpus."""
+        """sha256 over ids and texts in order: the cache key of everything built from this corpus.
+
+        A document read with its structure (Markdown, HTML) adds its blocks: ``chunker=structure`` cuts by them,
+        and the same text read as written (``corpus.markup=text``) has none."""
         h = hashlib.sha256()
         for d in self.documents:
             h.update(d.id.encode())
             h.update(b"\0")
             h.update(d.text.encode())
             h.update(b"\1")
+            if d.layout is not None:
+                h.update(repr([(b.kind, b.start, b.end, b.level) for b in d.layout.blocks]).encode())
+                h.update(b"\2")
         return h.hexdigest()
 
 

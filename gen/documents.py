@@ -27,35 +27,9 @@ from ragsweep.metrics import InputError
 log = logging.getLogger(__name__)
 
 TEXT_SUFFIXES = (".txt", ".md", ".markdown", ".html", ".htm", ".pdf")
-
-
-def _html_to_text(raw: str) -> str:
-    from html.parser import HTMLParser
-
-    class _Text(HTMLParser):
-        def __init__(self) -> None:
-            super().__init__()
-            self.parts: list[str] = []
-            self._skip = 0
-
-        def handle_starttag(self, tag: str, attrs: Any) -> None:
-            if tag in ("script", "style"):
-                self._skip += 1
-
-        def handle_endtag(self, tag: str) -> None:
-            if tag in ("script", "style") and self._skip:
-                self._skip -= 1
-            elif tag in ("p", "div", "li", "h1", "h2", "h3", "h4", "h5", "h6", "tr", "br"):
-                self.parts.append("\n")
-
-        def handle_data(self, data: str) -> None:
-            if not self._skip:
-                self.parts.append(data)
-
-    parser = _Text()
-    parser.feed(raw)
-    lines = [" ".join(line.split()) for line in "".join(parser.parts).splitlines()]
-    return "\n".join(line for line in lines if line)
+MARKDOWN_SUFFIXES = (".md", ".markdown")
+HTML_SUFFIXES = (".html", ".htm")
+MARKUP = ("parse", "text")
 
 
 def _read_pdf(path: Path) -> str:
@@ -70,8 +44,14 @@ def _read_pdf(path: Path) -> str:
 
 
 def read_folder(path: str | Path, suffixes: Iterable[str] = TEXT_SUFFIXES, min_chars: int = 1,
-                duplicates: str = "equal", near_duplicates: float | None = 0.9) -> Corpus:
+                duplicates: str = "equal", near_duplicates: float | None = 0.9, markup: str = "parse") -> Corpus:
     """Read every text-like file below ``path``; the id is the path relative to it (POSIX form).
+
+    The reader is chosen by extension. With ``markup="parse"`` (the default) Markdown (.md, .markdown) and HTML
+    (.html, .htm) are parsed: a document's ``text`` is its clean text and its ``layout`` keeps the source, the
+    blocks, the sections and the map back to source offsets (:mod:`ragsweep.gen.layout`). ``markup="text"``
+    reads Markdown as it is written (HTML still loses its tags), as ragsweep did before it parsed Markdown.
+    .txt files are read as they are, PDF through pypdf.
 
     A file with fewer than ``min_chars`` characters of text (whitespace only, or a PDF with no text layer)
     is left out, logged and recorded in :attr:`Corpus.empty`; only a folder where no file has text is an
@@ -80,16 +60,18 @@ def read_folder(path: str | Path, suffixes: Iterable[str] = TEXT_SUFFIXES, min_c
     root = Path(path)
     if not root.is_dir():
         raise InputError(f"{root}: corpus folder not found")
+    if markup not in MARKUP:
+        raise InputError(f"corpus.markup must be one of {', '.join(MARKUP)}, got {markup!r}")
     wanted = tuple(s.lower() for s in suffixes)
     docs: list[Document] = []
     empty: list[str] = []
     for file in sorted(p for p in root.rglob("*") if p.is_file() and p.suffix.lower() in wanted):
         rel = file.relative_to(root).as_posix()
-        text = _read_file(file)
-        if len(text.strip()) < min_chars:
+        doc = _read_file(file, rel, markup)
+        if len(doc.text.strip()) < min_chars:
             empty.append(rel)
             continue
-        docs.append(Document(id=rel, text=text, metadata={"path": rel}))
+        docs.append(doc)
     if not docs and empty:
         raise InputError(f"{root}: every one of its {len(empty)} {', '.join(wanted)} files is empty "
                          f"({_first(empty)}): no text to read")
@@ -107,15 +89,28 @@ def _first(names: list[str]) -> str:
     return shown + (f", ... ({len(names) - SHOWN_EMPTY} more)" if len(names) > SHOWN_EMPTY else "")
 
 
-def _read_file(file: Path) -> str:
-    """A file's text: PDF through pypdf, HTML stripped of its markup, anything else as UTF-8."""
-    if file.suffix.lower() == ".pdf":
-        return _read_pdf(file)
+def _read_file(file: Path, rel: str, markup: str = "parse") -> Document:
+    """A file as a document: PDF through pypdf, Markdown and HTML through their readers, anything else as
+    UTF-8 text."""
+    suffix = file.suffix.lower()
+    meta: dict[str, Any] = {"path": rel}
+    if suffix == ".pdf":
+        return Document(rel, _read_pdf(file), meta)
     try:
-        text = file.read_text(encoding="utf-8")
+        raw = file.read_text(encoding="utf-8")
     except UnicodeDecodeError as exc:
         raise InputError(f"{file}: not UTF-8 text ({exc.reason} at byte {exc.start})") from exc
-    return _html_to_text(text) if file.suffix.lower() in (".html", ".htm") else text
+    if suffix in HTML_SUFFIXES:
+        from ragsweep.gen.html_reader import html_text
+
+        text, layout, found = html_text(raw)
+        return Document(rel, text, {**found, **meta, "format": "html"}, layout)
+    if suffix in MARKDOWN_SUFFIXES and markup == "parse":
+        from ragsweep.gen.markdown_reader import markdown_text
+
+        text, layout, found = markdown_text(raw, str(file))
+        return Document(rel, text, {**found, **meta, "format": "markdown"}, layout)
+    return Document(rel, raw, meta)
 
 
 def _open_text(path: Path):

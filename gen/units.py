@@ -17,6 +17,7 @@ from pathlib import PurePosixPath
 
 from ragsweep.gen.chunking import GLUED, sentence_spans, unglued
 from ragsweep.gen.documents import Corpus, Document
+from ragsweep.gen.layout import NOT_PROSE
 from ragsweep.metrics import InputError
 from ragsweep.metrics.lexicon import MONTHS, NON_UNIT_WORDS, SENTENCE_OPENERS, WEEKDAYS
 
@@ -218,9 +219,14 @@ def names_subject(text: str) -> bool:
 
 
 def document_units(doc: Document, min_chars: int = MIN_CHARS, max_chars: int = MAX_CHARS) -> list[Unit]:
-    """The question-worthy sentences of a document (headings, fragments and tables left out)."""
+    """The question-worthy sentences of a document (headings, fragments and tables left out; in a Markdown or
+    HTML document also anything that touches a code block, a table or an include: a rule writer that clozes
+    a word of code writes a question no reader would ask, and an LLM writer is better shown prose)."""
     units = []
+    skip = [(b.start, b.end) for b in doc.layout.of_kind(*NOT_PROSE)] if doc.layout is not None else []
     for i, (start, end) in enumerate(unglued(doc.text, sentence_spans(doc.text))):
+        if skip and any(s < end and start < e for s, e in skip):
+            continue
         # A Markdown heading the splitter joined to the sentence after it ("# Calder Ferries\n\nCalder
         # Ferries is the ferry company of Port Calder."): the sentence without it, often the one that names
         # the document's subject in full.

@@ -4,7 +4,14 @@ from __future__ import annotations
 
 import pytest
 
-from ragsweep.gen.chunking import CHUNKERS, RecursiveChunker, SentenceChunker, TokenChunker, WholeDocument
+from ragsweep.gen.chunking import (
+    CHUNKERS,
+    RecursiveChunker,
+    SentenceChunker,
+    StructureChunker,
+    TokenChunker,
+    WholeDocument,
+)
 from ragsweep.gen.documents import Document, read_shipped
 from ragsweep.metrics.errors import InputError
 
@@ -19,7 +26,8 @@ AWKWARD = Document(
 
 def chunkers():
     return [WholeDocument(), RecursiveChunker(256, 32), RecursiveChunker(64, 0), RecursiveChunker(1024, 128),
-            SentenceChunker(200, 1), SentenceChunker(50, 0), TokenChunker(32, 8), TokenChunker(128, 0)]
+            SentenceChunker(200, 1), SentenceChunker(50, 0), TokenChunker(32, 8), TokenChunker(128, 0),
+            StructureChunker(256, 32), StructureChunker(1024, 0, merge=False)]
 
 
 @pytest.mark.parametrize("chunker", chunkers(), ids=lambda c: str(c.params()))
@@ -80,7 +88,7 @@ def test_bad_parameters_are_input_errors():
 def test_params_distinguish_cache_keys():
     keys = {c.key() for c in chunkers()}
     assert len(keys) == len(chunkers())
-    assert set(CHUNKERS) == {"none", "recursive", "sentence", "token"}
+    assert set(CHUNKERS) == {"none", "recursive", "sentence", "structure", "token"}
 
 
 # --- paragraphs joined without a space (gen.chunking.unglued) ------------------------------------------

@@ -23,7 +23,7 @@ def test_folder_reads_text_markdown_and_html(tmp_path):
     (tmp_path / "ignored.bin").write_bytes(b"\0\1")
     corpus = read_folder(tmp_path)
     assert [d.id for d in corpus.documents] == ["a.txt", "c.html", "sub/b.md"]
-    assert corpus.get("c.html").text == "Gamma bold\nTwo"
+    assert corpus.get("c.html").text == "Gamma bold\n\nTwo"  # one paragraph per <p>, tags left out
     assert corpus.get("sub/b.md").text == "# B\n\nBeta."
 
 

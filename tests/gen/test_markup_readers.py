@@ -1,0 +1,266 @@
+"""Markdown and HTML readers: clean text, blocks, sections, and spans that map back to the source."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from ragsweep.gen.documents import read_folder
+from ragsweep.gen.html_reader import html_text
+from ragsweep.gen.layout import Layout
+from ragsweep.gen.markdown_reader import markdown_text
+from ragsweep.metrics.errors import InputError
+
+FASTAPI = Path(__file__).resolve().parents[2] / ".." / "shared" / "data" / "docs-fastapi"
+
+PAGE = """---
+title: Query Parameters
+tags: [tutorial]
+---
+# Query Parameters { #query-parameters }
+
+Declare *other* parameters and they are read as "query" parameters (see [the docs](https://x.dev/a_(b)) &amp; more).
+
+{* ../../docs_src/query_params/tutorial001_py310.py hl[9] *}
+
+## Defaults { #defaults }
+
+/// tip | Good to know
+
+Data <dfn title="converting the string">"parsing"</dfn> comes **for free**.
+
+///
+
+* `skip`: with a value of `0`
+* `limit`: with a value of `10`
+
+```python
+def read(skip: int = 0):
+
+    # a comment, not a heading
+    return skip
+```
+
+| name | default |
+|------|---------|
+| skip | `0` |
+"""
+
+CLEAN = """# Query Parameters
+
+Declare other parameters and they are read as "query" parameters (see the docs & more).
+
+## Defaults
+
+Data "parsing" comes for free.
+
+- skip: with a value of 0
+- limit: with a value of 10
+
+```python
+def read(skip: int = 0):
+
+    # a comment, not a heading
+    return skip
+```
+
+name | default
+skip | 0
+"""
+
+
+def _verbatim_segments_match(text: str, layout: Layout) -> None:
+    """Every segment copied character for character stands in the source where the map says."""
+    for c, n, s, m in zip(layout.clean_starts, layout.clean_lens, layout.source_starts, layout.source_lens):
+        if n == m and text[c:c + n].strip(" -|#") == text[c:c + n]:
+            assert text[c:c + n] == layout.source[s:s + m], (text[c:c + n], layout.source[s:s + m])
+
+
+def test_markdown_clean_text_blocks_and_metadata():
+    text, layout, meta = markdown_text(PAGE)
+    assert text == CLEAN
+    assert meta == {"title": "Query Parameters", "tags": ["tutorial"]}
+    kinds = [(b.kind, b.info) for b in layout.blocks]
+    assert ("include", "../../docs_src/query_params/tutorial001_py310.py hl[9]") in kinds
+    assert ("admonition", "tip: Good to know") in kinds
+    assert ("code", "python") in kinds and ("table", "") in kinds
+    assert [(b.level, b.info) for b in layout.of_kind("heading")] == [(1, "Query Parameters"), (2, "Defaults")]
+    _verbatim_segments_match(text, layout)
+
+
+def test_markdown_code_block_is_one_block_with_its_fences():
+    text, layout, _ = markdown_text(PAGE)
+    [code] = layout.of_kind("code")
+    assert text[code.start:code.end].startswith("```python\ndef read") and text[code.start:code.end].endswith("```")
+    s, e = layout.to_source(code.start, code.end)
+    assert layout.source[s:e].startswith("```python\n") and "return skip\n```" in layout.source[s:e]
+
+
+def test_markdown_spans_map_back_to_the_source():
+    text, layout, _ = markdown_text(PAGE)
+    for phrase, source in [("the docs & more", "the docs](https://x.dev/a_(b)) &amp; more"),
+                           ('"parsing" comes for free', '"parsing"</dfn> comes **for free'),
+                           ("with a value of 10", "with a value of `10"),
+                           ("Query Parameters", "Query Parameters")]:
+        start = text.index(phrase)
+        s, e = layout.to_source(start, start + len(phrase))
+        assert layout.source[s:e] == source
+
+
+def test_markdown_sections_carry_the_heading_path():
+    text, layout, _ = markdown_text(PAGE)
+    assert [(s.level, s.path) for s in layout.sections()] == [
+        (1, ("Query Parameters",)), (2, ("Query Parameters", "Defaults"))]
+    assert layout.section_path(text.index("with a value of 0")) == ("Query Parameters", "Defaults")
+    assert layout.section_path(text.index("Declare other")) == ("Query Parameters",)
+
+
+def test_markdown_front_matter_that_is_not_yaml_is_an_input_error(tmp_path):
+    (tmp_path / "a.md").write_text("---\ntitle: [unclosed\n---\n# A\n\nText here.\n", encoding="utf-8")
+    with pytest.raises(InputError, match=r"a\.md: front matter \(line 1\) is not valid YAML"):
+        read_folder(tmp_path)
+
+
+def test_markdown_soft_breaks_read_as_spaces_and_escapes_as_their_character():
+    source = "A wrapped\nsentence with \\*stars\\* and &lt;tags&gt;.\n"
+    text, layout, _ = markdown_text(source)
+    assert text == "A wrapped sentence with *stars* and <tags>.\n"
+    for phrase, written in [("*stars*", "\\*stars\\*"), ("<tags>", "&lt;tags&gt;"), ("wrapped sentence", "wrapped\nsentence")]:
+        start = text.index(phrase)
+        s, e = layout.to_source(start, start + len(phrase))
+        assert source[s:e] == written
+
+
+HTML = """<!doctype html><html><head><title>Query &amp; path</title><script>var x = "<p>no</p>";</script></head>
+<body><nav><a href="/">Home</a> <a href="/b">Menu</a></nav>
+<h1>Query   <em>Parameters</em></h1>
+<p>Declare   other <b>parameters</b> &amp; they are
+   read as query&nbsp;parameters.</p>
+<ul><li>skip</li><li>limit <code>10</code></li></ul>
+<table><tr><th>name</th><th>default</th></tr><tr><td>skip</td><td> 0 </td></tr></table>
+<pre><code class="language-python">
+def read(skip: int = 0):
+    return skip &lt; 1
+</code></pre>
+<p hidden>secret</p><div aria-hidden="true">also hidden</div>
+</body></html>"""
+
+
+def test_html_visible_text_headings_lists_tables_and_code():
+    text, layout, meta = html_text(HTML)
+    assert text == ("# Query Parameters\n\nDeclare other parameters & they are read as query parameters.\n\n"
+                    "- skip\n- limit 10\n\nname | default\nskip | 0\n\n"
+                    "```python\ndef read(skip: int = 0):\n    return skip < 1\n```")
+    assert meta == {"page_title": "Query & path"}
+    assert [b.kind for b in layout.blocks] == ["heading", "paragraph", "list_item", "list_item", "table", "code"]
+    _verbatim_segments_match(text, layout)
+    start = text.index("parameters & they")
+    s, e = layout.to_source(start, start + len("parameters & they"))
+    assert HTML[s:e] == "parameters</b> &amp; they"
+
+
+def test_folder_picks_the_reader_by_extension(tmp_path):
+    (tmp_path / "a.md").write_text("# A\n\nSome *text* here.\n", encoding="utf-8")
+    (tmp_path / "b.markdown").write_text("Plain `code` here.\n", encoding="utf-8")
+    (tmp_path / "c.htm").write_text("<p>Para</p>", encoding="utf-8")
+    (tmp_path / "d.txt").write_text("Some *text* here.", encoding="utf-8")
+    corpus = read_folder(tmp_path)
+    assert [d.text for d in corpus.documents] == ["# A\n\nSome text here.\n", "Plain code here.\n", "Para",
+                                                  "Some *text* here."]
+    assert [d.metadata.get("format") for d in corpus.documents] == ["markdown", "markdown", "html", None]
+    assert corpus.get("d.txt").layout is None and corpus.get("a.md").layout.format == "markdown"
+    raw = read_folder(tmp_path, markup="text")
+    assert raw.get("a.md").text == "# A\n\nSome *text* here.\n" and raw.get("a.md").layout is None
+    with pytest.raises(InputError, match="corpus.markup must be one of parse, text"):
+        read_folder(tmp_path, markup="raw")
+
+
+@pytest.mark.skipif(not FASTAPI.is_dir(), reason="../shared/data/docs-fastapi not present")
+def test_fastapi_docs_read_without_markup_outside_code():
+    corpus = read_folder(FASTAPI, suffixes=(".md",))
+    pages = [d for d in corpus.documents if d.id != "README.md"]
+    assert len(pages) == 97
+    for doc in pages:
+        layout = doc.layout
+        _verbatim_segments_match(doc.text, layout)
+        prose = doc.text
+        for b in reversed(layout.of_kind("code")):
+            prose = prose[:b.start] + prose[b.end:]
+        for mark in ("](", "{*", "*}", "///", "{ #", "<dfn", "<abbr", "<img", "<span", "<div"):
+            assert mark not in prose, (doc.id, mark)
+        # every code block of the source is one block of the clean text, fences included
+        assert len(layout.of_kind("code")) == sum(1 for _ in _fences(layout.source)), doc.id
+
+
+def _fences(source: str):
+    fence = ""
+    for line in source.splitlines():
+        stripped = line.lstrip()
+        if fence:
+            if stripped.startswith(fence) and not stripped.strip("`~"):
+                fence = ""
+            continue
+        if stripped.startswith(("```", "~~~")):
+            fence = stripped[:3]
+            yield line
+
+
+def test_material_admonition_body_reads_as_prose_not_as_indented_code():
+    source = ('# T\n\n!!! warning "Careful here"\n    The body is prose, not code.\n\n    A second one with `x`.\n\n'
+              '    ```python\n    print(1)\n    ```\n\nAfter the box.\n')
+    text, layout, _ = markdown_text(source)
+    assert text == ("# T\n\nThe body is prose, not code.\n\nA second one with x.\n\n```python\nprint(1)\n```\n\n"
+                    "After the box.\n")
+    [box] = layout.of_kind("admonition")
+    assert box.info == "warning: Careful here" and text[box.start:box.end].endswith("print(1)\n```")
+    assert [b.kind for b in layout.blocks if box.start <= b.start < box.end and b.kind != "admonition"] == \
+        ["paragraph", "paragraph", "code"]
+    _verbatim_segments_match(text, layout)
+
+
+# --- broken and odd markup: never an exception, never an offset outside the source ---------------------
+
+_PIECES = ["# ", "## ", "*", "**", "_", "`", "```", "~~~", "\n", "\n\n", "    ", "- ", "1. ", "> ", "[a](b)",
+           "![x](y.png)", "<b>", "</b>", "<div>", "</div>", "&amp;", "&#x41;", "\\*", "| a | b |\n|---|---|\n",
+           "{* x.py *}", "/// tip\n", "///\n", '!!! note "T"\n', "word ", "text. ", "{ #id }", "<!-- c -->",
+           "\t", "é", "\r\n", "\r", "<pre>", "</pre>", "<br>", "[ref]: http://x\n", "[ref]", "<script>", "&nbsp;",
+           "&bogus;", "<![x", "<", ">"]
+
+
+@settings(max_examples=300, deadline=None, database=None)
+@given(st.lists(st.sampled_from(_PIECES), max_size=40).map("".join))
+def test_any_markup_reads_with_offsets_inside_the_source(source):
+    for read in (markdown_text, html_text):
+        text, layout, _ = read(source)
+        for c, n, s, m in zip(layout.clean_starts, layout.clean_lens, layout.source_starts, layout.source_lens):
+            assert 0 <= s <= s + m <= len(source)
+        for a in range(0, len(text), 3):
+            s, e = layout.to_source(a, min(len(text), a + 5))
+            assert 0 <= s <= e <= len(source)
+
+
+def test_windows_line_ends_keep_offsets():
+    source = "# Title\r\n\r\nA wrapped\r\nline.\r\n\r\n```python\r\nx = 1\r\n```\r\n"
+    text, layout, _ = markdown_text(source)
+    assert text == "# Title\n\nA wrapped line.\n\n```python\nx = 1\n```\n"
+    _verbatim_segments_match(text, layout)
+    start = text.index("x = 1")
+    assert layout.to_source(start, start + 5) == (source.index("x = 1"), source.index("x = 1") + 5)
+
+
+def test_inline_html_that_breaks_words_and_fence_attributes():
+    text, _, _ = markdown_text('| a | b |\n|---|---|\n| x | one<br>two <table><tr><td>p</td><td>q</td></tr></table> |\n\n'
+                               '```python hl_lines="2"\nx = 1\n```\n\n```hl_lines="4"\ny = 2\n```\n\n'
+                               'Say {* not/an/include.py *} or `{* x.py *}` in a sentence.\n')
+    assert text == ('a | b\nx | one two p q\n\n```python\nx = 1\n```\n\n```\ny = 2\n```\n\n'
+                    'Say {* not/an/include.py *} or {* x.py *} in a sentence.\n')
+
+
+def test_html_ordered_lists_and_second_paragraphs_of_an_item():
+    text, layout, _ = html_text('<ol start="3"><li><p>First</p><p>more of it</p></li><li>Second</li></ol>'
+                                '<ul><li>dot</li></ul>')
+    assert text == "3. First\nmore of it\n4. Second\n- dot"
+    _verbatim_segments_match(text, layout)
