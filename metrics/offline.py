@@ -18,7 +18,7 @@ a reader can check by hand:
   HaluEval); factual correctness uses it with ``cosine=True`` (the packaged MiniLM).
 
 These combine in a logistic model, :data:`WEIGHTS`, fitted once on the ``tune`` half of the
-human-labelled sets (``harness/calibration.py``), into P(supported) per claim.
+human-labelled sets (``benchmarks/calibration_sets.py``), into P(supported) per claim.
 A claim with no checkable content (a bare "yes") gets 0.5: no evidence either way.
 
 Metrics built on it mirror the judged ones' formulas with P(supported) in place of a verdict:
