@@ -274,7 +274,8 @@ def summarise(scores: dict[tuple[str, str], float], built: dict[str, Any], half:
     }
 
 
-async def score(backend: str, items: list[Any], cache: str | None) -> dict[tuple[str, str], float]:
+async def score(backend: str, items: list[Any], cache: str | None,
+                correctness: str = "judge") -> dict[tuple[str, str], float]:
     from ragsweep.metrics import scoring
     from ragsweep.metrics.catalogue import catalogue
 
@@ -287,8 +288,10 @@ async def score(backend: str, items: list[Any], cache: str | None) -> dict[tuple
     try:
         rows = await scoring.score_samples(faith, [catalogue()["faithfulness"]], judge=judge, concurrency=1,
                                            progress=False)
-        rows += await scoring.score_samples(correct, [catalogue()["factual_correctness"]], judge=judge,
-                                            concurrency=1, progress=False)
+        if correctness != "skip":
+            rows += await scoring.score_samples(correct, [catalogue()["factual_correctness"]], judge=judge,
+                                                options={"factual_correctness": {"claims": correctness}},
+                                                concurrency=1, progress=False)
     finally:
         if judge is not None and hasattr(judge, "close"):
             judge.close()
@@ -340,6 +343,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--max-cases", type=int, default=None,
                     help="score at most N cases per half, spread over its topics (and the injections on them)")
     ap.add_argument("--out", default=None, help="also write the table to this markdown file")
+    ap.add_argument("--correctness", choices=("judge", "sentences", "skip"), default="judge",
+                    help="factual_correctness claims= for the reference injections (judge: the metric's default, "
+                         "two long calls per sample; sentences: one short call per sentence; skip: not scored)")
     args = ap.parse_args(argv)
     built = build(seed=args.seed)
     if args.dump:
@@ -351,13 +357,14 @@ def main(argv: list[str] | None = None) -> int:
     results = []
     for backend in args.llm:
         start = time.perf_counter()
-        scores = asyncio.run(score(backend, items, args.cache))
+        scores = asyncio.run(score(backend, items, args.cache, args.correctness))
         seconds = time.perf_counter() - start
         results += [(backend, summarise(scores, built, h), seconds) for h in halves]
         print(f"[{backend}] {seconds:.0f} s", file=sys.stderr, flush=True)
     split_line = "; ".join(f"{axis}: tune {', '.join(v['tune'])} | report {', '.join(v['report'])}"
                            for axis, v in built["split"].items())
-    text = f"split (seed {SPLIT_SEED}): {split_line}\n\n{table(results)}"
+    text = (f"split (seed {SPLIT_SEED}): {split_line}\n\nfactual_correctness (reference injections): "
+            f"claims={args.correctness}\n\n{table(results)}")
     print(text)
     if args.out:
         Path(args.out).write_text(text + "\n", encoding="utf-8")
