@@ -215,20 +215,25 @@ def test_score_cli_scores_a_conversation_file(tmp_path, ragsweep):
     assert float(row["token_f1"]) == 1.0
 
 
-def test_judged_metrics_see_the_history_and_relevancy_the_last_turn():
-    sample = RagSample("c1", question="Who designed it?", answer="John Fowler.", contexts=("Fowler designed it.",),
+def test_judged_metrics_see_the_history_and_the_sentence_judges_the_last_turn():
+    sample = RagSample("c1", question="Who designed it?", answer="John Fowler designed it.",
+                       contexts=("Fowler designed it.",),
                        history=({"role": "user", "content": "When did the Forth Bridge open?"},
                                 {"role": "assistant", "content": "1890"}))
-    replies = {"support_verdicts": {"verdicts": ["yes"]},
+    replies = {"claim_check": {"answer": "yes"},
+               "claims_verdicts": {"claims": [{"claim": "Fowler designed it.", "reason": "r", "verdict": "supported",
+                                               "supporting": [1]}]},
                "question_generation": {"questions": ["Who designed the Forth Bridge?"], "noncommittal": False}}
     judge = ScriptedLLM(lambda messages, schema: replies[identify(messages).name])
-    got = asyncio.run(score_samples([sample], resolve(["faithfulness", "answer_relevancy"]), judge=judge,
-                                    embedder=FixedEmbedder(), progress=False))
+    got = asyncio.run(score_samples([sample], resolve(["faithfulness", "answer_relevancy", "hallucination"]),
+                                    judge=judge, embedder=FixedEmbedder(), progress=False))
     assert all(r.result.status == "ok" for r in got)
     shown = {identify(c.messages).name: c.messages[-1]["content"] for c in judge.calls}
-    # Faithfulness's judge reads the conversation; answer relevancy's compares with the last turn alone
-    # (its prompt holds only the answer).
-    assert "When did the Forth Bridge open?" in shown["support_verdicts"] and "Who designed it?" in shown["support_verdicts"]
+    # Hallucination's judge reads the conversation; faithfulness judges each sentence of the response on
+    # the context sentences about it with the last turn alone (a transcript pulls a small judge off the
+    # response), and answer relevancy compares with the last turn alone (its prompt holds only the answer).
+    assert "When did the Forth Bridge open?" in shown["claims_verdicts"] and "Who designed it?" in shown["claims_verdicts"]
+    assert "Who designed it?" in shown["claim_check"] and "Forth Bridge open" not in shown["claim_check"]
     assert "Forth Bridge open" not in shown["question_generation"]
     # Without a judge, the stand-in reads the last turn alone (nothing to steer).
     offline = asyncio.run(score_samples([sample], resolve(["faithfulness"]), progress=False))
