@@ -37,8 +37,10 @@ from ragsweep.metrics.support import (  # noqa: F401 - re-exported: the blend's 
 from ragsweep.metrics.llm.base import LLM, Logprobs
 from ragsweep.metrics.prompts import CLAIM_CHECK, CheckInput, complete
 
-#: Most statements judged in one ``support_verdicts`` call; longer texts take several calls.
-MAX_STATEMENTS = 12
+#: Below this share of a statement's content words found in the contexts (the evidence's
+#: ``coverage``), the judge's verdict cannot raise it above the evidence's own probability. On the
+#: ``tune`` halves, 4-5% of supported statements fall below it and half of the unsupported ones.
+MIN_COVERAGE = 0.5
 
 
 def _norm(token: str) -> str:
@@ -181,6 +183,12 @@ async def sentence_support(judge: LLM, question: str | None, statements: Sequenc
         # Hard verdicts (no logprobs) stand alone, so the formula is the field's exactly.
         p = pj if not done.logprobs else sigmoid(
             blend["judge"] * logit(pj) + blend["offline"] * logit(p_off) + blend["bias"])
+        # A judge's yes needs the statement's words to be in the contexts: when most of its content words
+        # are not (an instruction written into the answer, a claim about something else), the judge's
+        # verdict cannot lift it above what the evidence alone says.
+        coverage = row.get("features", {}).get("coverage")
+        if coverage is not None and coverage < MIN_COVERAGE:
+            p = min(p, p_off)
         # Slots only for a statement not already unsupported: they can lower it, never raise it.
         slots = await check_slots(judge, statement, question, texts) if p >= 0.5 else []
         if slots and done.logprobs:

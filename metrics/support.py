@@ -52,7 +52,7 @@ BLEND_BY_MODEL: dict[str, dict[str, float]] = {
 #: (a = 1, b = 0) and its explanations say so. Held-out figures: docs/trust/judged-metrics.md.
 CALIBRATION: dict[str, tuple[float, float]] = {
     "none": (1.318, 0.440),
-    "qwen2.5-coder-1.5b-instruct-q4_k_m": (1.139, -0.999),
+    "qwen2.5-coder-1.5b-instruct-q4_k_m": (0.721, -0.107),
 }
 
 
