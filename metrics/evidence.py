@@ -55,7 +55,7 @@ class EvidencePool:
     def __init__(self, contexts: Sequence[str], embedder: object | None = None) -> None:
         self.sentences = [Sentence(p, i, s) for p, ctx in enumerate(contexts)
                           for i, s in enumerate(offline.sentences(ctx))]
-        self.keys = [set(offline.content_words(s.text)) for s in self.sentences]
+        self.keys = [keys_of(s.text) for s in self.sentences]
         self._embedder = embedder
         self._vectors: np.ndarray | None = None
 
@@ -70,8 +70,7 @@ class EvidencePool:
         """The sentences that bear on ``claim``, in passage order (see the module docstring)."""
         if not self.sentences:
             return []
-        own = set(offline.content_words(claim))
-        asked = set(offline.content_words(question or ""))
+        own, asked = keys_of(claim), keys_of(question or "")
         keys = own | asked if len(own - asked) <= SHORT_CLAIM else own
         vectors = self.vectors()
         cosine = np.zeros(len(self.sentences))
@@ -89,6 +88,18 @@ class EvidencePool:
                     and related & self.keys[prev]):
                 chosen.append(prev)
         return [self.sentences[i] for i in sorted(chosen)]
+
+
+def keys_of(text: str) -> set[str]:
+    """The content keys of a text (:func:`metrics.offline.content_words`), and its character bigrams
+    outside the Latin script: a claim in Chinese, Japanese, Thai or Arabic has no Latin content word,
+    and its characters are what it shares with the sentences about it."""
+    keys = set(offline.content_words(text))
+    other = [c for c in text if c.isalpha() and not c.isascii() and not ("\u00c0" <= c <= "\u024f")]
+    if other:
+        run = "".join(other)
+        keys |= {run[i:i + 2] for i in range(len(run) - 1)} | set(run if len(run) == 1 else ())
+    return keys
 
 
 def numbered(sentences: Sequence[Sentence]) -> list[str]:

@@ -168,7 +168,9 @@ async def sentence_support(judge: LLM, question: str | None, statements: Sequenc
         if not texts or is_removed(statement):
             # Nothing in the passages is about this statement: it is not supported, and there is nothing
             # to ask the judge. A statement with nothing checkable in it ("Yes.") keeps the evidence's 0.5.
-            checkable = bool(offline.content_words(statement))
+            from ragsweep.metrics.evidence import keys_of
+
+            checkable = bool(keys_of(statement))
             row.update(p_supported=0.0 if checkable or is_removed(statement) else p_off,
                        judge_verdict="not asked: no passage sentence is about it", p_judge=None, p_offline=p_off,
                        evidence=row.pop("reason"), shown=[], slots=[])

@@ -200,3 +200,13 @@ def test_a_judge_s_yes_cannot_lift_a_statement_whose_words_are_not_in_the_contex
     (row,) = rows
     assert row["features"]["coverage"] < 0.5 and row["p_judge"] > 0.9
     assert row["p_blend"] == row["p_offline"] < 0.1
+
+
+def test_a_claim_outside_the_latin_script_finds_its_evidence_by_its_characters():
+    contexts = ["员工请假时间小于等于2天，由直接上级审批。", "公司每年组织一次体检。"]
+    pool = EvidencePool(contexts)
+    shown = [s.text for s in pool.select("员工请假两天由直接上级审批。")]
+    assert shown == [contexts[0]]
+    judge = ScriptedLLM(lambda messages, schema: {"answer": "yes"}, logprobs=None)
+    (row,) = asyncio.run(sentence_support(judge, None, ["员工请假两天由直接上级审批。"], contexts))
+    assert row["shown"] == [contexts[0]] and row["p_supported"] == 1.0 and len(judge.calls) == 1
