@@ -182,8 +182,8 @@ def test_a_full_disk_at_the_end_of_score_leaves_the_old_results_whole(tmp_path, 
     assert code == 4
     assert {p.name: p.read_text() for p in out.iterdir()} == old  # untouched, no staging folder left
     fallback = next((tmp_path / "tmp").iterdir())
-    assert sorted(p.name for p in fallback.iterdir()) == ["config.yaml", "explanations.jsonl", "result.csv",
-                                                         "summary.csv"]
+    assert sorted(p.name for p in fallback.iterdir()) == ["config.yaml", "cost.json", "explanations.jsonl",
+                                                         "result.csv", "summary.csv"]
     assert len(read_csv(fallback / "result.csv")) == 4
     assert f"out: {fallback}" in (fallback / "config.yaml").read_text()
     assert f"the results are in {fallback}" in capsys.readouterr().err
@@ -196,8 +196,8 @@ def test_a_score_into_an_existing_folder_replaces_its_files_and_keeps_the_others
     (tmp_path / "out" / "notes.txt").write_text("mine")
     proc = score("input=in.csv", "out=out", "metrics=[rouge_l]", cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
-    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["config.yaml", "explanations.jsonl", "notes.txt",
-                                                                   "result.csv", "summary.csv"]
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["config.yaml", "cost.json", "explanations.jsonl",
+                                                                   "notes.txt", "result.csv", "summary.csv"]
     assert len(read_csv(tmp_path / "out" / "result.csv")) == 4
     assert "out: out\n" in (tmp_path / "out" / "config.yaml").read_text()
 
