@@ -189,7 +189,7 @@ async def sentence_support(judge: LLM, question: str | None, statements: Sequenc
         # are not (an instruction written into the answer, a claim about something else), the judge's
         # verdict cannot lift it above what the evidence alone says.
         coverage = row.get("features", {}).get("coverage")
-        if coverage is not None and coverage < MIN_COVERAGE:
+        if done.logprobs and coverage is not None and coverage < MIN_COVERAGE:  # hard verdicts stand alone
             p = min(p, p_off)
         # Slots only for a statement not already unsupported: they can lower it, never raise it.
         slots = await check_slots(judge, statement, question, texts) if p >= 0.5 else []
