@@ -21,9 +21,11 @@ from typing import Any
 from ragsweep.metrics import offline
 from ragsweep.metrics.spec import MetricSpec
 from ragsweep.metrics.errors import InputError
+from ragsweep.metrics.evidence import EvidencePool
 from ragsweep.metrics.generation import NEEDS_JUDGE
 from ragsweep.metrics.judging import expected_score, sentence_support
 from ragsweep.metrics.llm.base import LLM
+from ragsweep.metrics.slots import check
 from ragsweep.metrics.prompts import (
     CLAIMS_VERDICTS,
     CORRECTNESS_GRADE,
@@ -84,8 +86,8 @@ async def factual_correctness(answer: str, reference: str, *, judge: LLM, mode: 
     Evidence: TP/FP/FN claim lists with reasons.
 
     ``claims="sentences"``: the claims are the two texts' sentences, judged with probabilities
-    (one ``support_verdicts`` call each way, blended with the deterministic evidence as in
-    faithfulness); TP = sum of P(answer sentence supported by the reference), FP = |answer
+    (each on the other text's sentences about it, with slot checks, blended with the deterministic
+    evidence as in faithfulness: :func:`metrics.judging.sentence_support`); TP = sum of P(answer sentence supported by the reference), FP = |answer
     sentences| - TP, FN = sum of 1 - P(reference sentence supported by the answer).
 
     ``claims="graded"``: one short call per answer. The sentences are matched both ways by the
@@ -150,9 +152,6 @@ async def _slot_checked(judge: LLM, question: str | None, tp: list[dict[str, Any
     """The claims the judge found supported, checked slot by slot against the reference sentences
     about them (:mod:`metrics.slots`): one whose number or name the reference fills with another
     value moves to FP, with that value in its reason. Returns (still TP, moved to FP)."""
-    from ragsweep.metrics.evidence import EvidencePool
-    from ragsweep.metrics.slots import check
-
     pool = EvidencePool([reference])
     kept, moved = [], []
     for row in tp:

@@ -100,8 +100,3 @@ def keys_of(text: str) -> set[str]:
         run = "".join(other)
         keys |= {run[i:i + 2] for i in range(len(run) - 1)} | set(run if len(run) == 1 else ())
     return keys
-
-
-def numbered(sentences: Sequence[Sentence]) -> list[str]:
-    """The texts as the judge sees them (the prompt numbers list items from 1)."""
-    return [s.text for s in sentences]

@@ -8,9 +8,10 @@ always sends the same prompt with the same inputs, so with a :class:`~metrics.ll
 judge the second metric that needs it waits for (single-flight) or reads (cache) the first's
 call. Per sample:
 
-- ``support_verdicts``: faithfulness (the calibrated default): the answer's sentences, all
-  judged in one call whose verdict probabilities come from the log-probabilities, blended with
-  the deterministic evidence of :mod:`metrics.offline`.
+- ``claim_check``: faithfulness and context recall (the calibrated default): each sentence judged
+  in one short call on the context sentences about it (:mod:`metrics.evidence`), plus one per open
+  slot (:mod:`metrics.slots`); verdict probabilities from the log-probabilities, blended with the
+  deterministic evidence of :mod:`metrics.offline`.
 - :func:`answer_claims` (``claims_verdicts``): the answer's claims, each checked against all
   contexts in one call -- hallucination, noise sensitivity, and faithfulness with
   ``claims="judge"`` (Ragas' decomposition).
@@ -93,12 +94,13 @@ async def faithfulness(question: str | None, answer: str, contexts: Sequence[str
     No claim (e.g. an empty answer) -> undefined.
 
     ``claims="sentences"`` (default, the calibrated judge): the claims are the answer's sentences,
-    all judged in ONE ``support_verdicts`` call that sees the question (so a bare "Conyers" is
-    judged as the answer to it); P(supported) is read from the log-probability of each verdict
-    token and blended with the deterministic number/name/word evidence of :mod:`metrics.offline`
-    (weights :data:`metrics.judging.BLEND`). Evidence per claim: the judge's verdict and
-    probability, the evidence's probability, missing numbers and names, the best context sentence.
-    Without logprobs the verdicts count 1/0 and the formula is Ragas' exactly.
+    each judged by :func:`metrics.judging.sentence_support` on the context sentences about it, with
+    the question (so a bare "Conyers" is judged as the answer to it) and its slot checks; P(supported)
+    is read from the log-probability of the verdict token and blended with the deterministic
+    number/name/word evidence of :mod:`metrics.offline` (weights :data:`metrics.judging.BLEND`).
+    Evidence per claim: the sentences shown, the judge's verdict and probability, the slots, the
+    evidence's probability, missing numbers and names. Without logprobs the verdicts count 1/0 and
+    the formula is Ragas' exactly.
 
     ``claims="judge"``: Ragas' recipe in one call: the judge decomposes the answer into atomic
     claims and gives each a verdict, a reason and the supporting/contradicting context numbers

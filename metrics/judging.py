@@ -21,6 +21,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ragsweep.metrics import offline
+from ragsweep.metrics.evidence import EvidencePool, keys_of
 from ragsweep.metrics.support import (  # noqa: F401 - re-exported: the blend's home was here
     BLEND,
     BLEND_BY_MODEL,
@@ -36,6 +37,7 @@ from ragsweep.metrics.support import (  # noqa: F401 - re-exported: the blend's 
 )
 from ragsweep.metrics.llm.base import LLM, Logprobs
 from ragsweep.metrics.prompts import CLAIM_CHECK, CheckInput, complete
+from ragsweep.metrics.slots import check as check_slots
 
 #: Below this share of a statement's content words found in the contexts (the evidence's
 #: ``coverage``), the judge's verdict cannot raise it above the evidence's own probability. On the
@@ -147,9 +149,6 @@ async def sentence_support(judge: LLM, question: str | None, statements: Sequenc
     evidence (what the deterministic check found missing), shown (the sentences the judge saw),
     slots, best_sentence, features.
     """
-    from ragsweep.metrics.evidence import EvidencePool
-    from ragsweep.metrics.slots import check as check_slots
-
     blend = blend_for(judge)
     rows = offline.judge_claims(statements, passages, question, weights=weights)
     if blend["judge"] == 0:  # this judge's verdicts carry no signal: the evidence decides, no call
@@ -168,8 +167,6 @@ async def sentence_support(judge: LLM, question: str | None, statements: Sequenc
         if not texts or is_removed(statement):
             # Nothing in the passages is about this statement: it is not supported, and there is nothing
             # to ask the judge. A statement with nothing checkable in it ("Yes.") keeps the evidence's 0.5.
-            from ragsweep.metrics.evidence import keys_of
-
             checkable = bool(keys_of(statement))
             row.update(p_supported=0.0 if checkable or is_removed(statement) else p_off,
                        judge_verdict="not asked: no passage sentence is about it", p_judge=None, p_offline=p_off,

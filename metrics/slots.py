@@ -123,13 +123,8 @@ def options_for(slot: Slot, evidence: Sequence[str], claim: str = "") -> list[st
         return None
     mine = next(s for s in seen if _same(slot.key, s.key))
     others = [s for s in seen if s is not mine][: len(SLOT_LETTERS) - 2]
-    return sorted([mine.text, *(s.text for s in others)], key=lambda t: evidence_order(t, evidence))
-
-
-def evidence_order(text: str, evidence: Sequence[str]) -> int:
-    joined = " ".join(evidence)
-    at = joined.find(text)
-    return at if at >= 0 else len(joined)
+    joined = " ".join(evidence)  # options in the order the evidence gives them
+    return sorted([mine.text, *(s.text for s in others)], key=lambda t: joined.find(t) % (len(joined) + 1))
 
 
 def slots_to_check(claim: str, question: str | None) -> list[Slot]:

@@ -13,7 +13,6 @@ them into one model call per sample:
 ==============================  ==========================================================
 prompt                          used by
 ==============================  ==========================================================
-``support_verdicts``            (the former sentence judge: every statement against all passages)
 ``claim_check``                 faithfulness (default) and sentence correctness: one statement
                                 against the sentences about it (a yes/no verdict, or which value
                                 the passages give for one of its numbers or names)
@@ -51,7 +50,6 @@ from ragsweep.metrics.prompts.claims import (
     REFERENCE_CLAIMS_ATTRIBUTION,
     CLAIM_CHECK,
     SLOT_LETTERS,
-    SUPPORT_VERDICTS,
     Attribution,
     AttributionInput,
     Attributions,
@@ -62,8 +60,6 @@ from ragsweep.metrics.prompts.claims import (
     GradeInput,
     CheckAnswer,
     CheckInput,
-    SupportInput,
-    SupportVerdicts,
     VerificationInput,
     Verifications,
 )
@@ -97,7 +93,7 @@ from ragsweep.metrics.prompts.critique import (
 )
 
 PROMPTS: tuple[Prompt[Any, Any], ...] = (
-    SUPPORT_VERDICTS, CLAIM_CHECK, CORRECTNESS_GRADE, CLAIMS_VERDICTS, CLAIM_VERIFICATION, REFERENCE_CLAIMS_ATTRIBUTION, CHUNK_VERDICTS,
+    CLAIM_CHECK, CORRECTNESS_GRADE, CLAIMS_VERDICTS, CLAIM_VERIFICATION, REFERENCE_CLAIMS_ATTRIBUTION, CHUNK_VERDICTS,
     QUESTION_GENERATION, STATEMENT_RELEVANCE, ENTITIES, ASPECT_CRITIQUE, GEVAL_STEPS, GEVAL_SCORE,
 )
 """Every prompt, for listings, tests and the dry run."""

@@ -143,47 +143,6 @@ REFERENCE_CLAIMS_ATTRIBUTION: Prompt[AttributionInput, Attributions] = Prompt(
 )
 
 
-# --- support verdicts: the calibrated faithfulness judge -----------------------------------------
-
-class SupportInput(BaseModel):
-    # Passages first: two answers to the same question share the rendered prefix up to the
-    # statements, so llama.cpp's prompt cache evaluates the passages once for both.
-    passages: list[str]
-    question: str | None = None
-    statements: list[str]
-
-
-class SupportVerdicts(BaseModel):
-    verdicts: list[Literal["yes", "no"]] = Field(description="one verdict per statement, in order")
-
-
-SUPPORT_VERDICTS: Prompt[SupportInput, SupportVerdicts] = Prompt(
-    name="support_verdicts",
-    instruction=(
-        "The numbered statements are an answer to the question. For each statement, in order, "
-        "answer 'yes' if the passages state it or directly imply it, and 'no' if they contradict "
-        "it, do not mention it, or it adds anything the passages do not say. A statement that ties a "
-        "number, date or name to the wrong person, thing or event is 'no', even when every word of it "
-        "appears somewhere in the passages. Read a short "
-        "statement as the answer to the question. Use only the passages, nothing else you know. "
-        "Give exactly one verdict per statement."
-    ),
-    input=SupportInput,
-    output=SupportVerdicts,
-    examples=((
-        SupportInput(passages=_PASSAGES, question="Where was Marie Curie born, and what did she win?",
-                     statements=["She was born in Warsaw.", "She won the 1911 Nobel Prize in Chemistry.",
-                                 "Marie Curie was born in Paris."]),
-        SupportVerdicts(verdicts=["yes", "no", "no"]),
-    ), (
-        SupportInput(passages=_PASSAGES, question="In which year did Curie win the physics prize?",
-                     statements=["1903"]),
-        SupportVerdicts(verdicts=["yes"]),
-    )),
-    max_tokens=128,
-)
-
-
 class GradeInput(BaseModel):
     # Question and reference first: answers to the same question share the prefix up to the
     # answer, so llama.cpp evaluates the (long) reference once for all of them.
