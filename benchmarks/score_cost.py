@@ -72,6 +72,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", default=None, help="also write the table to this markdown file")
     ap.add_argument("extra", nargs="*", help="more overrides for both sides, e.g. llm=local_small")
     args = ap.parse_args(argv)
+    source = Path(args.input)
+    if not source.is_file() or source.stat().st_size == 0:
+        ap.error(f"{source}: {'empty file' if source.is_file() else 'no such file'}")
+    if args.rows < 1 or args.rounds < 1:
+        ap.error("--rows and --rounds must be at least 1")
     base = subprocess.run(["git", "rev-parse", "--short", args.base], cwd=ROOT, capture_output=True, text=True,
                           check=True).stdout.strip()
     head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True,

@@ -40,8 +40,10 @@ from ragsweep.metrics.prompts import CLAIM_CHECK, CheckInput, complete
 from ragsweep.metrics.slots import check as check_slots
 
 #: Below this share of a statement's content words found in the contexts (the evidence's
-#: ``coverage``), the judge's verdict cannot raise it above the evidence's own probability. On the
-#: ``tune`` halves, 4-5% of supported statements fall below it and half of the unsupported ones.
+#: ``coverage``), the judge's verdict cannot raise it above the evidence's own probability: a
+#: supported statement rarely leaves most of its words out of its sources, while an instruction
+#: written into an answer, or a claim about something else, does. Chosen on the ``tune`` halves
+#: (benchmarks/results/2026-11-26-judge-per-claim.md).
 MIN_COVERAGE = 0.5
 
 
