@@ -134,6 +134,17 @@ def slot_penalty(slots: Sequence[dict[str, Any]]) -> float:
     return total
 
 
+async def blind_support(judge: LLM, question: str | None, statement: str) -> float | None:
+    """P(yes) for ``statement`` when the judge is shown no passage at all: a judge that reads the
+    evidence says no here, whatever the statement is; one that says yes is answering the statement
+    itself. None when the backend gave no usable log-probabilities."""
+    done = await complete(judge, CLAIM_CHECK, CheckInput(passages=[], question=question, statement=statement),
+                          logprobs=True)
+    if done.parsed is None or done.parsed.answer not in ("yes", "no") or not done.logprobs:
+        return None
+    return verdict_probabilities(done.logprobs, [done.parsed.answer])[0]
+
+
 async def sentence_support(judge: LLM, question: str | None, statements: Sequence[str], passages: Sequence[str],
                            weights: dict[str, float] | None = None) -> list[dict[str, Any]]:
     """P(supported) of each statement against the passages, each judged on its own evidence.
@@ -184,6 +195,13 @@ async def sentence_support(judge: LLM, question: str | None, statements: Sequenc
         # Hard verdicts (no logprobs) stand alone, so the formula is the field's exactly.
         p = pj if not done.logprobs else sigmoid(
             blend["judge"] * logit(pj) + blend["offline"] * logit(p_off) + blend["bias"])
+        # The same question with no passages: the part of a yes the judge also gives blind comes from the
+        # statement (an instruction inside it, a claim taken on faith), not from the evidence, so only
+        # what the passages add over it counts. Asked only when the judge lifted the statement.
+        p_blind = await blind_support(judge, question, statement) if done.logprobs and p > p_off else None
+        if p_blind is not None and p_blind > 0.5:
+            p = sigmoid(blend["judge"] * (logit(pj) - logit(p_blind)) + blend["offline"] * logit(p_off)
+                        + blend["bias"])
         # A judge's yes needs the statement's words to be in the contexts: when most of its content words
         # are not (an instruction written into the answer, a claim about something else), the judge's
         # verdict cannot lift it above what the evidence alone says.
@@ -197,7 +215,7 @@ async def sentence_support(judge: LLM, question: str | None, statements: Sequenc
         elif slots:  # hard verdicts: a slot filled with another value makes the claim unsupported
             p = min([p, *(s["p_claim"] for s in slots if s["p_claim"] is not None)])
         row.update(p_supported=p, judge_verdict={"yes": "supported", "no": "not_supported"}.get(
-            verdict, verdict), p_judge=pj, p_offline=p_off, evidence=row.pop("reason"), shown=texts, slots=slots)
+            verdict, verdict), p_judge=pj, p_offline=p_off, evidence=row.pop("reason"), shown=texts, slots=slots, p_blind=p_blind)
         row["verdict"] = "supported" if row["p_supported"] >= 0.5 else "not_supported"
         wrong = [s for s in slots if s["p_claim"] is not None and s["p_claim"] < 0.5
                  and s["chosen"] not in (None, s["slot"])]

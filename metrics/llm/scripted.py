@@ -49,7 +49,7 @@ class ScriptedLLM:
             called for every call (it may raise to simulate a failure). A reply that is an
             exception instance is raised instead of returned, e.g. ``JudgeError("down")``.
         logprobs: Returned when a call asks for logprobs; None simulates a backend that
-            gives none.
+            gives none. A function ``(reply text) -> Logprobs`` gives each reply its own.
         model_id: The id to report.
         temperature: Only part of :meth:`identity`, so tests can show that a sampling
             change misses the cache.
@@ -59,7 +59,7 @@ class ScriptedLLM:
         self,
         responses: Sequence[Reply] | Responder,
         *,
-        logprobs: Logprobs | None = None,
+        logprobs: Logprobs | Callable[[str], Logprobs] | None = None,
         model_id: str = "scripted",
         temperature: float = 0.0,
     ) -> None:
@@ -122,5 +122,5 @@ class ScriptedLLM:
         return Completion(
             text=text,
             usage=Usage(prompt_words, len(text.split())),  # words stand in for tokens
-            logprobs=self.logprobs if call.logprobs else None,
+            logprobs=(self.logprobs(text) if callable(self.logprobs) else self.logprobs) if call.logprobs else None,
         )
