@@ -177,3 +177,34 @@ def test_sweep_answerer_cite_puts_citation_metrics_on_the_board(tmp_path):
     paths = build_board(tmp_path / "sweep", "citation_f1", n_resamples=200)
     row = next(csv.DictReader(paths["csv"].open()))
     assert float(row["citation_precision"]) < 1  # the invalid [9] is an irrelevant citation on every answer
+
+
+@pytest.mark.model
+@pytest.mark.slow
+def test_a_real_small_model_answers_with_citations_that_the_sweep_scores(tmp_path, ragsweep):
+    import os
+    import re
+
+    from tests.gen.test_gen_cli import _packaged_small_model_ready
+
+    reason = _packaged_small_model_ready()
+    if reason:
+        pytest.skip(f"packaged 0.5B model not available: {reason}")
+    models = Path(os.environ.get("RAGSWEEP_CACHE_DIR", Path.home() / ".cache" / "ragsweep")).expanduser() / "models"
+    cache = tmp_path / "cache"
+    if models.is_dir():  # reuse an assembled model instead of copying 500 MB again
+        cache.mkdir()
+        (cache / "models").symlink_to(models)
+    done = ragsweep("sweep", "llm=local_small", "answerer=llm", "answerer.cite=true", "chunker.size=512",
+                    "retriever.top_k=[3]", "retriever.latency_queries=0", "max_queries=3", "hydra.sweep.dir=sw",
+                    "progress=false", cwd=tmp_path, cache=cache, timeout=1800)
+    assert done.returncode == 0, done.stderr[-3000:]
+    [summary_file] = (tmp_path / "sw").glob("*/summary.json")
+    metrics = json.loads(summary_file.read_text())["variants"][0]["metrics"]
+    assert metrics["citation_recall"]["n_ok"] == 3 and metrics["citation_f1"]["n_ok"] == 3
+    runs = jsonl(summary_file.parent / "runs.jsonl")
+    for run in runs:
+        answer, sentences = run["answers"]["top_k=3"], run["citations"]["top_k=3"]
+        assert answer and not re.search(r"\[\d+\]", answer) and sentences
+        assert all(1 <= k <= 3 for s in sentences for k in s["cites"])
+    assert any(s["cites"] for run in runs for s in run["citations"]["top_k=3"])  # the model did cite
