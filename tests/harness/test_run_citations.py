@@ -17,27 +17,21 @@ from ragsweep.harness.pipeline.answerers import CITE_INSTRUCTION, LLMAnswerer
 from ragsweep.harness.records import cite_answers
 from ragsweep.metrics.llm import ScriptedLLM
 
-CITING_APP = '''
-import re
-
-from ragsweep.gen.documents import read_shipped
-
-PARAGRAPHS = [p for d in read_shipped().documents for p in d.text.split("\\n\\n") if p.strip()]
+PAGE = Path(__file__).resolve().parents[2] / "docs" / "how-to" / "citations.md"  # its example is run here
 
 
-def words(text):
-    return set(re.findall(r"\\w+", text.lower()))
+def example() -> tuple[str, list[str]]:
+    """The citations page's example application and the arguments of its command."""
+    import re
+    import shlex
 
-
-def answer(question, cite=True):
-    asked = words(question)
-    ranked = sorted(PARAGRAPHS, key=lambda p: len(asked & words(p)), reverse=True)[:3]
-    first = ranked[0].split(". ")[0].rstrip(".")
-    if not cite:
-        return {"answer": first + ".", "contexts": ranked}
-    # the first sentence cites its own context; a second one cites the wrong context and a missing one
-    return {"answer": f"{first} [1]. {first}.[3][7]", "contexts": ranked}
-'''
+    text = PAGE.read_text(encoding="utf-8")
+    block = re.search(r"<!-- cite-example:start -->\n(.*?)<!-- cite-example:end -->", text, re.S)
+    assert block, f"{PAGE}: the example's markers are missing"
+    module = re.search(r"```python\n(.*?)```", block.group(1), re.S).group(1)
+    args = shlex.split(re.search(r"```bash\n(.*?)```", block.group(1), re.S).group(1).strip())
+    assert args[:2] == ["ragsweep", "run"]
+    return module, args[1:]
 
 CITATION_METRICS = {"citation_recall", "citation_precision", "citation_f1", "cited_evidence"}
 
@@ -47,12 +41,13 @@ def jsonl(path: Path) -> list[dict]:
 
 
 def test_run_reads_inline_markers_and_writes_the_citation_metrics(tmp_path, ragsweep):
-    (tmp_path / "cite_app.py").write_text(CITING_APP, encoding="utf-8")
-    out = ragsweep("run", "target=python", "target.function=cite_app:answer", "target.params.cite=true,false",
-                   "out=o", "progress=false", cwd=tmp_path)
+    module, args = example()  # docs/how-to/citations.md
+    (tmp_path / "cite_app.py").write_text(module, encoding="utf-8")
+    out = ragsweep(*args, "progress=false", cwd=tmp_path)
     assert out.returncode == 0, out.stderr[-3000:]
+    root = tmp_path / "outputs/runs/cite"
     jobs = {json.loads((p / "summary.json").read_text())["variants"][0]["params"]["target.params.cite"]: p
-            for p in (tmp_path / "o").iterdir() if (p / "summary.json").is_file()}
+            for p in root.iterdir() if (p / "summary.json").is_file()}
     citing, plain = jobs[True], jobs[False]
     runs = jsonl(citing / "runs.jsonl")
     first = runs[0]
