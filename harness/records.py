@@ -313,7 +313,7 @@ def cite_answers(answers: Sequence[str | None], n_contexts: Sequence[int | None]
     come back as they were and the citations as None, so a variant that never cites has no citation
     metrics rather than a column of zeros. A missing answer has no citations (None).
     """
-    from ragsweep.metrics.citations import CitedSentence, parse_answer, strip_markers
+    from ragsweep.metrics import CitedSentence, parse_answer, strip_markers
 
     given = list(given) if given is not None else [None] * len(answers)
     stripped: list[str | None] = []

@@ -185,6 +185,6 @@ class LlamaIndexTarget(Target):
 
 def renumber(answer: str, places: Mapping[int, int]) -> str:
     """``answer`` with each ``[n]`` marker's numbers mapped by ``places`` (a number it lacks becomes 0: invalid)."""
-    from ragsweep.metrics.citations import MARKER, marker_numbers
+    from ragsweep.metrics import CITATION_MARKER, marker_numbers
 
-    return MARKER.sub(lambda m: "[" + ", ".join(str(places.get(k, 0)) for k in marker_numbers(m.group(0))) + "]", answer)
+    return CITATION_MARKER.sub(lambda m: "[" + ", ".join(str(places.get(k, 0)) for k in marker_numbers(m.group(0))) + "]", answer)

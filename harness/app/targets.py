@@ -218,7 +218,7 @@ def cited_sentences(given: Any, items: Sequence[Any] | None, base: int = 1, wher
     number (``base``: 1 for the first context, or 0), its id (:func:`context_id`) or its text; one that
     names no returned context is recorded as an invalid citation, never an error.
     """
-    from ragsweep.metrics.citations import structured
+    from ragsweep.metrics import structured_citations as structured
 
     if not isinstance(given, list):
         raise TargetError(f"{where} must be a list of {{text, sources}} objects, got {type(given).__name__}",
