@@ -148,7 +148,7 @@ def main() -> None:
         scored = asyncio.run(score(chosen, judge))
         seconds = time.perf_counter() - started
         figures = compare(chosen, scored, args.split)
-        cost = judge.cost.to_dict() if judge is not None and hasattr(judge, "cost") else {}
+        cost = judge.snapshot().to_dict() if judge is not None else {}
         figures.update(seconds=round(seconds, 1), checks=sum(s["checks"] for s in scored),
                        reused=sum(s["reused"] for s in scored), llm=cost)
         report["backends"][backend] = figures
