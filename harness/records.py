@@ -9,7 +9,7 @@ new metrics without retrieving again (``ragsweep rescore``).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -186,6 +186,10 @@ class RunSample:
             the rephrasings; ``hyde``: the hypothetical passage); None: the query alone.
         kind: The test sample's kind (``single_hop``, ``multi_hop``, ``unanswerable``, ...), so that a
             board or the question explorer can be read by kind; None in records written before it.
+        citations: Per cut, the answer's sentences with the contexts each cites
+            (``[{"sentence", "cites", "invalid"}, ...]``, :mod:`ragsweep.metrics.citations`); the answer
+            under that cut is then stored with its markers stripped. None: the answers were not read
+            for citations (an answerer or application that does not cite).
     """
 
     sample_id: str
@@ -208,6 +212,7 @@ class RunSample:
     query: str | None = None
     rewrites: tuple[str, ...] | None = None
     kind: str | None = None
+    citations: Mapping[str, list[Mapping[str, Any]]] | None = None
 
     def rag_sample(self, cut: Cut) -> RagSample:
         """What a metric sees of this run when the pipeline passes on what ``cut`` keeps."""
@@ -221,7 +226,9 @@ class RunSample:
             contexts=tuple(texts) if all(t is not None for t in texts) else None,  # type: ignore[arg-type]
             reference=self.reference or None, reference_contexts=self.evidence_texts or None,
             retrieved=tuple(r.judged_span for r in ranking), top_k=top_k, evidence=self.evidence,
-            qrels=self.qrels, n_relevant=self.n_relevant, history=self.history or None)
+            qrels=self.qrels, n_relevant=self.n_relevant, history=self.history or None,
+            citations=None if self.citations is None or self.citations.get(cut.label) is None
+            else tuple(self.citations[cut.label]))
 
     def to_dict(self, keep_text: bool = True) -> dict[str, Any]:
         rows = [asdict(r) for r in self.retrieved]
@@ -242,7 +249,9 @@ class RunSample:
                 "evidence_texts": None if self.evidence_texts is None else list(self.evidence_texts),
                 "qrels": None if self.qrels is None else dict(self.qrels), "n_relevant": self.n_relevant,
                 "answers": dict(self.answers), "retrieved": rows, **self._conversation_fields(),
-                **self._application_fields(), **({} if self.kind is None else {"kind": self.kind})}
+                **self._application_fields(), **({} if self.kind is None else {"kind": self.kind}),
+                **({} if self.citations is None else {"citations": {k: [dict(c) for c in v]
+                                                                    for k, v in self.citations.items()}})}
 
     def _conversation_fields(self) -> dict[str, Any]:
         """History and rewritten query, when there are (records of single questions keep their old form)."""
@@ -286,9 +295,48 @@ class RunSample:
                        None if row.get("located") is None else tuple(dict(m) for m in row["located"]),
                        tuple(dict(t) for t in row["history"]) if row.get("history") else None, row.get("query"),
                        tuple(row["rewrites"]) if row.get("rewrites") else None,
-                       None if row.get("kind") is None else str(row["kind"]))
+                       None if row.get("kind") is None else str(row["kind"]),
+                       None if row.get("citations") is None else {str(k): [dict(c) for c in v]
+                                                                  for k, v in row["citations"].items()})
         except (KeyError, TypeError, ValueError) as exc:
             raise InputError(f"{where}: not a run record ({type(exc).__name__}: {exc})") from exc
+
+
+def cite_answers(answers: Sequence[str | None], n_contexts: Sequence[int | None],
+                 given: Sequence[Sequence[Mapping[str, Any]] | None] | None = None,
+                 always: bool = False) -> tuple[list[str | None], list[list[dict[str, Any]] | None] | None]:
+    """The answers of one variant read for citations: (answers with markers stripped, citations per answer).
+
+    An answer's citations are the structured list ``given`` for it, else its inline markers
+    (:func:`ragsweep.metrics.citations.parse_answer`, indexing its ``n_contexts`` contexts). When no
+    answer of the variant cites anything (and not ``always``: an answerer asked to cite), the answers
+    come back as they were and the citations as None, so a variant that never cites has no citation
+    metrics rather than a column of zeros. A missing answer has no citations (None).
+    """
+    from ragsweep.metrics import CitedSentence, parse_answer, strip_markers
+
+    given = list(given) if given is not None else [None] * len(answers)
+    stripped: list[str | None] = []
+    cited: list[list[dict[str, Any]] | None] = []
+    anything = False
+    for answer, n, listed in zip(answers, n_contexts, given):
+        if answer is None:
+            stripped.append(None)
+            cited.append(None if listed is None else [dict(c) for c in listed])
+            anything = anything or listed is not None
+            continue
+        parsed = parse_answer(answer, n)
+        stripped.append(parsed.answer if listed is None else strip_markers(answer))
+        if listed is not None:
+            rows = [CitedSentence.from_dict(c) for c in listed]
+            cited.append([c.to_dict() for c in rows])
+            anything = True
+        else:
+            cited.append([c.to_dict() for c in parsed.sentences])
+            anything = anything or parsed.cites_anything
+    if not (anything or always):
+        return list(answers), None
+    return stripped, cited
 
 
 def _span_of(value: Any) -> Span | None:

@@ -50,7 +50,7 @@ from ragsweep.harness.cache import write_json
 from ragsweep.harness.outputs import run_safely
 from ragsweep.harness.pipeline.conversation import conversation_summary, history_of
 from ragsweep.harness.pipeline.relevance import copy_grades, stand_ins
-from ragsweep.harness.records import Cut, Retrieved, RunSample
+from ragsweep.harness.records import Cut, Retrieved, RunSample, cite_answers
 from ragsweep.harness.runs import aggregate, applicable, embedder_for, score_variant, write_jsonl
 from ragsweep.harness.testsets import load_samples
 from ragsweep.metrics import InputError, credit_once, resolve, span_gains, staged
@@ -126,11 +126,23 @@ def pooled_relevant(runs: Sequence[RunSample]) -> list[int]:
 
 
 def with_answers(runs: Sequence[RunSample], rows: Mapping[str, Mapping[str, Any]], cut: Cut) -> list[RunSample]:
+    """The runs with their answers, and the answers' citations when the application cites
+    (:func:`ragsweep.harness.records.cite_answers`: a structured source list, or ``[n]`` markers)."""
     from dataclasses import replace
 
     relevant = pooled_relevant(runs)
-    return [replace(r, answers={cut.label: rows[r.sample_id].get("answer")} if r.status == "ok" else {},
-                    n_relevant=n if r.evidence is not None else None) for r, n in zip(runs, relevant)]
+    ok = [r for r in runs if r.status == "ok"]
+    answers, cited = cite_answers([rows[r.sample_id].get("answer") for r in ok],
+                                  [len(rows[r.sample_id].get("contexts") or []) or None for r in ok],
+                                  [rows[r.sample_id].get("citations") for r in ok])
+    by_id = {r.sample_id: (a, None if cited is None else cited[i]) for i, (r, a) in enumerate(zip(ok, answers))}
+    out = []
+    for r, n in zip(runs, relevant):
+        answer, sentences = by_id.get(r.sample_id, (None, None)) if r.status == "ok" else (None, None)
+        out.append(replace(r, answers={cut.label: answer} if r.status == "ok" else {},
+                           n_relevant=n if r.evidence is not None else None,
+                           citations=None if sentences is None else {cut.label: sentences}))
+    return out
 
 
 def application_cost(runs: Sequence[RunSample], rows: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:

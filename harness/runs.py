@@ -20,9 +20,12 @@ from ragsweep.metrics import MetricSpec, MetricValue, ScoredSample, score_sample
 
 
 def applicable(specs: Sequence[MetricSpec], runs: Sequence[RunSample]) -> list[MetricSpec]:
-    """Drop span metrics when the runs are judged by document qrels (they have no evidence spans)."""
+    """Drop span metrics when the runs are judged by document qrels (they have no evidence spans), and
+    citation metrics when no answer was read for citations (an answerer or application that does not
+    cite: a column of "no citations" would say nothing)."""
     span_mode = any(r.evidence is not None for r in runs)
-    return [s for s in specs if span_mode or "evidence" not in s.inputs]
+    cites = any(r.citations for r in runs)
+    return [s for s in specs if (span_mode or "evidence" not in s.inputs) and (cites or "citations" not in s.inputs)]
 
 
 def score_variant(runs: Sequence[RunSample], name: str, cut: Cut, specs: Sequence[MetricSpec], *,

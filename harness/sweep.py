@@ -47,7 +47,7 @@ from ragsweep.harness.pipeline.pipeline import Pipeline
 from ragsweep.harness.pipeline.relevance import ChunkLocator, copy_grades, stand_ins
 from ragsweep.harness.pipeline.rerank import Reranker
 from ragsweep.harness.pipeline.rewrite import QueryRewriter
-from ragsweep.harness.records import Cut, Retrieved, RunSample
+from ragsweep.harness.records import Cut, Retrieved, RunSample, cite_answers
 from ragsweep.harness.runs import aggregate, applicable, score_variant, write_jsonl
 from ragsweep.harness.testsets import check_max_queries, load_samples, subset
 from ragsweep.metrics import InputError, LLMCost, Meter, fail, resolve, staged
@@ -223,6 +223,8 @@ def variant_params(cfg: DictConfig, choices: Mapping[str, str], cut: Cut, conver
         params.update({f"context.{k}": v for k, v in shown.items() if k not in ("name", "splitter")})
     params.update(_choice_params(cfg, choices, "query", "plain"))
     params.update(_choice_params(cfg, choices, "rerank", "none"))
+    if "answerer" in cfg and cfg.answerer is not None and cfg.answerer.get("cite"):  # uncited names stay as they were
+        params["answerer.cite"] = True
     if conversations:
         params["conversation.query"] = query_mode(cfg.get("conversation"))
     params.update(cut.params())
@@ -246,9 +248,19 @@ def context_chars(retrieved: list[list[Retrieved]], cut: Cut) -> float:
     return round(sum(sizes) / len(sizes), 1) if sizes else 0.0
 
 
+def cited_at(answers: list[str | None], retrieved: list[list[Retrieved]],
+             cut: Cut) -> tuple[list[str | None], list[list[dict[str, Any]] | None]]:
+    """A citing answerer's answers under ``cut`` with their ``[n]`` markers read (indexing the chunks the
+    cut passes on) and stripped: (answers, citations per answer)."""
+    n = [len(cut.passed(tuple(got))) for got in retrieved]
+    stripped, cited = cite_answers(answers, n, always=True)
+    return stripped, cited or [None] * len(answers)
+
+
 def run_records(name: str, samples: list[TestSample], retrieved: list[list[Retrieved]], corpus: Corpus,
                 locator: ChunkLocator | None, answers: dict[str, list[str | None]],
-                queries: list[str] | None = None, searched: list[list[str]] | None = None) -> list[RunSample]:
+                queries: list[str] | None = None, searched: list[list[str]] | None = None,
+                citations: dict[str, list[list[dict[str, Any]] | None]] | None = None) -> list[RunSample]:
     """The job's run records: each question with its ground truth, ranked retrieval and answers per K.
 
     A chunk of a copy of a document carries what it stands for in the original (``same_as``), and
@@ -268,7 +280,8 @@ def run_records(name: str, samples: list[TestSample], retrieved: list[list[Retri
             history=history_of(s) or None,
             query=queries[i] if queries is not None and queries[i] != s.question else None,
             rewrites=tuple(t for t in searched[i] if queries is None or t != queries[i]) or None
-            if searched is not None else None, kind=s.kind))
+            if searched is not None else None, kind=s.kind,
+            citations={k: c[i] for k, c in citations.items() if c[i] is not None} or None if citations else None))
     return out
 
 
@@ -399,6 +412,7 @@ def answer(job: Job) -> None:
     job.params = {c: variant_params(cfg, job.choices, c, job.conversations, embedder_used) for c in job.cuts}
     job.names = {c: variant_name(p) for c, p in job.params.items()}
     answers: dict[str, list[str | None]] = {}
+    citations: dict[str, list[list[dict[str, Any]] | None]] = {}
     if gen_specs:
         t = time.perf_counter()
         for c in job.cuts:
@@ -406,11 +420,13 @@ def answer(job: Job) -> None:
                 answers[c.label] = answer_at(answerer, job.questions, job.retrieved, c)
             if spent.cost is not None:
                 job.answer_cost[c] = spent.cost
+            if getattr(answerer, "cite", False):
+                answers[c.label], citations[c.label] = cited_at(answers[c.label], job.retrieved, c)
         pipe.cost.timed("answer", t)
     cut_keys = set(job.cuts[0].params())
     job.name = variant_name({k: v for k, v in job.params[job.cuts[0]].items() if k not in cut_keys})
     job.runs = run_records(job.name, job.samples, job.retrieved, job.corpus, locator, answers, job.questions,
-                           job.searched)
+                           job.searched, citations or None)
     write_jsonl(job.out_dir / "runs.jsonl", [r.to_dict(cfg.output.keep_text) for r in job.runs])
     job.specs = applicable([*job.retrieval_specs, *gen_specs], job.runs)
 

@@ -42,6 +42,9 @@ _FACE = {
     "turn_summary": "conversation",
     # refusal: answers that decline, questions meant to have no answer
     "UNANSWERABLE": "refusal", "declines": "refusal", "is_unanswerable": "refusal",
+    # citations: the contexts each answer sentence cites, read from markers or a source list
+    "CITATION_MARKER": "citations:MARKER", "CitedSentence": "citations", "marker_numbers": "citations",
+    "parse_answer": "citations", "strip_markers": "citations", "structured_citations": "citations:structured",
     # offline (no LLM) text measures the generator reuses
     "STOP": "lexicon", "content_words": "offline", "numbers": "offline",
     # the judge's parts the reranker reuses

@@ -21,7 +21,7 @@ from dataclasses import replace
 from functools import lru_cache
 from typing import Any
 
-from ragsweep.metrics import correctness, critique, generation, lexical, refusal, retrieval
+from ragsweep.metrics import attribution, correctness, critique, generation, lexical, refusal, retrieval
 from ragsweep.metrics.errors import InputError
 from ragsweep.metrics.generation import NEEDS_JUDGE
 from ragsweep.metrics.llm.base import LLM
@@ -89,7 +89,8 @@ SUMMARY = MetricSpec(
 #: The families, in the order their metrics are listed (and shown as leaderboard columns).
 FAMILIES: tuple[tuple[str, Sequence[MetricSpec]], ...] = (
     ("retrieval", retrieval.SPECS), ("lexical", lexical.SPECS), ("generation", generation.SPECS),
-    ("correctness", correctness.SPECS), ("refusal", refusal.SPECS), ("critique", critique.SPECS),
+    ("correctness", correctness.SPECS), ("citation", attribution.SPECS), ("refusal", refusal.SPECS),
+    ("critique", critique.SPECS),
     ("composite", (SUMMARY,)),
 )
 

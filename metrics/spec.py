@@ -25,7 +25,7 @@ Span = tuple[str, int, int]
 #: The fields a sample can carry (``ragsweep score`` maps the usual column names onto the first five;
 #: runs of a sweep or an application fill the retrieval ones).
 FIELDS = ("question", "answer", "contexts", "reference", "reference_contexts",
-          "retrieved", "top_k", "evidence", "qrels", "n_relevant")
+          "retrieved", "top_k", "evidence", "qrels", "n_relevant", "citations")
 
 
 @dataclass(frozen=True)
@@ -62,6 +62,7 @@ class RagSample:
     n_relevant: int | None = None
     history: tuple[Mapping[str, Any], ...] | None = None
     references: tuple[str, ...] | None = None
+    citations: tuple[Mapping[str, Any], ...] | None = None
 
     def get(self, name: str) -> Any:
         return getattr(self, name)
@@ -102,6 +103,10 @@ class MetricSpec:
         best_reference: With several references, the metric compares the answer with each and keeps
             the best score (SQuAD's EM / F1, multi-reference ROUGE); False: it reads them all joined
             as one reference (claim and context recall: every reference's facts count).
+        citations: Per answer sentence, the contexts it cites (:mod:`metrics.citations`):
+            ``{"sentence", "cites": [1-based context numbers], "invalid": [numbers naming none]}``;
+            ``answer`` then holds the answer with its markers stripped. None: the answer's citations
+            were not read (an answerer or application that does not cite).
     """
 
     name: str

@@ -118,6 +118,8 @@ def _row(sid: str, question: str, reply: Reply | None, error: str | None, raw: A
     if reply is not None:
         row.update(answer=reply.answer, contexts=reply.contexts, scores=reply.scores, usage=reply.usage,
                    raw=scrub_all(jsonable(reply.raw)))
+        if reply.citations is not None:  # a structured source list; inline markers are read from the answer
+            row["citations"] = reply.citations
     else:
         row.update(error=scrub(error or "failed"), raw=scrub_all(jsonable(raw)))
     return row

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import inspect
 import logging
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -21,6 +22,7 @@ from ragsweep.harness.app.targets import (
     Reply,
     Target,
     TargetError,
+    cited_sentences,
     context_score,
     context_text,
     import_object,
@@ -81,15 +83,20 @@ class LangChainTarget(Target):
 
     Its output may be a string, a message, or a mapping holding the answer under ``answer_key`` and
     the retrieved Documents under ``contexts_key`` (the usual
-    ``RunnableParallel(context=retriever, question=...).assign(answer=...)`` shape).
+    ``RunnableParallel(context=retriever, question=...).assign(answer=...)`` shape), and a
+    per-sentence source list under ``citations_key`` (``[{"text", "sources": [...]}]``, a source being a
+    Document's number from ``citation_base``, its id or its text); inline ``[n]`` markers in the answer
+    are read either way.
     """
 
     kind = "langchain"
 
     def __init__(self, runnable: Any, params: Mapping[str, Any] | None = None, input_key: str | None = None,
-                 answer_key: str = "answer", contexts_key: str = "context", **_: Any) -> None:
+                 answer_key: str = "answer", contexts_key: str = "context", citations_key: str | None = "citations",
+                 citation_base: int = 1, **_: Any) -> None:
         self.spec, self.params = runnable, dict(params or {})
         self.input_key, self.answer_key, self.contexts_key = input_key, answer_key, contexts_key
+        self.citations_key, self.citation_base = citations_key or None, int(citation_base)
         self.runnable, self._built = _resolve(runnable, self.params, is_runnable, "target.runnable")
 
     def identity(self) -> dict[str, Any]:
@@ -109,21 +116,38 @@ class LangChainTarget(Target):
                 raise TargetError(f"the chain's output has no {self.answer_key!r} (keys: {sorted(out)})",
                                   retryable=False, raw=jsonable(out))
             message, items = out[self.answer_key], out.get(self.contexts_key)
+            given = out.get(self.citations_key) if self.citations_key else None
         else:
-            message, items = out, None
+            message, items, given = out, None, None
         answer = message if isinstance(message, str) else getattr(message, "content", None)
         if not isinstance(answer, str):
             raise TargetError(f"cannot read an answer from a {type(message).__name__}", retryable=False,
                               raw=jsonable(out))
         contexts = None if items is None else [context_text(d) for d in items]
         scores = None if items is None else [context_score(d) for d in items]
+        cited = None if given is None else cited_sentences(jsonable(given), items, self.citation_base,
+                                                            f"the chain's {self.citations_key!r}")
         return Reply(answer, contexts, scores if scores and all(s is not None for s in scores) else None,  # type: ignore[arg-type]
-                     _usage(message), jsonable(out))
+                     _usage(message), jsonable(out), cited)
+
+
+#: What LlamaIndex's ``CitationQueryEngine`` puts before each source node's text ("Source 3:\n...");
+#: its answer's ``[3]`` markers index the nodes by it, and the corpus does not hold it.
+_SOURCE_LABEL = re.compile(r"^\s*Source (\d+):\s*\n?")
+
+
+def source_label(text: str) -> tuple[str, int | None]:
+    """A node's text without its ``Source n:`` label, and n (None when it has none)."""
+    m = _SOURCE_LABEL.match(text)
+    return (text[m.end():], int(m.group(1))) if m else (text, None)
 
 
 class LlamaIndexTarget(Target):
     """A LlamaIndex query engine: ``aquery(question)``; the answer is ``response.response`` and the
-    contexts the text of ``response.source_nodes``, in their order."""
+    contexts the text of ``response.source_nodes``, in their order. A ``CitationQueryEngine``'s
+    ``Source n:`` labels are taken off the node texts (so they are found in the corpus), and when they
+    do not number the nodes 1, 2, ... in order, its ``[n]`` markers are renumbered to the nodes'
+    places."""
 
     kind = "llamaindex"
 
@@ -146,10 +170,21 @@ class LlamaIndexTarget(Target):
         if answer is None and isinstance(response, str):
             answer = response
         nodes = list(getattr(response, "source_nodes", None) or [])
-        contexts = [context_text(n) for n in nodes]
+        labelled = [source_label(context_text(n)) for n in nodes]
+        contexts = [t for t, _ in labelled]
+        labels = [k for _, k in labelled]
+        if answer is not None and all(k is not None for k in labels) and labels != list(range(1, len(labels) + 1)):
+            answer = renumber(str(answer), {k: i for i, k in enumerate(labels, start=1)})  # type: ignore[misc]
         scores = [context_score(n) for n in nodes]
         raw = {"response": None if answer is None else str(answer),
                "source_nodes": [{"text": t, "score": s, "id": getattr(getattr(n, "node", None), "node_id", None)}
                                 for t, s, n in zip(contexts, scores, nodes)]}
         return Reply(None if answer is None else str(answer), contexts,
                      scores if scores and all(s is not None for s in scores) else None, None, raw)  # type: ignore[arg-type]
+
+
+def renumber(answer: str, places: Mapping[int, int]) -> str:
+    """``answer`` with each ``[n]`` marker's numbers mapped by ``places`` (a number it lacks becomes 0: invalid)."""
+    from ragsweep.metrics import CITATION_MARKER, marker_numbers
+
+    return CITATION_MARKER.sub(lambda m: "[" + ", ".join(str(places.get(k, 0)) for k in marker_numbers(m.group(0))) + "]", answer)

@@ -62,6 +62,9 @@ class Reply:
         scores: The application's own score per context, when it reports them.
         usage: Token counts it reported (``prompt_tokens``, ``completion_tokens``, ...).
         raw: The raw response (JSON-able), kept as evidence.
+        citations: Per answer sentence, the contexts it cites, when the application returns a
+            structured source list (``[{"sentence", "cites", "invalid"}, ...]``, 1-based, see
+            :func:`cited_sentences`); None: read them from the answer's inline markers, if any.
     """
 
     answer: str | None
@@ -69,6 +72,7 @@ class Reply:
     scores: list[float] | None = None
     usage: dict[str, int] | None = None
     raw: Any = None
+    citations: list[dict[str, Any]] | None = None
 
 
 class TargetError(Exception):
@@ -188,13 +192,68 @@ def context_text(item: Any) -> str:
     raise TargetError(f"cannot read a context from a {type(item).__name__}", retryable=False)
 
 
+_ID_FIELDS = ("id", "doc_id", "node_id", "source_id", "chunk_id")
+
+
+def context_id(item: Any) -> str | None:
+    """A context's id when it carries one (a mapping's id field, a LlamaIndex node's ``node_id``, a
+    LangChain Document's ``id`` or ``metadata["source"]``)."""
+    if isinstance(item, Mapping):
+        found = next((item[k] for k in _ID_FIELDS if item.get(k) is not None), None)
+        return None if found is None else str(found)
+    node = getattr(item, "node", item)
+    for attr in ("node_id", "id", "id_"):
+        if isinstance(getattr(node, attr, None), (str, int)):
+            return str(getattr(node, attr))
+    source = (getattr(item, "metadata", None) or {}).get("source") if isinstance(
+        getattr(item, "metadata", None), Mapping) else None
+    return None if source is None else str(source)
+
+
+def cited_sentences(given: Any, items: Sequence[Any] | None, base: int = 1, where: str = "citations") -> list[dict[str, Any]]:
+    """An application's structured per-sentence source list as run-record citations.
+
+    ``given`` is a list of ``{"text": sentence, "sources": [...]}`` (see
+    :func:`ragsweep.metrics.citations.structured` for the keys it accepts). A source is a context's
+    number (``base``: 1 for the first context, or 0), its id (:func:`context_id`) or its text; one that
+    names no returned context is recorded as an invalid citation, never an error.
+    """
+    from ragsweep.metrics import structured_citations as structured
+
+    if not isinstance(given, list):
+        raise TargetError(f"{where} must be a list of {{text, sources}} objects, got {type(given).__name__}",
+                          retryable=False)
+    items = list(items or [])
+    ids = [context_id(c) for c in items]
+    texts = [context_text(c) for c in items]
+
+    def resolve(source: Any) -> int | None:
+        if isinstance(source, bool):
+            return None
+        if isinstance(source, int) or (isinstance(source, str) and source.strip().isdigit()
+                                       and source.strip() not in ids):
+            return int(source) - base + 1
+        if isinstance(source, str):
+            for i, (cid, text) in enumerate(zip(ids, texts), start=1):
+                if source == cid or source.strip() == text.strip():
+                    return i
+        return None
+
+    try:
+        return [c.to_dict() for c in structured(given, len(items) if items else None, resolve)]
+    except ValueError as exc:
+        raise TargetError(f"{where}: {exc}", retryable=False) from None
+
+
 def context_score(item: Any) -> float | None:
     score = item.get("score") if isinstance(item, Mapping) else getattr(item, "score", None)
     return float(score) if isinstance(score, (int, float)) and not isinstance(score, bool) else None
 
 
-def reply_from(value: Any, *, answer_key: str = "answer", contexts_key: str = "contexts", raw: Any = None) -> Reply:
-    """A Reply from what a Python application returned: a string, or a mapping with answer and contexts."""
+def reply_from(value: Any, *, answer_key: str = "answer", contexts_key: str = "contexts", raw: Any = None,
+               citations_key: str | None = "citations", citation_base: int = 1) -> Reply:
+    """A Reply from what a Python application returned: a string, or a mapping with answer and contexts
+    (and, under ``citations_key``, a structured per-sentence source list, :func:`cited_sentences`)."""
     if isinstance(value, str):
         return Reply(value, raw=value if raw is None else raw)
     if not isinstance(value, Mapping):
@@ -207,9 +266,11 @@ def reply_from(value: Any, *, answer_key: str = "answer", contexts_key: str = "c
     contexts = None if items is None else [context_text(c) for c in items]
     scores = None if items is None else [context_score(c) for c in items]
     usage = value.get("usage")
+    cited = (cited_sentences(value[citations_key], items, citation_base, citations_key)
+             if citations_key and value.get(citations_key) is not None else None)
     return Reply(None if answer is None else str(answer), contexts,
                  scores if scores and all(s is not None for s in scores) else None,  # type: ignore[arg-type]
-                 _usage(usage), jsonable(value) if raw is None else raw)
+                 _usage(usage), jsonable(value) if raw is None else raw, cited)
 
 
 def _usage(value: Any) -> dict[str, int] | None:
@@ -274,7 +335,8 @@ class HttpTarget(Target):
                  params: Mapping[str, Any] | None = None, headers: Mapping[str, str] | None = None,
                  env_headers: Mapping[str, str] | None = None, answer_path: str = "answer",
                  contexts_path: str | None = "contexts", usage_path: str | None = None,
-                 history_field: str | None = "messages", **_: Any) -> None:
+                 history_field: str | None = "messages", citations_path: str | None = None,
+                 citation_base: int = 1, **_: Any) -> None:
         if not url:
             raise InputError("target=http needs the endpoint: target.url=http://host:port/path")
         if not str(url).startswith(("http://", "https://")):
@@ -294,8 +356,11 @@ class HttpTarget(Target):
                                  "(e.g. 'Bearer $APP_TOKEN'), not hold the secret itself")
         self.answer_path, self.contexts_path, self.usage_path = answer_path, contexts_path, usage_path
         self.history_field = history_field or None
+        self.citations_path, self.citation_base = citations_path or None, int(citation_base)
+        if self.citation_base not in (0, 1):
+            raise InputError(f"target.citation_base must be 0 or 1 (the number of the first context), got {citation_base}")
         self.places_history = bool(re.search(r"\{(?:history|messages)\}", json.dumps(self.body)))
-        for path in (answer_path, contexts_path, usage_path):
+        for path in (answer_path, contexts_path, usage_path, self.citations_path):
             if path:
                 parse_path(path)  # a bad path is bad input before any call
         self._client: Any = None
@@ -306,6 +371,8 @@ class HttpTarget(Target):
                "answer_path": self.answer_path, "contexts_path": self.contexts_path}
         if self.history_field != "messages":  # the default leaves the fingerprints of earlier runs as they were
             out["history_field"] = self.history_field
+        if self.citations_path:  # likewise
+            out.update(citations_path=self.citations_path, citation_base=self.citation_base)
         return out
 
     def label(self) -> str:
@@ -355,7 +422,7 @@ class HttpTarget(Target):
             answer = get_path(data, self.answer_path)
         except KeyError as exc:
             raise TargetError(f"no answer at target.answer_path ({exc.args[0]})", retryable=False, raw=data) from None
-        contexts = scores = None
+        contexts = scores = items = None
         if self.contexts_path:
             try:
                 items = get_path(data, self.contexts_path)
@@ -374,7 +441,15 @@ class HttpTarget(Target):
                 usage = _usage(get_path(data, self.usage_path))
             except KeyError:
                 usage = None  # usage is optional: an application may report it on some answers only
-        return Reply(None if answer is None else str(answer), contexts, scores, usage, data)  # type: ignore[arg-type]
+        cited = None
+        if self.citations_path:
+            try:
+                given = get_path(data, self.citations_path)
+            except KeyError:
+                given = None  # an answer without a source list: its inline markers, if any, are read
+            if given is not None:
+                cited = cited_sentences(given, items, self.citation_base, "target.citations_path")
+        return Reply(None if answer is None else str(answer), contexts, scores, usage, data, cited)  # type: ignore[arg-type]
 
 
 # ---------------------------------------------------------------- python
@@ -414,11 +489,13 @@ class PythonTarget(Target):
 
     kind = "python"
 
-    def __init__(self, function: str | None, params: Mapping[str, Any] | None = None, **_: Any) -> None:
+    def __init__(self, function: str | None, params: Mapping[str, Any] | None = None, citation_base: int = 1,
+                 **_: Any) -> None:
         if not function:
             raise InputError("target=python needs the function: target.function=module:function")
         self.spec = str(function)
         self.params = dict(params or {})
+        self.citation_base = int(citation_base)
         self.fn = import_object(self.spec, "target.function")
         if not callable(self.fn):
             raise InputError(f"target.function={self.spec} is not callable")
@@ -442,7 +519,8 @@ class PythonTarget(Target):
                 self._warned = True
                 log.warning("%s has no history= (or messages=) parameter: conversation samples get their last "
                             "turn only", self.spec)
-        return reply_from(await call_maybe_async(self.fn, question, **self.params, **extra))
+        return reply_from(await call_maybe_async(self.fn, question, **self.params, **extra),
+                          citation_base=getattr(self, "citation_base", 1))
 
 
 def conversation_parameters(fn: Callable[..., Any]) -> set[str]:

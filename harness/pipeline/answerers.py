@@ -4,7 +4,9 @@
   to the question by embedding cosine, in reading order. Deterministic and fast: it measures what
   the retriever hands an answerer, not a model's wording.
 - ``llm``: the shared ``llm`` object answers from the numbered contexts (one call per question and K;
-  cached, so a repeated sweep makes no call).
+  cached, so a repeated sweep makes no call). With ``cite=true`` it is asked to cite the contexts it
+  uses with ``[n]`` markers; the sweep reads them (:func:`ragsweep.harness.records.cite_answers`) and
+  scores the citation metrics, so citing is a sweep axis like any other.
 
 Both implement ``answer_all(questions, contexts_per_question) -> list[str]``.
 """
@@ -63,29 +65,41 @@ ANSWER_INSTRUCTION = (
 )
 
 
+CITE_INSTRUCTION = (
+    "Answer the question using only the numbered contexts. Be brief: one to three sentences. "
+    "End every sentence with the number of each context that supports it, in square brackets, "
+    "like this: \"The bridge opened in 1932 [2].\" or \"... [1][3].\" Cite only contexts that state what "
+    "the sentence says. If the contexts do not contain the answer, say \"I don't know.\""
+)
+
+
 class LLMAnswerer:
-    """The shared ``llm`` answers from the numbered contexts."""
+    """The shared ``llm`` answers from the numbered contexts (``cite``: with ``[n]`` markers)."""
 
     name = "llm"
 
-    def __init__(self, llm: Any = None, max_tokens: int = 160, embedder: Any = None) -> None:
+    def __init__(self, llm: Any = None, max_tokens: int = 160, embedder: Any = None, cite: bool = False) -> None:
         if llm is None:
             from ragsweep.metrics import InputError
 
             raise InputError("answerer=llm needs a model: add llm=local, llm=local_small or llm=openai")
-        self.llm, self.max_tokens = llm, max_tokens
+        self.llm, self.max_tokens, self.cite = llm, max_tokens, bool(cite)
 
     def params(self) -> dict[str, Any]:
-        return {"name": self.name, "model": getattr(self.llm, "model_id", str(self.llm)), "max_tokens": self.max_tokens}
+        out = {"name": self.name, "model": getattr(self.llm, "model_id", str(self.llm)), "max_tokens": self.max_tokens}
+        if self.cite:  # the default leaves the names of earlier variants as they were
+            out["cite"] = True
+        return out
 
     async def _answer(self, question: str, contexts: Sequence[str]) -> str | None:
         from ragsweep.metrics import JudgeError, PromptId
 
         numbered = "\n\n".join(f"[{i + 1}] {c}" for i, c in enumerate(contexts)) or "(no context)"
-        messages = [{"role": "system", "content": ANSWER_INSTRUCTION},
+        messages = [{"role": "system", "content": CITE_INSTRUCTION if self.cite else ANSWER_INSTRUCTION},
                     {"role": "user", "content": f"Contexts:\n{numbered}\n\nQuestion: {question}\nAnswer:"}]
+        prompt = PromptId("answerer.llm_cite", "1") if self.cite else PromptId("answerer.llm", "1")
         try:
-            done = await self.llm.complete(messages, prompt=PromptId("answerer.llm", "1"), max_tokens=self.max_tokens)
+            done = await self.llm.complete(messages, prompt=prompt, max_tokens=self.max_tokens)
         except JudgeError:  # recorded as a missing answer; its metrics say so instead of crashing the job
             return None
         return done.text.strip()
