@@ -52,9 +52,9 @@ from collections.abc import Callable, Mapping, Sequence
 from ragsweep.gen.candidates import Candidate
 from ragsweep.gen.documents import Corpus
 from ragsweep.gen.followup import follow_up_info, pronoun_of, pronounise
-from ragsweep.gen.gates import normalise
 from ragsweep.gen.language import language_of
 from ragsweep.gen.units import Phrase, Unit, answer_phrases
+from ragsweep.gen.wording import normalise
 from ragsweep.gen.writer import Draft, WriteFailed
 from ragsweep.metrics import STOP, UNANSWERABLE, InputError, content_words
 from ragsweep.metrics.lexicon import PREPOSITIONS, PRONOUN_OF_OPENER
