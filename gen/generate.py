@@ -18,7 +18,7 @@ import hashlib
 import logging
 import random
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -32,8 +32,9 @@ from ragsweep.gen.gates import GateConfig
 from ragsweep.gen.report import Report
 from ragsweep.gen.roundtrip import round_trip
 from ragsweep.gen.schedule import Schedule, kind_quotas
+from ragsweep.gen.styles import cue_counts, interleave, requested, style_candidates
 from ragsweep.gen.testset import UNANSWERABLE_KIND, TestSample
-from ragsweep.gen.units import Unit, corpus_units, names_subject, unit_topics
+from ragsweep.gen.units import Unit, corpus_units, names_subject, topic_of, unit_topics
 from ragsweep.gen.wording import DuplicateFilter
 from ragsweep.gen.writer import Draft, WriteFailed, Writer
 from ragsweep.metrics import LLM, InputError, Usage
@@ -89,12 +90,13 @@ def generate(corpus: Corpus, writer: Writer, cfg: GenConfig, *,
 
 
 def variations(cand: Candidate, cfg: GenConfig) -> tuple[str | None, str | None]:
-    """(persona, style) for a candidate: a seeded choice, or None when none is configured."""
+    """(persona, style) for a candidate: a seeded choice, or None when none is configured. A candidate chosen
+    for a documentation style by what its section holds keeps that style (:mod:`gen.styles`)."""
     out: list[str | None] = []
-    for what, options in (("persona", cfg.personas), ("style", cfg.styles)):
+    for what, options in (("persona", cfg.personas), ("style", requested(cfg.styles)[1])):
         h = int(hashlib.sha256(f"{cfg.seed}:{what}:{cand.key}".encode()).hexdigest()[:8], 16)
         out.append(options[h % len(options)] if options else None)
-    return out[0], out[1]
+    return out[0], cand.style or out[1]
 
 
 def _sampled_units(corpus: Corpus, writer: Writer, cfg: GenConfig) -> dict[str, list[Unit]]:
@@ -138,6 +140,28 @@ def _gating(corpus: Corpus, writer: Writer, cfg: GenConfig, mix: Sequence[tuple[
     return Gating(corpus, cfg.gates, cfg.seed, writer, dups, report, absence, words, units, topics)
 
 
+def _streams(corpus: Corpus, writer: Writer, cfg: GenConfig, mix: Sequence[tuple[str, float]],
+             units: dict[str, list[Unit]], topics: dict[tuple[str, int], str],
+             report: Report) -> dict[str, Iterator[Candidate]]:
+    """Each kind's candidates. With documentation styles asked for, the single_hop stream takes their candidates
+    in turn with its own (:func:`gen.styles.interleave`); a style the writer does not write is left out, and
+    how many candidates its cue gave goes into the report (``styles_not_written``). A top-up does not draw
+    again the candidates its set's questions were written from."""
+    plain = {k: candidates(units, k, cfg.seed, topics, cfg.gates.named_subject) for k, _ in mix}
+    asked = requested(cfg.styles)[0]
+    if asked and "single_hop" in plain:
+        writes = [s for s in asked if s in getattr(writer, "styles", ())]
+        report.styles_not_written = {s: n for s, n in cue_counts(corpus, units, [s for s in asked if s not in writes])
+                                     .items() if n}
+        if report.styles_not_written:
+            log.warning("the %s writer does not write %s questions (%s candidates found); a model writes them: "
+                        "llm=local", writer.backend, ", ".join(report.styles_not_written),
+                        ", ".join(f"{s} {n}" for s, n in report.styles_not_written.items()))
+        plain["single_hop"] = interleave([plain["single_hop"],
+                                          *(style_candidates(corpus, units, s, cfg.seed) for s in writes)])
+    return {k: (c for c in stream if c.key not in cfg.known_candidates) for k, stream in plain.items()}
+
+
 def _next_batch(schedule: Schedule, size: int) -> list[Candidate]:
     batch: list[Candidate] = []
     while len(batch) < size and (cand := schedule.next()) is not None:
@@ -160,12 +184,10 @@ async def agenerate(corpus: Corpus, writer: Writer, cfg: GenConfig, *,
     mix = _kind_mix(writer, cfg)
     prepare = getattr(writer, "prepare", None)  # optional: a writer that learns from the corpus's sentences
     if prepare is not None:
-        prepare(units, tuple(cfg.styles))
+        prepare(units, requested(cfg.styles)[1])
     report = Report(requested=n)
     gating = _gating(corpus, writer, cfg, mix, units, topics, embed, report)
-    # A top-up does not draw again the candidates its set's questions were written from.
-    streams = {k: (c for c in candidates(units, k, cfg.seed, topics, cfg.gates.named_subject)
-                   if c.key not in cfg.known_candidates) for k, _ in mix}
+    streams = _streams(corpus, writer, cfg, mix, units, topics, report)
     unnamed = sum(not names_subject(u.text) for us in units.values() for u in us)
     report.units = {"sentences": sum(map(len, units.values())), "unnamed_subject": unnamed,
                     "left_out": unnamed if cfg.gates.named_subject else 0, **getattr(writer, "left_out", {})}
@@ -181,7 +203,8 @@ async def agenerate(corpus: Corpus, writer: Writer, cfg: GenConfig, *,
     async def attempt(cand: Candidate) -> Draft | WriteFailed:
         async with limiter:
             try:
-                shown_topics = [topics[u.doc_id, u.start] for u in cand.shown]
+                # a block (gen.styles) is no sentence unit: its document's topic
+                shown_topics = [topics.get((u.doc_id, u.start)) or topic_of(corpus.get(u.doc_id)) for u in cand.shown]
                 return await writer.write(cand, shown_topics, *variations(cand, cfg))
             except WriteFailed as exc:
                 return exc
@@ -239,6 +262,6 @@ def _settle(passed: Sequence[Passed], gating: Gating, samples: list[TestSample])
             gating.dups.discard(p.sample.question)
             gating.report.reject(p.reason, p.example, p.sample.kind)
             continue
-        gating.report.accept(p.sample.kind, p.sample.provenance.get("overlap"))
+        gating.report.accept(p.sample.kind, p.sample.provenance.get("overlap"), p.sample.provenance.get("style"))
         samples.append(replace(p.sample, id=f"gen-{len(samples) + 1:04d}"))
     return usage

@@ -10,6 +10,8 @@ from typing import Any
 from ragsweep.gen.testset import UNANSWERABLE_KIND
 from ragsweep.gen.wording import HUMAN_OVERLAP
 
+FACT = "fact"  # the style of a question asked of no cue (gen.styles)
+
 REASONS: dict[str, str] = {
     "write_failed": "the writer produced no usable output (model error, broken JSON after one repair)",
     "evidence_not_verbatim": "an evidence span is not found verbatim in its document",
@@ -74,6 +76,10 @@ class Report:
     gave_up: dict[str, int] = field(default_factory=dict)  # kind -> candidates tried when it gave up
     # The sampled documents' sentence units, and how many of them do not name their subject (gen.units).
     units: dict[str, int] = field(default_factory=dict)
+    # The accepted questions' styles (gen.styles; "fact": none), and the documentation styles asked for that the
+    # writer does not write, with the candidates their cues gave.
+    accepted_by_style: dict[str, int] = field(default_factory=dict)
+    styles_not_written: dict[str, int] = field(default_factory=dict)
     max_examples: int = 5
 
     @property
@@ -84,8 +90,9 @@ class Report:
     def n_rejected(self) -> int:
         return sum(self.rejected.values())
 
-    def accept(self, kind: str, overlap: float | None = None) -> None:
+    def accept(self, kind: str, overlap: float | None = None, style: str | None = None) -> None:
         self.accepted_by_kind[kind] = self.accepted_by_kind.get(kind, 0) + 1
+        self.accepted_by_style[style or FACT] = self.accepted_by_style.get(style or FACT, 0) + 1
         if overlap is not None:
             self.overlaps.append(overlap)
 
@@ -171,6 +178,7 @@ class Report:
 
     def to_dict(self, extra: dict[str, Any] | None = None) -> dict[str, Any]:
         return {"requested": self.requested, "accepted": self.accepted, "accepted_by_kind": self.accepted_by_kind,
+                "accepted_by_style": self.accepted_by_style, "styles_not_written": self.styles_not_written,
                 "rejected_total": self.n_rejected, "rejected": self.rejected,
                 "tried_by_kind": self.tried_by_kind, "rejected_by_kind": self.rejected_by_kind,
                 "roundtrip": self.roundtrip, "gave_up": self.gave_up, "sentence_units": self.units,

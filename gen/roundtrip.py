@@ -100,6 +100,10 @@ async def round_trip(p: Passed, judge: LLM | None, min_f1: float, hops: bool = T
     rejected as ``one_sentence_answers``."""
     if judge is None or not p.texts:
         return p
+    if p.sample.provenance.get("style") == "code_answer":
+        # Its reference is its evidence's code, verbatim: an answer read from that evidence has nothing to
+        # disagree with (and a code reply would not fit the round trip's short answer).
+        return p
     if p.sample.kind == UNANSWERABLE_KIND:
         return await _round_trip_unanswerable(p, judge)
     # A follow-up turn leaves its subject to the conversation: ask its standalone form (gen.followup).
