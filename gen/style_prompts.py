@@ -8,6 +8,8 @@ product, so they teach the form and no fact of a real one.
 
 from __future__ import annotations
 
+from typing import Any
+
 from pydantic import BaseModel, Field
 
 from ragsweep.gen.prompts import WriteOutput
@@ -38,89 +40,60 @@ _ANSWER = (" The answer is short and uses the text's own words; 'used' lists the
 
 _HARBOUR = "Harbourline CLI > Tutorial > Scheduling departures"
 
-WRITE_HOW_TO: Prompt[StyleInput, WriteOutput] = Prompt(
-    name="gen.write_how_to",
-    instruction=(
-        "You write one question that a user of a software product asks its documentation, of the kind 'How do I "
-        "...?' or 'How can I ...?', from numbered text of one section. Ask for the goal the text reaches, not for "
-        "one of its steps. " + _RULES + _ANSWER
-    ),
-    input=StyleInput,
-    output=WriteOutput,
-    examples=(
-        (StyleInput(section=_HARBOUR, sentences=[
-            "To run a departure every day, add a schedule to the route:",
-            "- Open harbour.toml.",
-            "- Add a [schedule] table with daily = true and the time as at = \"07:30\"."]),
-         WriteOutput(question="How do I make a Harbourline route depart every day at the same time?",
-                     answer="Add a [schedule] table to harbour.toml with daily = true and the time in at",
-                     used=[2, 3])),
-    ),
-    max_tokens=160,
-    layout="json",
-)
+def _style_prompt(style: str, ask: str, example: tuple[StyleInput, BaseModel]) -> Prompt[StyleInput, Any]:
+    """A style's prompt: what it asks for, the rules every style shares, one example; a code answer's writer
+    writes the question only (its reference is the code)."""
+    code = style == "code_answer"
+    return Prompt(name="gen.write_code_question" if code else f"gen.write_{style}",
+                  instruction=ask + _RULES + ("" if code else _ANSWER), input=StyleInput,
+                  output=CodeQuestion if code else WriteOutput, examples=(example,),
+                  max_tokens=80 if code else 160, layout="json")  # a code answer's reply is one question
 
-WRITE_TROUBLESHOOTING: Prompt[StyleInput, WriteOutput] = Prompt(
-    name="gen.write_troubleshooting",
-    instruction=(
-        "You write one question that a user of a software product asks its documentation when something goes "
-        "wrong: what an error means, why it happens, or how to fix or avoid it ('Why does ... return a 422 "
-        "error?', 'What causes ...Error when ...?', 'How do I fix ...?'), from numbered text of one section. "
-        "The answer gives the cause or the fix. " + _RULES + _ANSWER
-    ),
-    input=StyleInput,
-    output=WriteOutput,
-    examples=(
-        (StyleInput(section=_HARBOUR, sentences=[
-            "Each departure needs a berth.",
-            "If two departures claim the same berth at the same time, harbour plan stops with a BerthConflictError "
-            "naming both."]),
-         WriteOutput(question="Why does harbour plan stop with a BerthConflictError in Harbourline?",
-                     answer="Two departures claim the same berth at the same time", used=[2])),
-    ),
-    max_tokens=160,
-    layout="json",
-)
 
-WRITE_OPTION: Prompt[StyleInput, WriteOutput] = Prompt(
-    name="gen.write_option",
-    instruction=(
-        "You write one question that a user of a software product asks its documentation about an option, a "
-        "parameter or a setting: which one does something ('Which parameter ...?', 'How do I set ...?') or what "
-        "one does or defaults to ('What does ... do?'), from numbered text of one section. " + _RULES + _ANSWER
-    ),
-    input=StyleInput,
-    output=WriteOutput,
-    examples=(
-        (StyleInput(section=_HARBOUR, sentences=[
-            "Departures wait for late passengers.",
-            "The grace_minutes setting says how long a departure waits; it defaults to 5."]),
-         WriteOutput(question="Which Harbourline setting controls how long a departure waits for late passengers?",
-                     answer="grace_minutes (5 minutes by default)", used=[2])),
-    ),
-    max_tokens=160,
-    layout="json",
-)
+_ASKS_OF = "a user of a software product asks its documentation"
 
-WRITE_CODE_QUESTION: Prompt[StyleInput, CodeQuestion] = Prompt(
-    name="gen.write_code_question",
-    instruction=(
-        "You write one question that a user of a software product asks its documentation and whose answer is the "
-        "last numbered item, a code block (a program, a command or a configuration): how to do what that code "
-        "does, as the text before it and the section's titles say it ('How do I ... in ...?', 'What command "
-        "...?'). Do not quote the code. " + _RULES
-    ),
-    input=StyleInput,
-    output=CodeQuestion,
-    examples=(
-        (StyleInput(section=_HARBOUR, sentences=[
-            "You can check a schedule before you publish it:",
-            "```console\n$ harbour plan --dry-run routes/ferry.toml\n```"]),
-         CodeQuestion(question="How do I check a Harbourline schedule without publishing it?")),
-    ),
-    max_tokens=80,  # one question
-    layout="json",
-)
+WRITE_HOW_TO = _style_prompt("how_to", (
+    f"You write one question that {_ASKS_OF}, of the kind 'How do I "
+    "...?' or 'How can I ...?', from numbered text of one section. Ask for the goal the text reaches, not for "
+    "one of its steps. "),
+    (StyleInput(section=_HARBOUR, sentences=[
+        "To run a departure every day, add a schedule to the route:",
+        "- Open harbour.toml.",
+        "- Add a [schedule] table with daily = true and the time as at = \"07:30\"."]),
+     WriteOutput(question="How do I make a Harbourline route depart every day at the same time?",
+                 answer="Add a [schedule] table to harbour.toml with daily = true and the time in at", used=[2, 3])))
+
+WRITE_TROUBLESHOOTING = _style_prompt("troubleshooting", (
+    f"You write one question that {_ASKS_OF} when something goes "
+    "wrong: what an error means, why it happens, or how to fix or avoid it ('Why does ... return a 422 "
+    "error?', 'What causes ...Error when ...?', 'How do I fix ...?'), from numbered text of one section. "
+    "The answer gives the cause or the fix. "),
+    (StyleInput(section=_HARBOUR, sentences=[
+        "Each departure needs a berth.",
+        "If two departures claim the same berth at the same time, harbour plan stops with a BerthConflictError "
+        "naming both."]),
+     WriteOutput(question="Why does harbour plan stop with a BerthConflictError in Harbourline?",
+                 answer="Two departures claim the same berth at the same time", used=[2])))
+
+WRITE_OPTION = _style_prompt("option", (
+    f"You write one question that {_ASKS_OF} about an option, a "
+    "parameter or a setting: which one does something ('Which parameter ...?', 'How do I set ...?') or what "
+    "one does or defaults to ('What does ... do?'), from numbered text of one section. "),
+    (StyleInput(section=_HARBOUR, sentences=[
+        "Departures wait for late passengers.",
+        "The grace_minutes setting says how long a departure waits; it defaults to 5."]),
+     WriteOutput(question="Which Harbourline setting controls how long a departure waits for late passengers?",
+                 answer="grace_minutes (5 minutes by default)", used=[2])))
+
+WRITE_CODE_QUESTION = _style_prompt("code_answer", (
+    f"You write one question that {_ASKS_OF} and whose answer is the "
+    "last numbered item, a code block (a program, a command or a configuration): how to do what that code "
+    "does, as the text before it and the section's titles say it ('How do I ... in ...?', 'What command "
+    "...?'). Do not quote the code. "),
+    (StyleInput(section=_HARBOUR, sentences=[
+        "You can check a schedule before you publish it:",
+        "```console\n$ harbour plan --dry-run routes/ferry.toml\n```"]),
+     CodeQuestion(question="How do I check a Harbourline schedule without publishing it?")))
 
 #: style -> its prompt (:mod:`gen.styles`).
 STYLE_PROMPTS = {"how_to": WRITE_HOW_TO, "troubleshooting": WRITE_TROUBLESHOOTING, "option": WRITE_OPTION,
