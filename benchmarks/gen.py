@@ -122,7 +122,9 @@ def _calls(llm: object) -> int:
 
 def _evaluated(llm: object) -> int:
     """Prompt tokens llama.cpp evaluated so far (0 for other backends): the rest came from its prompt cache."""
-    return int(getattr(getattr(llm, "inner", llm), "prompt_evaluated", 0) or 0)
+    while not hasattr(llm, "prompt_evaluated") and hasattr(llm, "inner"):  # through the timing and cache wrappers
+        llm = llm.inner  # type: ignore[attr-defined]
+    return int(getattr(llm, "prompt_evaluated", 0) or 0)
 
 
 def specificity(testset: str, beir: str, split: str, k: int = 10) -> None:

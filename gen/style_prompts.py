@@ -39,6 +39,8 @@ _RULES = (
 _ANSWER = (" The answer is short and uses the text's own words; 'used' lists the numbers of the text it needs.")
 
 _HARBOUR = "Harbourline CLI > Tutorial > Scheduling departures"
+#: The made-up product of the examples: a question that names it where the shown text does not copied the example.
+EXAMPLE_PRODUCT = "Harbourline"
 
 def _style_prompt(style: str, ask: str, example: tuple[StyleInput, BaseModel]) -> Prompt[StyleInput, Any]:
     """A style's prompt: what it asks for, the rules every style shares, one example; a code answer's writer

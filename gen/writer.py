@@ -26,7 +26,7 @@ from ragsweep.gen.prompts import (
     WriteInput,
     WriteOutput,
 )
-from ragsweep.gen.style_prompts import STYLE_PROMPTS, CodeQuestion, StyleInput
+from ragsweep.gen.style_prompts import EXAMPLE_PRODUCT, STYLE_PROMPTS, CodeQuestion, StyleInput
 from ragsweep.gen.styles import DOC_STYLES, code_body
 from ragsweep.gen.units import Unit
 from ragsweep.metrics import LLM, UNANSWERABLE, JudgeError, Prompt, Usage, complete
@@ -168,7 +168,10 @@ class LLMWriter:
         except JudgeError as exc:
             raise WriteFailed(str(exc)) from exc
         self.usage = self.usage + done.usage
-        question = done.parsed.question.strip()
+        # A user types a name, not its inline-code marks: the 1.5B wrote `SecurityScopes` as in the docs' source.
+        question = done.parsed.question.replace("`", "").strip()
+        if EXAMPLE_PRODUCT in question and EXAMPLE_PRODUCT not in section + " ".join(data.sentences):
+            raise WriteFailed(f"the question names the examples' product ({EXAMPLE_PRODUCT}), not this one's")
         provenance = {"prompt": f"{prompt.name}@{prompt.version}"}
         if isinstance(done.parsed, CodeQuestion):
             code = cand.shown[cand.required[0]]

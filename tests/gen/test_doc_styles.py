@@ -19,7 +19,7 @@ from ragsweep.gen.rules import RuleWriter
 from ragsweep.gen.style_prompts import STYLE_PROMPTS
 from ragsweep.gen.styles import DOC_STYLES, code_body, requested, section_candidates
 from ragsweep.gen.units import document_units
-from ragsweep.gen.writer import LLMWriter
+from ragsweep.gen.writer import LLMWriter, WriteFailed
 from ragsweep.metrics.llm import ScriptedLLM
 
 FASTAPI = Path(__file__).resolve().parents[2] / ".." / "shared" / "data" / "docs-fastapi"
@@ -154,6 +154,21 @@ def test_the_llm_writer_writes_each_style_with_its_own_prompt(doc, style):
         assert draft.evidence == (cand.shown[-1],) and draft.reference == "$ pip install harbourline"
     else:
         assert draft.evidence and all(u in cand.shown for u in draft.evidence)
+
+
+def test_the_llm_writer_drops_inline_code_marks_and_refuses_the_examples_product(tmp_path):
+    (tmp_path / "d").mkdir()
+    (tmp_path / "d" / "tool.md").write_text(PAGE.replace("Harbourline", "Quayside"), encoding="utf-8")
+    doc = read_folder(tmp_path / "d").get("tool.md")
+    cand = section_candidates(doc, document_units(doc), "option")[0]
+    marked = ScriptedLLM(lambda m, s: {"question": "What does the `grace_minutes` setting of Quayside do?",
+                                       "answer": "how many minutes a departure waits", "used": [2]})
+    draft = asyncio.run(LLMWriter(marked).write(cand, ["Quayside"] * len(cand.shown), None, "option"))
+    assert draft.question == "What does the grace_minutes setting of Quayside do?"
+    copied = ScriptedLLM(lambda m, s: {"question": "Which Harbourline setting sets how long a departure waits?",
+                                       "answer": "grace_minutes", "used": [2]})
+    with pytest.raises(WriteFailed, match="examples' product"):
+        asyncio.run(LLMWriter(copied).write(cand, ["Quayside"] * len(cand.shown), None, "option"))
 
 
 @pytest.mark.skipif(not FASTAPI.is_dir(), reason="../shared/data/docs-fastapi not present")
