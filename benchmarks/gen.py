@@ -7,10 +7,12 @@
     python benchmarks/gen.py --backends none local_small --n-local 5
     python benchmarks/gen.py --backends local --gen gates.roundtrip=false llm.parallel=2   # any gen override
     python benchmarks/gen.py --backends local --n-local 20 --seed 0 1 2   # three candidate streams, pooled
+    python benchmarks/gen.py --backends local --corpus DOCS_FOLDER --gen 'styles=[docs]' --out docs.jsonl
 
    Each backend runs as ``ragsweep gen`` does (round trip and kind check on unless overridden); the
    table also gives the prompt tokens llama.cpp evaluated per accepted pair (tok/acc counts the prompt
-   prefix its cache replays too), LLM calls per accepted pair and the round trips' agreement.
+   prefix its cache replays too), LLM calls per accepted pair and the round trips' agreement; under it, the
+   accepted questions' styles and where the time went (model minutes and calls per prompt, and the rest).
 
 2. Specificity: the share of a test set's questions whose source document the all-MiniLM-L6-v2
    Flat retriever (whole documents, no chunking) finds in its top 10:
@@ -31,19 +33,46 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 
-def throughput(backend: str, n: int, seed: int, overrides: list[str] = ()) -> dict[str, float | int | str]:
-    """Run one backend on the shipped corpus with a fresh cache; return its figures."""
+class _Timed:
+    """An LLM that adds up the seconds and calls of each prompt (by name): where a run's model time goes."""
+
+    def __init__(self, inner: object) -> None:
+        self.inner = inner
+        self.seconds: dict[str, float] = {}
+        self.calls: dict[str, int] = {}
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self.inner, name)
+
+    async def complete(self, messages, schema=None, *, prompt=None, **kwargs):  # type: ignore[no-untyped-def]
+        started = time.perf_counter()
+        try:
+            return await self.inner.complete(messages, schema, prompt=prompt, **kwargs)  # type: ignore[attr-defined]
+        finally:
+            name = prompt.name if prompt is not None else "(unnamed)"
+            self.seconds[name] = self.seconds.get(name, 0.0) + time.perf_counter() - started
+            self.calls[name] = self.calls.get(name, 0) + 1
+
+
+def throughput(backend: str, n: int, seed: int, overrides: list[str] = (), corpus_path: str | None = None,
+               out: str | None = None, cache: str | None = None) -> dict[str, float | int | str]:
+    """Run one backend on the shipped corpus (or the folder ``corpus_path``) with a fresh cache; return its figures.
+    ``out``: also write the accepted samples there (JSONL), to read them. ``cache``: keep the LLM calls in this
+    folder instead, so a stopped run resumes (its replayed calls then cost nothing in the figures)."""
     from hydra import compose, initialize_config_module
     from omegaconf import open_dict
     from ragsweep.gen.app import writing_parts
-    from ragsweep.gen.documents import read_shipped
+    from ragsweep.gen.documents import read_folder, read_shipped
+    from ragsweep.gen.testset import write_testset
     from ragsweep.gen.generate import generate
     from ragsweep.gen.parts import build
     from ragsweep.metrics.embedding import OnnxMiniLM
 
-    with tempfile.TemporaryDirectory() as tmp:
+    with tempfile.TemporaryDirectory() as scratch:
+        tmp = cache or scratch
+        Path(tmp).mkdir(parents=True, exist_ok=True)
         models = Path(os.environ.get("RAGSWEEP_CACHE_DIR", "~/.cache/ragsweep")).expanduser() / "models"
-        if models.is_dir():  # reuse the assembled GGUF; only the LLM call cache is fresh
+        if models.is_dir() and not (Path(tmp) / "models").exists():  # reuse the assembled GGUF
             (Path(tmp) / "models").symlink_to(models)
         os.environ["RAGSWEEP_CACHE_DIR"] = tmp
         with initialize_config_module(config_module="ragsweep.conf", version_base="1.3"):
@@ -51,20 +80,25 @@ def throughput(backend: str, n: int, seed: int, overrides: list[str] = ()) -> di
         with open_dict(cfg):
             cfg.cache.dir = tmp
             cfg.llm.cache_dir = tmp if "cache_dir" in cfg.llm else None
-        llm = build(cfg.llm, "llm")
+        inner = build(cfg.llm, "llm")
+        llm = _Timed(inner) if inner is not None else None  # llm=none: the rule writer, no model
         writer, gcfg, _ = writing_parts(cfg, llm)
         embed = OnnxMiniLM().embed  # always on, whatever gates.embed says: the figures include its gate
         embed(["warm up"])
         started = time.perf_counter()
         calls_before, evaluated_before = _calls(llm), _evaluated(llm)
-        result = generate(read_shipped(), writer, gcfg, embed=embed,
-                          judge=llm)
+        corpus = read_shipped() if corpus_path is None else read_folder(corpus_path)
+        result = generate(corpus, writer, gcfg, embed=embed, judge=llm)
         minutes = (time.perf_counter() - started) / 60
         calls, evaluated = _calls(llm) - calls_before, _evaluated(llm) - evaluated_before
         if models.is_dir():
             os.environ["RAGSWEEP_CACHE_DIR"] = str(models.parent)
+    if out is not None:
+        write_testset(result.samples, out, corpus)
     accepted = len(result.samples)
     tokens = result.usage.prompt_tokens + result.usage.completion_tokens
+    seconds, calls_of = (llm.seconds, llm.calls) if llm is not None else ({}, {})
+    llm_seconds = sum(seconds.values())
     rt = result.report.roundtrip
     return {"backend": backend, "model": writer.model_id, "accepted": accepted,
             "rejected": result.report.n_rejected, "minutes": round(minutes, 3),
@@ -74,7 +108,11 @@ def throughput(backend: str, n: int, seed: int, overrides: list[str] = ()) -> di
             "rejected_by_reason": {k: v for k, v in result.report.rejected.items() if v},
             "accepted_per_minute": round(accepted / minutes, 2) if minutes else float("inf"),
             "tokens_per_accepted": round(tokens / accepted, 1) if accepted else float("nan"),
-            "completion_tokens_per_accepted": round(result.usage.completion_tokens / accepted, 1) if accepted else float("nan")}
+            "completion_tokens_per_accepted": round(result.usage.completion_tokens / accepted, 1) if accepted else float("nan"),
+            "accepted_by_style": result.report.accepted_by_style,
+            "time": "; ".join([*(f"{k} {v / 60:.1f} min ({calls_of[k]} calls)"
+                                 for k, v in sorted(seconds.items(), key=lambda kv: -kv[1])),
+                               f"outside the model {max(0.0, minutes - llm_seconds / 60):.1f} min"])}
 
 
 def _calls(llm: object) -> int:
@@ -84,7 +122,9 @@ def _calls(llm: object) -> int:
 
 def _evaluated(llm: object) -> int:
     """Prompt tokens llama.cpp evaluated so far (0 for other backends): the rest came from its prompt cache."""
-    return int(getattr(getattr(llm, "inner", llm), "prompt_evaluated", 0) or 0)
+    while not hasattr(llm, "prompt_evaluated") and hasattr(llm, "inner"):  # through the timing and cache wrappers
+        llm = llm.inner  # type: ignore[attr-defined]
+    return int(getattr(llm, "prompt_evaluated", 0) or 0)
 
 
 def specificity(testset: str, beir: str, split: str, k: int = 10) -> None:
@@ -126,6 +166,10 @@ def main() -> None:
                              "seeds a pooled line per backend adds up accepted questions, minutes, calls and tokens")
     parser.add_argument("--gen", nargs="*", default=[], metavar="KEY=VALUE",
                         help="ragsweep gen overrides for every backend, e.g. gates.roundtrip=false llm.parallel=2")
+    parser.add_argument("--corpus", help="throughput: a folder (corpus=folder) instead of the shipped corpus")
+    parser.add_argument("--out", help="throughput: write the last run's accepted samples here (JSONL), to read them")
+    parser.add_argument("--cache", help="throughput: keep the LLM calls in this folder (default: a fresh one per run), "
+                                         "so a stopped run resumes; replayed calls cost nothing in the figures")
     parser.add_argument("--beir", default=str(ROOT.parent / "shared" / "data" / "scifact"))
     parser.add_argument("--split", default="dev")
     args = parser.parse_args()
@@ -142,7 +186,8 @@ def main() -> None:
     for backend in args.backends:
         runs = []
         for seed in args.seed:
-            r = throughput(backend, args.n if backend == "none" else args.n_local, seed, args.gen)
+            r = throughput(backend, args.n if backend == "none" else args.n_local, seed, args.gen, args.corpus,
+                           args.out, args.cache)
             runs.append(r)
             label = r["backend"] if len(args.seed) == 1 else f"{r['backend']} s{seed}"
             print(f"{label:12s} {r['model']:36s} {r['accepted']:8d} {r['rejected']:8d} {r['minutes']:8.2f} "
@@ -151,6 +196,9 @@ def main() -> None:
                   f"{r['calls_per_accepted']:9.2f} {r['roundtrip']:>10s}", flush=True)
             print(f"{'':12s} rejected: " + (", ".join(f"{k}={v}" for k, v in r["rejected_by_reason"].items())
                                             or "none"), flush=True)
+            print(f"{'':12s} by style: " + ", ".join(f"{k}={v}" for k, v in sorted(r["accepted_by_style"].items())),
+                  flush=True)
+            print(f"{'':12s} time: {r['time']}", flush=True)
         if len(runs) > 1:
             print(pooled(runs), flush=True)
 

@@ -14,7 +14,7 @@ seeded bootstrap 95% interval over questions (both sets resampled, system means 
 them, the noise ceiling: tau between two disjoint random halves of the human questions, and tau
 between a human half and a synthetic subsample of the same size. Two diagnostics: Kendall's tau on
 the dense variants alone (are only the lexical and hybrid variants misplaced?), and each set's
-question-evidence overlap (:func:`gen.gates.lexical_overlap`: the share of a question's content words
+question-evidence overlap (:func:`gen.wording.lexical_overlap`: the share of a question's content words
 found in its relevant documents, and how many; questions that copy their evidence favour BM25). A
 third: where each set's first relevant document lands in the ranking of people's best variant (first,
 ranks 2-10, missed); questions that find theirs first whenever they find it make K=1 look cheap.
@@ -441,7 +441,7 @@ def stale(report: Mapping[str, Any], settings: Mapping[str, Any]) -> str | None:
     setting differs, a check (a rejection reason) is new, or the documents were cut into other sentence
     units (:data:`gen.units.UNITS`). A report written before gates were
     recorded is stale too: its checks are unknown."""
-    from ragsweep.gen.gates import REASONS
+    from ragsweep.gen.report import REASONS
     from ragsweep.gen.units import UNITS
 
     recorded = report.get("gates")
@@ -507,10 +507,10 @@ def synthetic_set(corpus: Any, name: str, writer: str, n: int, seed: int, folder
 
 
 def set_overlap(questions: Sequence[str], documents: Sequence[Sequence[str]]) -> tuple[float, float]:
-    """Mean over questions of :func:`gen.gates.lexical_overlap` against each question's relevant
+    """Mean over questions of :func:`gen.wording.lexical_overlap` against each question's relevant
     documents: (share of its content words found there, number found). Questions without a content
     word are left out. Human questions: the qrels documents; generated ones: their evidence documents."""
-    from ragsweep.gen.gates import lexical_overlap
+    from ragsweep.gen.wording import lexical_overlap
 
     if len(questions) != len(documents):
         raise ValueError(f"{len(questions)} questions but {len(documents)} document lists")

@@ -36,7 +36,8 @@ _FACE = {
     "strip_hop_marker": "formats.cells",
     "USUAL": "formats.layouts", "Layout": "formats.layouts", "detect": "formats.layouts", "normal": "formats.layouts",
     "understood": "formats.layouts",
-    "iter_json_lines": "formats.rows", "parse_span_id": "formats.rows", "read_json": "formats.rows",
+    "iter_json_lines": "formats.rows", "parse_span_id": "formats.rows", "read_csv": "formats.rows",
+    "read_json": "formats.rows",
 }
 
 __all__ = sorted(_FACE)

@@ -234,6 +234,10 @@ def run(cfg: DictConfig, run_dir: Path) -> dict[str, Any]:
         print(f"language: {left} documents not in English left out (the rule writer writes English only; "
               "llm=local questions them)")
     print("by kind: " + ", ".join(f"{k}={v}" for k, v in sorted(rep.accepted_by_kind.items())))
+    if set(rep.accepted_by_style) - {"fact"} or rep.styles_not_written:
+        print("by style: " + ", ".join(f"{k}={v}" for k, v in sorted(rep.accepted_by_style.items()))
+              + "".join(f"; {s} not written ({n} candidates: the writer does not write it)"
+                        for s, n in rep.styles_not_written.items()))
     print("rejected: " + (", ".join(f"{k}={v}" for k, v in rep.rejected.items() if v) or "none"))
     if line := rep.unanswerable_line():
         print(line)

@@ -53,16 +53,22 @@ class Candidate:
         shown: Sentences shown to the model, numbered from 1 in this order.
         required: Indexes into ``shown`` that must be in the evidence (both, for two-sentence kinds).
         bridge: For a multi_hop bridge, the entity the first sentence mentions and the second is about.
+        style: A documentation style chosen by what the section holds (:mod:`gen.styles`); None: a style is
+            drawn from ``styles`` as for any question.
+        section: The heading titles over a style candidate's text, outermost first (shown to the writer).
     """
 
     kind: str
     shown: tuple[Unit, ...]
     required: tuple[int, ...]
     bridge: str | None = None
+    style: str | None = None
+    section: tuple[str, ...] = ()
 
     @property
     def key(self) -> str:
-        return self.kind + ":" + "|".join(f"{u.doc_id}@{u.start}-{u.end}" for u in self.shown)
+        return (self.kind + (f"/{self.style}" if self.style else "") + ":"
+                + "|".join(f"{u.doc_id}@{u.start}-{u.end}" for u in self.shown))
 
     @property
     def doc_ids(self) -> tuple[str, ...]:
@@ -91,7 +97,7 @@ def _with_context(units: list[Unit], i: int, named_subject: bool = False,
     return (units[i],), (0,)
 
 
-def _round_robin(per_doc: Mapping[str, Sequence[T]], order: list[str]) -> Iterator[tuple[str, T]]:
+def round_robin(per_doc: Mapping[str, Sequence[T]], order: list[str]) -> Iterator[tuple[str, T]]:
     depth = 0
     while True:
         emitted = False
@@ -114,7 +120,7 @@ def _single(units: dict[str, list[Unit]], order: list[str], rng: random.Random, 
               and (not named_subject or names_subject(u.text))]
         rng.shuffle(ok)
         per_doc[doc_id] = ok
-    for doc_id, i in _round_robin(per_doc, order):
+    for doc_id, i in round_robin(per_doc, order):
         shown, required = _with_context(units[doc_id], i, named_subject, topics)
         yield Candidate(kind, shown, required)
 
@@ -262,7 +268,7 @@ def _follow_ups(units: dict[str, list[Unit]], order: list[str], rng: random.Rand
                  and _same_article(topics, doc[i], doc[j])]
         rng.shuffle(pairs)
         per_doc[doc_id] = pairs
-    for doc_id, (i, j) in _round_robin(per_doc, order):
+    for doc_id, (i, j) in round_robin(per_doc, order):
         yield Candidate("follow_up", (units[doc_id][i], units[doc_id][j]), (0, 1))
 
 

@@ -35,16 +35,11 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from ragsweep.gen.documents import Corpus, Span
-from ragsweep.gen.gates import (
-    GateConfig,
-    Report,
-    check_sample,
-    content_tokens,
-    normalise,
-    tokens,
-)
+from ragsweep.gen.gates import GateConfig, check_sample
+from ragsweep.gen.report import Report
 from ragsweep.gen.testset import FOLLOW_UP_KIND, TestSample
 from ragsweep.gen.units import Unit
+from ragsweep.gen.wording import content_tokens, normalise, tokens
 from ragsweep.metrics import Prompt
 from ragsweep.metrics.lexicon import BACK_REFERENCES, PRONOUN_FORMS
 

@@ -63,11 +63,25 @@ def markdown_text(source: str, where: str = "") -> tuple[str, Layout, dict[str, 
     return writer.b.text(), writer.b.layout("markdown", source, blocks), meta
 
 
+def _front_matter(source: str, where: str) -> tuple[dict[str, Any], int]:
+    """The metadata of a page's YAML front matter (empty when it has none, or when it is not a mapping) and
+    where the page's body starts (0 without front matter)."""
+    fm = _FRONT_MATTER.match(source)
+    if not fm:
+        return {}, 0
+    import yaml
+
+    try:
+        data = yaml.safe_load(fm.group(1) or "")
+    except yaml.YAMLError as exc:
+        raise InputError(f"{where}: front matter (line 1) is not valid YAML: {exc}") from exc
+    return ({str(k): v for k, v in data.items()} if isinstance(data, dict) else {}), fm.end()
+
+
 def _prepare(source: str, where: str) -> tuple[str, dict[str, Any], list[tuple[str, int, int, str]]]:
     """``source`` with front matter, admonition markers and include directives blanked; the metadata; and
     what was blanked as (kind, source start, source end, info)."""
     chars = list(source)
-    meta: dict[str, Any] = {}
     extra: list[tuple[str, int, int, str]] = []
 
     def blank(s: int, e: int) -> None:
@@ -75,19 +89,8 @@ def _prepare(source: str, where: str) -> tuple[str, dict[str, Any], list[tuple[s
             if chars[i] not in "\r\n":
                 chars[i] = " "
 
-    body = 0
-    fm = _FRONT_MATTER.match(source)
-    if fm:
-        import yaml
-
-        try:
-            data = yaml.safe_load(fm.group(1) or "")
-        except yaml.YAMLError as exc:
-            raise InputError(f"{where}: front matter (line 1) is not valid YAML: {exc}") from exc
-        if isinstance(data, dict):
-            meta = {str(k): v for k, v in data.items()}
-        blank(0, fm.end())
-        body = fm.end()
+    meta, body = _front_matter(source, where)
+    blank(0, body)
     fence = ""
     opened: list[tuple[int, str]] = []
     material: list[Any] = []  # an open !!! block: [its indent + 4, source start, info, end of its last line]

@@ -26,11 +26,13 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
+from ragsweep.gen.drafts import Passed
 from ragsweep.gen.prompts import ANSWER_FROM_EVIDENCE, RoundTripInput
-from ragsweep.metrics import LLM, Completion, complete, content_words, declines, numbers
+from ragsweep.gen.testset import UNANSWERABLE_KIND
+from ragsweep.metrics import LLM, Completion, JudgeError, complete, content_words, declines, numbers
 
 # Ways a reader says the sentences leave the question open, beyond metrics.refusal.declines.
 _NOT_ANSWERED = re.compile(
@@ -81,3 +83,84 @@ async def answer_from_evidence(judge: LLM, question: str, sentences: Sequence[st
     ``parsed.answer`` holds it. Raises :class:`~metrics.errors.JudgeError` when the call fails for good."""
     return await complete(judge, ANSWER_FROM_EVIDENCE, RoundTripInput(question=question, sentences=list(sentences)),
                           max_tokens=max_tokens)
+
+
+def _trip_failed(p: Passed, exc: JudgeError) -> Passed:
+    """``p`` rejected because its round-trip call failed (the error is kept in the report's example)."""
+    return replace(p, reason="roundtrip_failed", outcome="failed",
+                   example={**p.example, "roundtrip_error": str(exc)[:300]})
+
+
+async def round_trip(p: Passed, judge: LLM | None, min_f1: float, hops: bool = True) -> Passed:
+    """Answer ``p``'s question from its evidence with ``judge`` and compare with its reference.
+
+    ``hops``: a multi_hop or comparative question that agrees is asked again of each evidence sentence
+    alone; when one sentence alone gives the reference, the question does not need the other (a single-hop shortcut,
+    Min et al., ACL 2019: "Compositional questions do not necessitate multi-hop reasoning") and is
+    rejected as ``one_sentence_answers``."""
+    if judge is None or not p.texts:
+        return p
+    if p.sample.provenance.get("style") == "code_answer":
+        # Its reference is its evidence's code, verbatim: an answer read from that evidence has nothing to
+        # disagree with (and a code reply would not fit the round trip's short answer).
+        return p
+    if p.sample.kind == UNANSWERABLE_KIND:
+        return await _round_trip_unanswerable(p, judge)
+    # A follow-up turn leaves its subject to the conversation: ask its standalone form (gen.followup).
+    info = p.sample.provenance.get("follow_up")
+    question = str(info.get("standalone") or p.sample.question) if isinstance(info, dict) else p.sample.question
+    try:
+        done = await answer_from_evidence(judge, question, p.texts)
+    except JudgeError as exc:
+        return _trip_failed(p, exc)
+    answer = str(done.parsed.answer).strip()
+    verdict = agreement(answer, p.sample.reference, min_f1)
+    trip: dict[str, Any] = {"answer": answer[:200], **verdict.to_dict()}
+    usage, reason, outcome = done.usage, None if verdict.agree else "roundtrip_disagrees", verdict.reason or "agreed"
+    if verdict.agree and hops and p.sample.kind in ("multi_hop", "comparative") and len(p.texts) >= 2:
+        alone = []
+        for text in p.texts:
+            try:
+                one = await answer_from_evidence(judge, question, [text])
+            except JudgeError as exc:
+                return _trip_failed(p, exc)
+            usage = usage + one.usage
+            alone.append(str(one.parsed.answer).strip())
+        trip["alone"] = [a[:200] for a in alone]
+        if any(agreement(a, p.sample.reference, min_f1).agree for a in alone):
+            reason, outcome = "one_sentence_answers", "one_sentence_answers"
+    sample = replace(p.sample, provenance={**p.sample.provenance, "roundtrip": trip})
+    if reason is None and (longer := _fuller_name(answer, p.sample.reference, p.texts)):
+        # "The Untold Story" -> "M.S. Dhoni: The Untold Story": the evidence's whole name, not a part of it.
+        sample = replace(sample, reference=longer,
+                         provenance={**sample.provenance, "reference_written": p.sample.reference})
+    return replace(p, sample=sample, example={**p.example, "roundtrip": trip}, usage=usage,
+                   reason=reason, outcome=outcome)
+
+
+async def _round_trip_unanswerable(p: Passed, judge: LLM) -> Passed:
+    """An unanswerable question asked of the sentences its writer was shown (``p.texts``): when the model answers
+    it from them instead of saying they do not, they do answer it, and it is rejected as ``answer_in_corpus``
+    ("What is the distance between Brierfield railway station and Burnley Central railway station?", written
+    from "Brierfield railway station ... is 2+1/4 mi east of Burnley Central railway station": 5 of its 7 words
+    in that document, below ``gates.absent_cover``, so the word check let it through)."""
+    try:
+        done = await answer_from_evidence(judge, p.sample.question, p.texts)
+    except JudgeError as exc:
+        return _trip_failed(p, exc)
+    answer = str(done.parsed.answer).strip()
+    trip = {"answer": answer[:200], "declined": declines(answer) is not None}
+    reason, outcome = (None, "agreed") if trip["declined"] else ("answer_in_corpus", "answered_unanswerable")
+    sample = replace(p.sample, provenance={**p.sample.provenance, "roundtrip": trip})
+    return replace(p, sample=sample, example={**p.example, "roundtrip": trip}, usage=done.usage, reason=reason,
+                   outcome=outcome)
+
+
+def _fuller_name(answer: str, reference: str, texts: Sequence[str]) -> str | None:
+    """The round trip's answer when it is the reference's name in full: it holds the reference, is at most
+    eight words, stands verbatim in the evidence, and the reference is a name (a capitalised word); else None."""
+    answer, reference = answer.strip().rstrip("."), reference.strip().rstrip(".")
+    if (len(answer) <= len(reference) or len(answer.split()) > 8 or not re.search(r"\b[A-Z]", reference)
+            or reference.lower().removeprefix("the ") not in answer.lower() or not any(answer in t for t in texts)):
+        return None
+    return answer

@@ -52,9 +52,10 @@ from collections.abc import Callable, Mapping, Sequence
 from ragsweep.gen.candidates import Candidate
 from ragsweep.gen.documents import Corpus
 from ragsweep.gen.followup import follow_up_info, pronoun_of, pronounise
-from ragsweep.gen.gates import normalise
 from ragsweep.gen.language import language_of
+from ragsweep.gen.styles import code_body
 from ragsweep.gen.units import Phrase, Unit, answer_phrases
+from ragsweep.gen.wording import normalise
 from ragsweep.gen.writer import Draft, WriteFailed
 from ragsweep.metrics import STOP, UNANSWERABLE, InputError, content_words
 from ragsweep.metrics.lexicon import PREPOSITIONS, PRONOUN_OF_OPENER
@@ -270,6 +271,9 @@ class RuleWriter:
     """
 
     kinds = ("single_hop", "unanswerable", "follow_up")
+    # Documentation styles: the code is its own reference and the section titles say what it does; steps,
+    # errors and options need their text reworded, which takes a model.
+    styles = ("code_answer",)
     model_id = "rules"
     backend = "rules"
     prompt_version = RULES_VERSION
@@ -326,6 +330,8 @@ class RuleWriter:
         if cand.kind == "follow_up":  # a conversation reads as questions: the style is not applied
             doc_id = cand.shown[0].doc_id
             return rule_follow_up(cand, topics[0], self.pronouns.get(doc_id) or pronoun_of(cand.shown))
+        if cand.style == "code_answer":
+            return code_question(cand, topics[-1] if topics else "")
         keep = parse_style(style)
         unit = cand.shown[cand.required[0]]
         phrases = sorted(answer_phrases(unit.text), key=lambda p: (_KIND_ORDER[p.kind], p.start))
@@ -356,6 +362,39 @@ class RuleWriter:
                 return Draft(q, phrase.text, (unit,))
         raise WriteFailed("no answer phrase gave a clean question" if cand.kind != "unanswerable" else
                           "no clean question with a year, number or name to swap outside its wh-phrase")
+
+
+# --- code answers (gen.styles) ---------------------------------------------------------------------
+
+#: Verbs a docs heading opens with when it names a task ("Install FastAPI", "Run the server"): it becomes "How do I ...?".
+_TASK_VERBS = frozenset("add build call change check configure create declare define deploy disable enable generate "
+                        "get handle import include install mount open override pass read return run send serve set "
+                        "start test update upgrade use validate write".split())
+_LANGUAGE_WORDS = {"console": "command", "bash": "command", "sh": "command", "shell": "command", "powershell": "command",
+                   "json": "JSON", "python": "Python code", "toml": "TOML", "yaml": "YAML", "html": "HTML"}
+
+
+def code_question(cand: Candidate, topic: str) -> Draft:
+    """A ``code_answer`` question from the titles over a code block: "How do I <task> (<page>)?" when the section
+    title names a task, else "What is the <language> code for <title> (<page>)?"; the reference is the code."""
+    code = cand.shown[cand.required[0]]
+    fence = code.text.lstrip().split("\n", 1)[0].lstrip("`~").strip()
+    body = code_body(code.text).strip()
+    titles = [re.sub(r"\s+", " ", t).strip().rstrip("?:. ") for t in cand.section if t.strip()] or [topic]
+    title, page = titles[-1], titles[0]
+    where = f" ({page})" if page.lower() not in title.lower() else ""
+    words = title.split()
+    if not body or not words:
+        raise WriteFailed("no code or no section title to ask it by")
+    if words[0].lower() in _TASK_VERBS and not _PRONOUN_WORD.search(title):
+        question = f"How do I {words[0].lower()} {' '.join(words[1:])}{where}?"
+    else:
+        language = _LANGUAGE_WORDS.get(fence.lower(), f"{fence} code" if fence else "code")
+        question = f"What is the {language} for {title}{where}?"
+    return Draft(question, body, (code,))
+
+
+_PRONOUN_WORD = re.compile(r"\b(?:it|this|that|them|these|those)\b", re.I)
 
 
 # --- follow-ups (gen.followup) -----------------------------------------------------------------

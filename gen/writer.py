@@ -26,6 +26,8 @@ from ragsweep.gen.prompts import (
     WriteInput,
     WriteOutput,
 )
+from ragsweep.gen.style_prompts import EXAMPLE_PRODUCT, STYLE_PROMPTS, CodeQuestion, StyleInput
+from ragsweep.gen.styles import DOC_STYLES, code_body
 from ragsweep.gen.units import Unit
 from ragsweep.metrics import LLM, UNANSWERABLE, JudgeError, Prompt, Usage, complete
 
@@ -50,6 +52,7 @@ class Draft:
 
 class Writer(Protocol):
     kinds: tuple[str, ...]
+    styles: tuple[str, ...]  # the documentation styles it writes (gen.styles)
     model_id: str
     backend: str
     prompt_version: str
@@ -78,6 +81,7 @@ class LLMWriter:
     """
 
     kinds = ("single_hop", "multi_hop", "comparative", "conditional", "unanswerable", "follow_up")
+    styles = DOC_STYLES
 
     def __init__(self, llm: LLM, prompt: Prompt[WriteInput, WriteOutput] = WRITE_QUESTION,
                  max_tokens: int | None = None) -> None:
@@ -96,6 +100,8 @@ class LLMWriter:
             return await self._unanswerable(cand, topics, persona, style)
         if cand.kind == "follow_up":
             return await self._follow_up(cand, topics, persona, style)
+        if cand.style in STYLE_PROMPTS:
+            return await self._styled(cand, topics, persona)
         data = WriteInput(kind=cand.kind, sentences=[u.text for u in cand.shown], topics=topics,  # type: ignore[arg-type]
                           persona=persona, style=style)
         self.calls += 1
@@ -149,3 +155,30 @@ class LLMWriter:
         info = follow_up_info(texts[0], texts[1], cand.shown[:1], texts[4], texts[5])
         return Draft(texts[2], texts[3], cand.shown[1:2], done.usage, done.cached,
                      provenance={"prompt": f"{WRITE_FOLLOW_UP.name}@{WRITE_FOLLOW_UP.version}", "follow_up": info})
+
+    async def _styled(self, cand: Candidate, topics: list[str], persona: str | None) -> Draft:
+        """A documentation style's question (:mod:`gen.styles`, :data:`gen.style_prompts.STYLE_PROMPTS`). A
+        ``code_answer`` question's reference is its code block's code and its evidence the whole block."""
+        prompt = STYLE_PROMPTS[str(cand.style)]
+        section = " > ".join(cand.section) or (topics[-1] if topics else "")
+        data = StyleInput(section=section, sentences=[u.text for u in cand.shown], persona=persona)
+        self.calls += 1
+        try:
+            done = await complete(self.llm, prompt, data, max_tokens=max(self.max_tokens, prompt.max_tokens))
+        except JudgeError as exc:
+            raise WriteFailed(str(exc)) from exc
+        self.usage = self.usage + done.usage
+        # A user types a name, not its inline-code marks: the 1.5B wrote `SecurityScopes` as in the docs' source.
+        question = done.parsed.question.replace("`", "").strip()
+        if EXAMPLE_PRODUCT in question and EXAMPLE_PRODUCT not in section + " ".join(data.sentences):
+            raise WriteFailed(f"the question names the examples' product ({EXAMPLE_PRODUCT}), not this one's")
+        provenance = {"prompt": f"{prompt.name}@{prompt.version}"}
+        if isinstance(done.parsed, CodeQuestion):
+            code = cand.shown[cand.required[0]]
+            if not question:
+                raise WriteFailed("empty question")
+            return Draft(question, code_body(code.text).strip(), (code,), done.usage, done.cached, provenance)
+        answer = done.parsed.answer.strip()
+        if not question or not answer:
+            raise WriteFailed("empty question or answer")
+        return Draft(question, answer, pick_evidence(cand, done.parsed.used), done.usage, done.cached, provenance)

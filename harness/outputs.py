@@ -345,12 +345,8 @@ class SweepFolder(Callback):
                 refuse_other_sweep(Path(str(config.hydra.sweep.dir)), config)
             _record_sweep(config)
             return
-        try:
-            folder = claim_dir(Path(str(config.hydra.sweep.dir)))
-        except OSError as exc:
-            fail(f"hydra.sweep.dir={config.hydra.sweep.dir}: cannot create it ({exc.strerror or exc})")
+        folder = _claim(config, "sweep")
         with read_write(config.hydra), open_dict(config.hydra):
-            config.hydra.sweep.dir = str(folder)
             # Every job's config is composed again from these overrides (also in other processes)
             config.hydra.overrides.hydra.append(f"hydra.sweep.dir={_quoted(str(folder))}")
         _record_sweep(config)
@@ -374,12 +370,20 @@ class SweepFolder(Callback):
         raw = OmegaConf.to_container(config.hydra.run, resolve=False)["dir"]  # type: ignore[index]
         if not named_by_clock(raw):
             return
-        try:
-            folder = claim_dir(Path(str(config.hydra.run.dir)))
-        except OSError as exc:
-            fail(f"hydra.run.dir={config.hydra.run.dir}: cannot create it ({exc.strerror or exc})")
-        with read_write(config.hydra), open_dict(config.hydra):
-            config.hydra.run.dir = str(folder)
+        _claim(config, "run")
+
+
+def _claim(config: DictConfig, node: str) -> Path:
+    """Claim the folder ``hydra.<node>.dir`` names (:func:`claim_dir`: a ``-2`` ... suffix when it is taken) and
+    point ``hydra.<node>.dir`` at it; a folder that cannot be created is a clear error."""
+    where = config.hydra[node]
+    try:
+        folder = claim_dir(Path(str(where.dir)))
+    except OSError as exc:
+        fail(f"hydra.{node}.dir={where.dir}: cannot create it ({exc.strerror or exc})")
+    with read_write(config.hydra), open_dict(config.hydra):
+        config.hydra[node].dir = str(folder)
+    return folder
 
 
 def _redact(node: Any) -> Any:

@@ -20,8 +20,6 @@ whole numbers) is dropped, with a note on stderr; any other column without a nam
 
 from __future__ import annotations
 
-import csv
-import io
 import re
 import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -36,6 +34,7 @@ from ragsweep.gen import (
     list_cell,
     normal,
     parse_literal,
+    read_csv,
     read_json,
     strip_hop_marker,
     understood,
@@ -53,36 +52,9 @@ def note(message: str) -> None:
     print(f"ragsweep: note: {message}", file=sys.stderr)
 
 
-def _text(path: Path) -> str:
-    try:
-        return path.read_text(encoding="utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise InputError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from exc
-
-
 def _read_csv(path: Path) -> Table:
-    rows, labels = [], []
-    # Any field size: Python's csv refuses fields over 131,072 characters by default, and a
-    # context, a long answer or a result.csv's JSON list of contexts easily holds more.
-    csv.field_size_limit(min(sys.maxsize, 2**31 - 1))
-    # strict: an unbalanced quote is an error, not a cell that swallows the rest of the file
-    reader = csv.reader(io.StringIO(_text(path), newline=""), strict=True)
-    try:
-        # a blank header is named as pandas names it, so a file and its DataFrame read alike
-        header = [h.strip() or f"Unnamed: {i}" for i, h in enumerate(next(reader, []))]
-        if len(set(header)) != len(header):
-            raise InputError(f"{path}: header names a column twice: {', '.join(header)}")
-        for i, cells in enumerate(reader, start=1):
-            if not any(c.strip() for c in cells):
-                continue
-            if len(cells) != len(header):
-                raise InputError(f"{path} row {i} (line {reader.line_num}): {len(cells)} fields, "
-                                 f"header has {len(header)} (unquoted comma or quote?)")
-            rows.append(dict(zip(header, cells)))
-            labels.append(f"row {i}")
-    except csv.Error as exc:
-        raise InputError(f"{path}: malformed CSV near line {reader.line_num}: {exc}") from exc
-    return header, rows, labels
+    header, labelled = read_csv(path)
+    return header, [row for _, row in labelled], [label for label, _ in labelled]
 
 
 def _read_jsonl(path: Path) -> Table:

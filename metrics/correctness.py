@@ -36,7 +36,7 @@ from ragsweep.metrics.prompts import (
     ask,
     complete,
 )
-from ragsweep.metrics.values import MetricValue
+from ragsweep.metrics.values import MetricValue, one_side
 
 MODES = ("precision", "recall", "f1")
 CLAIMS = ("judge", "sentences", "graded")
@@ -136,12 +136,8 @@ async def factual_correctness(answer: str, reference: str, *, judge: LLM, mode: 
     precision = len(tp) / (len(tp) + len(fp)) if tp or fp else None
     recall = (len(tp) / (len(tp) + len(fn)) if tp or fn else 0.0) if n_ref else None
     evidence.update(precision=precision, recall=recall)
-    if mode == "precision":
-        return (MetricValue.undefined("no claims extracted from the answer", **evidence) if precision is None
-                else MetricValue.ok(precision, **evidence))
-    if mode == "recall":
-        return (MetricValue.undefined("no claims extracted from the reference", **evidence) if recall is None
-                else MetricValue.ok(recall, **evidence))
+    if (one := one_side(mode, precision, recall, evidence)) is not None:
+        return one
     if not answer_side.claims and not n_ref:
         return MetricValue.undefined("no claims extracted from the answer or the reference", **evidence)
     return MetricValue.ok(f_beta(len(tp), len(fp), len(fn), beta), beta=beta, **evidence)
@@ -182,12 +178,8 @@ async def _sentence_correctness(answer: str, reference: str, judge: LLM, mode: s
                                 "tp": [r for r in a_rows if r["verdict"] == "supported"],
                                 "fp": [r for r in a_rows if r["verdict"] != "supported"],
                                 "fn": [r for r in r_rows if r["verdict"] != "supported"]}
-    if mode == "precision":
-        return (MetricValue.undefined("no claims extracted from the answer", **evidence) if precision is None
-                else MetricValue.ok(precision, **evidence))
-    if mode == "recall":
-        return (MetricValue.undefined("no claims extracted from the reference", **evidence) if recall is None
-                else MetricValue.ok(recall, **evidence))
+    if (one := one_side(mode, precision, recall, evidence)) is not None:
+        return one
     if precision is None and recall is None:
         return MetricValue.undefined("no claims extracted from the answer or the reference", **evidence)
     if tp <= 0:

@@ -58,6 +58,19 @@ class ScoredSample:
                 "explanation": self.result.explanation}
 
 
+def one_side(mode: str, precision: float | None, recall: float | None, evidence: dict[str, Any]) -> MetricValue | None:
+    """A claim-based correctness score when ``mode`` asks for one side of it: ``precision`` (of the answer's
+    claims) or ``recall`` (of the reference's), undefined when that side extracted no claim; None when it
+    asks for both (the F-score, which each metric computes its own way)."""
+    if mode == "precision":
+        return (MetricValue.undefined("no claims extracted from the answer", **evidence) if precision is None
+                else MetricValue.ok(precision, **evidence))
+    if mode == "recall":
+        return (MetricValue.undefined("no claims extracted from the reference", **evidence) if recall is None
+                else MetricValue.ok(recall, **evidence))
+    return None
+
+
 def summarise(results: Iterable[tuple[str, float | None]], seed: int = 0) -> dict[str, Any]:
     """Mean, 95% bootstrap CI and counts of ``(status, value)`` pairs; only ``ok`` values are averaged."""
     from ragsweep.metrics.stats import mean_ci

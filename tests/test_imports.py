@@ -307,3 +307,35 @@ def test_every_face_name_resolves_and_no_submodule_shadows_one():
                 assert hasattr(face, name), f"{package}.{name}: not defined in {table[name]}"
             else:
                 assert f"{package}.{name}" in found, f"{package}.{name}: neither in _FACE nor a module"
+
+
+#: The most lines a module of the package, and a function in it, may have (issue #32): past them a reader
+#: cannot hold the whole in mind, and a split by responsibility is due.
+MAX_MODULE_LINES, MAX_FUNCTION_LINES = 500, 80
+
+
+def oversized(module: str, path: Path) -> Iterator[str]:
+    """A line for the module when it is over :data:`MAX_MODULE_LINES`, and one per function (or method,
+    nested ones too) over :data:`MAX_FUNCTION_LINES`, decorators and docstring included."""
+    text = path.read_text(encoding="utf-8")
+    if (n := len(text.splitlines())) > MAX_MODULE_LINES:
+        yield f"{module}: {n} lines (at most {MAX_MODULE_LINES})"
+    for node in ast.walk(ast.parse(text, filename=str(path))):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            first = min([node.lineno, *(d.lineno for d in node.decorator_list)])
+            if (n := node.end_lineno - first + 1) > MAX_FUNCTION_LINES:
+                yield f"{module}.{node.name} (line {node.lineno}): {n} lines (at most {MAX_FUNCTION_LINES})"
+
+
+def test_size_finder_catches_a_long_module_and_a_long_function(tmp_path):
+    body = "\n".join(f"        x{i} = {i}" for i in range(MAX_FUNCTION_LINES))
+    path = tmp_path / "mod.py"
+    path.write_text(f"def short():\n    return 1\n\n\nclass C:\n    async def long(self):\n{body}\n", encoding="utf-8")
+    assert [line.split(" (")[0] for line in oversized("m", path)] == ["m.long"]
+    path.write_text("x = 1\n" * (MAX_MODULE_LINES + 1), encoding="utf-8")
+    assert [line.split(":")[0] for line in oversized("m", path)] == ["m"]
+
+
+def test_no_module_or_function_is_too_long():
+    bad = [line for m, p in modules().items() for line in oversized(m, p)]
+    assert not bad, "split by responsibility:\n" + "\n".join(bad)

@@ -117,16 +117,21 @@ def iter_json_lines(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
             raise InputError(f"{path}: cannot be read ({exc})") from exc
 
 
-def _read_csv(path: Path) -> list[tuple[str, dict[str, Any]]]:
-    csv.field_size_limit(min(sys.maxsize, 2**31 - 1))  # passages longer than csv's 131,072-character default
+def read_csv(path: Path) -> tuple[list[str], list[tuple[str, dict[str, Any]]]]:
+    """A CSV file's header and its ``(row N, row)`` records, blank lines skipped: a clear error for text that is
+    not UTF-8, a column named twice, a row with another number of fields than the header, or malformed CSV."""
+    # Any field size: Python's csv refuses fields over 131,072 characters by default, and a passage, a long
+    # answer or a result.csv's JSON list of contexts easily holds more.
+    csv.field_size_limit(min(sys.maxsize, 2**31 - 1))
     try:
         text = path.read_text(encoding="utf-8-sig")
     except UnicodeDecodeError as exc:
-        raise InputError(f"{path}: not UTF-8 text ({exc.reason})") from exc
+        raise InputError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from exc
+    # strict: an unbalanced quote is an error, not a cell that swallows the rest of the file
     reader = csv.reader(io.StringIO(text, newline=""), strict=True)
     rows = []
     try:
-        # a blank header (pandas' index) is named as pandas names it
+        # a blank header (pandas' index) is named as pandas names it, so a file and its DataFrame read alike
         header = [h.strip() or f"Unnamed: {i}" for i, h in enumerate(next(reader, []))]
         if len(set(header)) != len(header):
             raise InputError(f"{path}: the header names a column twice: {', '.join(header)}")
@@ -134,12 +139,12 @@ def _read_csv(path: Path) -> list[tuple[str, dict[str, Any]]]:
             if not any(c.strip() for c in cells):
                 continue
             if len(cells) != len(header):
-                raise InputError(f"{path}, row {n} (line {reader.line_num}): {len(cells)} fields, the header has "
+                raise InputError(f"{path} row {n} (line {reader.line_num}): {len(cells)} fields, the header has "
                                  f"{len(header)} (an unquoted comma or quote?)")
             rows.append((f"row {n}", dict(zip(header, cells))))
     except csv.Error as exc:
         raise InputError(f"{path}: malformed CSV near line {reader.line_num}: {exc}") from exc
-    return rows
+    return header, rows
 
 
 def read_rows(path: Path) -> list[tuple[str, dict[str, Any]]]:
@@ -148,7 +153,7 @@ def read_rows(path: Path) -> list[tuple[str, dict[str, Any]]]:
         raise InputError(f"{path}: test set not found")
     name = path.name.lower()
     if name.endswith(".csv"):
-        rows = _read_csv(path)
+        rows = read_csv(path)[1]
     elif name.endswith((".jsonl", ".jsonl.gz")):
         rows = [(f"line {n}", row) for n, row in iter_json_lines(path)]
     else:

@@ -313,7 +313,7 @@ def test_a_resample_that_ties_every_system_is_counted_not_fatal(validity):
 
 
 def test_a_cached_set_written_with_other_checks_is_named_stale(validity):
-    from ragsweep.gen.gates import REASONS
+    from ragsweep.gen.report import REASONS
     from ragsweep.gen.units import UNITS
 
     fresh = {"gates": validity.gate_settings({}), "reasons": dict(REASONS), "units": UNITS}

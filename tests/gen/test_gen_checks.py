@@ -277,7 +277,7 @@ def test_single_hop_never_gives_up_so_a_hard_corpus_still_gets_its_questions():
 
 
 def test_the_pass_rate_bound_that_gives_a_kind_up_early():
-    from ragsweep.gen.generate import pass_rate_upper
+    from ragsweep.gen.schedule import pass_rate_upper
 
     # 0 of n: the bound is 1 - 0.1 ** (1 / n); below 1/3 from n = 6 on, not at 5.
     assert pass_rate_upper(0, 6) == pytest.approx(1 - 0.1 ** (1 / 6), abs=1e-9)
@@ -396,7 +396,7 @@ def test_a_multi_hop_question_one_sentence_answers_is_rejected():
 
 
 def test_the_round_trip_completes_a_partial_name_and_keeps_the_written_one():
-    from ragsweep.gen.generate import _fuller_name
+    from ragsweep.gen.roundtrip import _fuller_name
 
     texts = ["M.S. Dhoni: The Untold Story is a 2016 Indian biographical sports film written by Neeraj Pandey."]
     assert _fuller_name("M.S. Dhoni: The Untold Story", "The Untold Story", texts) == "M.S. Dhoni: The Untold Story"

@@ -4,9 +4,11 @@ import numpy as np
 import pytest
 
 from ragsweep.gen.documents import Corpus, Document, Span
-from ragsweep.gen.gates import (DuplicateFilter, GateConfig, Overlap, Report, check_sample, copy_ratio, kind_quotas,
-                                lexical_overlap, normalise, support_ratio)
+from ragsweep.gen.gates import GateConfig, check_sample
+from ragsweep.gen.report import Report
+from ragsweep.gen.schedule import kind_quotas
 from ragsweep.gen.testset import TestSample
+from ragsweep.gen.wording import DuplicateFilter, Overlap, copy_ratio, lexical_overlap, normalise, support_ratio
 
 TEXT = "The Saltgate Bridge opened in 1932 and carries four lanes across the River Ashby."
 CORPUS = Corpus([Document("d", TEXT)], source="mem")

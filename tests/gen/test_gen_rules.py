@@ -7,7 +7,8 @@ import pytest
 
 from ragsweep.gen.candidates import Candidate
 from ragsweep.gen.documents import Corpus, Document, read_shipped
-from ragsweep.gen.gates import GateConfig, lexical_overlap
+from ragsweep.gen.gates import GateConfig
+from ragsweep.gen.wording import lexical_overlap
 from ragsweep.gen.generate import GenConfig, generate
 from ragsweep.gen.rules import RuleWriter, keyword_question, parse_style, question_for
 from ragsweep.gen.testset import check_against

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from ragsweep.gen.documents import Span, read_shipped
-from ragsweep.gen.gates import normalise
+from ragsweep.gen.wording import normalise
 from ragsweep.gen.testset import TestSample, check_against, read_testset
 from ragsweep.gen.topup import fresh_ids
 

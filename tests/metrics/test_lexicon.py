@@ -29,8 +29,8 @@ def test_ordered_lists_hold_each_word_once():
 
 
 def test_the_generator_reads_its_lists_from_the_lexicon():
-    from ragsweep.gen import gates, language, units
+    from ragsweep.gen import language, units, wording
 
     assert language.FUNCTION_WORDS is lexicon.FUNCTION_WORDS
-    assert gates.QUESTION_STOP is lexicon.QUESTION_STOP
+    assert wording.QUESTION_STOP is lexicon.QUESTION_STOP
     assert units.SENTENCE_OPENERS is lexicon.SENTENCE_OPENERS

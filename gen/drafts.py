@@ -1,0 +1,164 @@
+"""A written draft made a test sample and put through the deterministic gates, in order (:meth:`Gating.gate`).
+
+Before the gates, a draft's evidence may grow to hold its reference: the shown sentences the writer answered
+from (:func:`_widen_evidence`), or the sentence that names the topic its reference is (:func:`_name_topic`).
+A draft that passes waits for its round trip (:mod:`gen.roundtrip`) as a :class:`Passed`.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from ragsweep.gen.absence import AbsenceCheck, CorpusWords, unspecific
+from ragsweep.gen.candidates import Candidate
+from ragsweep.gen.documents import Corpus, Span
+from ragsweep.gen.followup import check_follow_up
+from ragsweep.gen.gates import GateConfig, check_sample
+from ragsweep.gen.report import Report
+from ragsweep.gen.testset import FOLLOW_UP_KIND, UNANSWERABLE_KIND, TestSample
+from ragsweep.gen.units import Unit
+from ragsweep.gen.wording import DuplicateFilter, content_tokens, lexical_overlap, support_ratio
+from ragsweep.gen.writer import Draft, Writer
+from ragsweep.metrics import UNANSWERABLE, Usage
+
+
+@dataclass
+class Passed:
+    """A sample through the deterministic gates, waiting for its round trip."""
+
+    sample: TestSample
+    example: dict[str, Any]             # what the report keeps if it is rejected after all
+    texts: tuple[str, ...]              # its evidence sentences
+    reason: str | None = None           # set by the round trip when it disagrees or fails
+    outcome: str | None = None          # the round trip's: "agreed", why it disagreed, or "failed"
+    usage: Usage = field(default_factory=Usage)
+
+
+
+def _widen_evidence(draft: Draft, cand: Candidate, min_support: float) -> Draft:
+    """A reference its evidence does not hold but the sentences the writer was shown do: the writer
+    answered from a shown sentence it did not mark as used (a 1.5B often answers from the context
+    sentence before the one asked about). Its evidence gains the shown sentences that hold reference
+    words, in shown order, when they bring its support to ``min_support``; otherwise it is unchanged
+    (and the answerability gate rejects it)."""
+    text = " ".join(u.text for u in draft.evidence)
+    if support_ratio(draft.reference, text) >= min_support:
+        return draft
+    ref = set(content_tokens(draft.reference))
+    have = {(u.doc_id, u.start) for u in draft.evidence}
+    extra = [u for u in cand.shown if (u.doc_id, u.start) not in have and ref & set(content_tokens(u.text))]
+    widened = tuple(u for u in cand.shown if (u.doc_id, u.start) in have or u in extra)
+    if not extra or support_ratio(draft.reference, " ".join(u.text for u in widened)) < min_support:
+        return draft
+    return replace(draft, evidence=widened, provenance={**draft.provenance, "evidence_widened": len(extra)})
+
+
+#: A sentence that refers to something without naming it in full: a pronoun, or an opening "The <noun>".
+_REFERS = re.compile(r"^The [a-z]|\b(?:[Ii]t|[Ii]ts|[Hh]e|[Ss]he|[Hh]is|[Hh]er|[Tt]hey|[Tt]heir)\b")
+
+
+def _bare(name: str) -> str:
+    """A name compared loosely: lower case, without a leading article or trailing punctuation."""
+    return re.sub(r"^(?:the|a|an)\s+", "", name.strip().strip(".,;:\"'").lower())
+
+
+def _name_topic(draft: Draft, units: dict[str, list[Unit]], topics: dict[tuple[str, int], str],
+                min_support: float) -> Draft:
+    """A reference that is its sentence's topic (its document's subject, or its article's in a document that glues
+    several), asked of a sentence that calls the subject by part of its name, a pronoun or "The <noun>" ("Vance
+    ordered the low streets ... evacuated" -> "Who ordered ...?" -> "Teodora Vance"; "The company runs two routes
+    ..." -> "Calder Ferries"): the evidence gains the first sentence of that topic that names the subject in
+    full, so the reference stands in its evidence. Otherwise the draft is unchanged (and the answerability
+    gate rejects it)."""
+    if support_ratio(draft.reference, " ".join(u.text for u in draft.evidence)) >= min_support:
+        return draft
+    ref = _bare(draft.reference)
+    if not ref:
+        return draft
+    for unit in draft.evidence:
+        topic = topics.get((unit.doc_id, unit.start), "")
+        if _bare(topic) != ref:
+            continue
+        words = {w for w in re.findall(r"[A-Z][\w'’-]{2,}", topic)} - {"The"}
+        if not (_REFERS.search(unit.text) or words & set(re.findall(r"[A-Z][\w'’-]{2,}", unit.text))):
+            continue
+        naming = next((u for u in units.get(unit.doc_id, ())
+                       if topics.get((u.doc_id, u.start)) == topic and ref in u.text.lower()), None)
+        if naming is None or naming in draft.evidence:
+            continue
+        order = {d: i for i, d in enumerate(dict.fromkeys(u.doc_id for u in draft.evidence))}
+        evidence = tuple(sorted((*draft.evidence, naming), key=lambda u: (order[u.doc_id], u.start)))
+        return replace(draft, evidence=evidence, provenance={**draft.provenance, "evidence_named": True})
+    return draft
+
+
+@dataclass
+class Gating:
+    """What the gates of one run read (the corpus, the thresholds, the writer's provenance) and what they keep
+    (the duplicate gate's accepted questions, the report). ``words``: the specificity gate's index of the
+    corpus, None without it; ``absence``: the absence gate of unanswerable questions; ``units`` and
+    ``topics``: the sampled sentences and their topics (:func:`_name_topic`)."""
+
+    corpus: Corpus
+    gates: GateConfig
+    seed: int
+    writer: Writer
+    dups: DuplicateFilter
+    report: Report
+    absence: AbsenceCheck | None = None
+    words: CorpusWords | None = None
+    units: dict[str, list[Unit]] | None = None
+    topics: dict[tuple[str, int], str] | None = None
+
+    def gate(self, draft: Draft, cand: Candidate, variation: tuple[str | None, str | None]) -> Passed | None:
+        """The deterministic gates (and the absence gate) in order; None when one rejected the draft (it is
+        counted in the report). ``variation``: the candidate's (persona, style). A draft that passes joins the
+        duplicate gate at once, so the next of its batch is checked against it."""
+        corpus, gates, writer, units, words, absence = (self.corpus, self.gates, self.writer, self.units, self.words,
+                                                         self.absence)
+        unanswerable = cand.kind == UNANSWERABLE_KIND
+        if unanswerable:  # whatever the writer said: no evidence, and the one reference
+            draft = replace(draft, reference=UNANSWERABLE, evidence=())
+        else:
+            draft = _widen_evidence(draft, cand, gates.min_support)
+            if units is not None:
+                draft = _name_topic(draft, units, self.topics or {}, gates.min_support)
+        evidence = tuple(Span(u.doc_id, u.start, u.end) for u in draft.evidence)
+        # The share of the question's content words found in its evidence documents (gen.wording.evidence_overlap).
+        docs = dict.fromkeys(u.doc_id for u in draft.evidence)
+        overlap = lexical_overlap(draft.question, [corpus.get(d).text for d in docs if d in corpus]) if docs else None
+        sample = TestSample(
+            id="", question=draft.question, reference=draft.reference,
+            evidence=evidence, kind=cand.kind,
+            provenance={"backend": writer.backend, "model": writer.model_id, "prompt": writer.prompt_version,
+                        "seed": self.seed, "candidate": cand.key, **({"bridge": cand.bridge} if cand.bridge else {}),
+                        **{k: v for k, v in zip(("persona", "style"), variation) if v},
+                        **({"overlap": round(overlap.share, 3)} if overlap is not None else {}), **draft.provenance},
+            quotes=tuple(u.text for u in draft.evidence))
+        example = {"candidate": cand.key, "question": draft.question, "reference": draft.reference,
+                   "overlap": sample.provenance.get("overlap")}
+        if cand.kind == FOLLOW_UP_KIND:  # the pair's gates; the sample gets its conversation (gen.followup)
+            sample, reason = check_follow_up(sample, corpus, gates)
+        else:
+            reason = check_sample(sample, corpus, gates)
+        if (reason is None and words is not None and gates.specific and sample.evidence
+                and cand.kind != FOLLOW_UP_KIND):  # a follow-up's second turn leaves its subject to the first
+            if (other := unspecific(draft.question, set(docs), words)) is not None:
+                reason, example["unspecific_doc"] = "unspecific", other
+        if reason is None and unanswerable and absence is not None:
+            verdict = absence.check(draft.question)
+            example["absence"] = {**verdict.to_dict(), "check": verdict.check}
+            reason = verdict.reason
+            sample = replace(sample, provenance={**sample.provenance, "absence": verdict.to_dict()})
+        vec = None
+        if reason is None:
+            reason, vec = self.dups.check(draft.question)
+        if reason is not None:
+            self.report.reject(reason, example, cand.kind)
+            return None
+        self.dups.add(draft.question, vec)
+        # An unanswerable question has no evidence: its round trip reads the sentences its writer was shown.
+        texts = tuple(u.text for u in (cand.shown if unanswerable else draft.evidence))
+        return Passed(sample, example, texts)

@@ -1,0 +1,203 @@
+"""Question styles of documentation, chosen by what a section holds.
+
+People ask documentation how to do something, what an error means, which option does what, and for the code
+that does it. A ``style`` (``styles=[...]``, :func:`gen.generate.variations`) is how a question is asked; the
+four documentation styles below are not drawn at random like the free-text ones but chosen by a **cue** in a
+section of a Markdown or HTML document (its :class:`~gen.layout.Layout`):
+
+- ``how_to``: steps (two or more list items after a lead-in), or a sentence that says how ("To add a
+  header, ...", "you can declare ... by ...");
+- ``troubleshooting``: an error (an exception name such as ``HTTPException`` or ``ValidationError``, an error
+  status such as 404 or 422, "error", "raises", "fails", "invalid");
+- ``option``: a parameter or setting named as code (``response_model_exclude_unset``, ``debug=True``,
+  ``--reload``) with "parameter", "argument", "option", "setting", "flag" or "default"; or a table row;
+- ``code_answer``: a code block (not a diagram, not a bare URL) with the paragraph that leads into it. Its
+  reference is the code itself and its evidence the whole block, fences included, as it stands in the text.
+
+Each style's candidates are ``single_hop`` candidates (one section) with :attr:`Candidate.style` set; the
+``single_hop`` stream takes them in turn with the plain ones (style ``fact``), so the set mixes the styles
+whose cues the corpus holds. A writer says which styles it writes (``Writer.styles``); the generator reports
+the cues it found for a style the writer does not write (``styles_not_written``).
+"""
+
+from __future__ import annotations
+
+import random
+import re
+from collections.abc import Iterator, Sequence
+from dataclasses import replace
+
+from ragsweep.gen.candidates import Candidate, round_robin
+from ragsweep.gen.documents import Corpus, Document
+from ragsweep.gen.layout import Block
+from ragsweep.gen.units import Unit
+
+DOC_STYLES = ("how_to", "troubleshooting", "option", "code_answer")
+#: What ``styles=[docs]`` stands for.
+ALL_DOCS = "docs"
+#: What each style needs a section to hold (the report's ``styles_not_written`` names them).
+CUES = {
+    "how_to": "steps (two or more list items after a lead-in) or a sentence that says how to do something",
+    "troubleshooting": "an error: an exception name, an error status, 'error', 'raises', 'fails', 'invalid'",
+    "option": "a parameter or setting named as code with 'parameter', 'option', 'setting', ...; or a table row",
+    "code_answer": "a code block with the paragraph that leads into it",
+}
+
+_HOW = re.compile(r"^(?:To|In order to) [a-z]+\b[^,.]{3,}, |\byou (?:can|could|need to|have to|should|must) "
+                  r"(?:also |just |then |now )?[a-z]+\b.{8,}\b(?:by|with|using|in|to)\b")
+_ERROR = re.compile(r"\b[A-Z]\w*(?:Error|Exception|Warning)\b|\b(?:errors?|exceptions?|raises?|raised|fails?|"
+                    r"failed|invalid|traceback)\b|\b(?:status(?: code)?|HTTP|error) [45]\d\d\b|\b[45]\d\d (?:error|"
+                    r"status|response|Not Found|Unprocessable)\b", re.I)
+# A name that reads as code: snake_case, name=value, a --flag, or a dotted attribute (app.state)
+_CODE_NAME = re.compile(r"(?<![\w/.])(?:--[a-z][\w-]+|[a-z]\w*_\w+(?:=\S+)?|[a-z]\w*=\S+|[a-z]\w*\.[a-z_]\w*)(?![\w/])")
+_OPTION_WORD = re.compile(r"\b(?:parameters?|arguments?|options?|settings?|flags?|defaults?|configuration|"
+                          r"config)\b", re.I)
+_NOT_CODE_LANGUAGES = {"mermaid", "text", "txt", "plain"}
+_MAX_CODE_CHARS = 1200
+_MAX_STEPS = 6
+
+
+def requested(styles: Sequence[str]) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """(the documentation styles asked for, in :data:`DOC_STYLES` order; the other styles, as given).
+    ``docs`` asks for all four."""
+    doc = {s for s in styles if s in DOC_STYLES} | (set(DOC_STYLES) if ALL_DOCS in styles else set())
+    return tuple(s for s in DOC_STYLES if s in doc), tuple(s for s in styles if s not in DOC_STYLES and s != ALL_DOCS)
+
+
+def _block_unit(doc: Document, block: Block) -> Unit:
+    # A block is no sentence: index -1 keeps it out of every "adjacent sentence" test.
+    return Unit(doc.id, block.start, block.end, doc.text[block.start:block.end], -1)
+
+
+def code_body(text: str) -> str:
+    """A fenced code block's code: the text between its fence lines (the block itself when it has none)."""
+    lines = text.strip("\n").split("\n")
+    if len(lines) >= 2 and lines[0].lstrip().startswith(("```", "~~~")) and lines[-1].strip().startswith(("```", "~~~")):
+        return "\n".join(lines[1:-1])
+    return text
+
+
+def _is_code(doc: Document, block: Block) -> bool:
+    body = code_body(doc.text[block.start:block.end]).strip()
+    if block.info.lower() in _NOT_CODE_LANGUAGES or not body or len(body) > _MAX_CODE_CHARS:
+        return False
+    return "\n" in body or " " in body  # a bare URL or one word is no code to ask for
+
+
+def _own_blocks(doc: Document) -> Iterator[list[Block]]:
+    """Each section's own blocks (up to the next heading of any level), in order; the blocks before the first
+    heading count as a section too."""
+    assert doc.layout is not None
+    current: list[Block] = []
+    for b in doc.layout.blocks:
+        if b.kind == "heading":
+            if current:
+                yield current
+            current = []
+        elif b.kind != "include":
+            current.append(b)
+    if current:
+        yield current
+
+
+def _lead_in(doc: Document, blocks: list[Block], i: int) -> Unit | None:
+    """The paragraph just before ``blocks[i]`` in its section, as a unit; None when another block comes first."""
+    if i > 0 and blocks[i - 1].kind in ("paragraph", "admonition"):
+        return _block_unit(doc, blocks[i - 1])
+    return None
+
+
+def _sentence_candidates(style: str, sentences: list[Unit]) -> Iterator[Candidate]:
+    pattern = {"how_to": _HOW, "troubleshooting": _ERROR}.get(style)
+    for j, u in enumerate(sentences):
+        hit = (pattern.search(u.text) if pattern is not None
+               else _CODE_NAME.search(u.text) and _OPTION_WORD.search(u.text))
+        if hit:
+            before = sentences[j - 1] if j > 0 and sentences[j - 1].index == u.index - 1 else None
+            shown = (before, u) if before is not None else (u,)
+            yield Candidate("single_hop", shown, (len(shown) - 1,), style=style)
+
+
+def section_candidates(doc: Document, units: Sequence[Unit], style: str) -> list[Candidate]:
+    """The ``style`` candidates of one document, section by section (none for a document without a layout)."""
+    if doc.layout is None:
+        return []
+    found: list[Candidate] = []
+    for blocks in _own_blocks(doc):
+        out: list[Candidate] = []
+        lo, hi = blocks[0].start, blocks[-1].end
+        sentences = [u for u in units if lo <= u.start and u.end <= hi]
+        if style == "code_answer":
+            for i, b in enumerate(blocks):
+                if b.kind == "code" and _is_code(doc, b):
+                    lead = _lead_in(doc, blocks, i)
+                    shown = (lead, _block_unit(doc, b)) if lead is not None else (_block_unit(doc, b),)
+                    out.append(Candidate("single_hop", shown, (len(shown) - 1,), style=style))
+        elif style == "how_to":
+            out.extend(_steps(doc, blocks))
+        elif style == "option":
+            out.extend(_table_rows(doc, blocks))
+        if style != "code_answer":
+            out.extend(_sentence_candidates(style, sentences))
+        path = doc.layout.section_path(lo)
+        found.extend(replace(c, section=path) for c in out)
+    return found
+
+
+def _steps(doc: Document, blocks: list[Block]) -> Iterator[Candidate]:
+    """A lead-in paragraph and the list items right after it (two to :data:`_MAX_STEPS`)."""
+    i = 0
+    while i < len(blocks):
+        j = i
+        while j < len(blocks) and blocks[j].kind == "list_item":
+            j += 1
+        lead = _lead_in(doc, blocks, i) if j - i >= 2 else None
+        if lead is not None:
+            items = tuple(_block_unit(doc, b) for b in blocks[i:min(j, i + _MAX_STEPS)])
+            yield Candidate("single_hop", (lead, *items), tuple(range(1, len(items) + 1)), style="how_to")
+        i = max(j, i + 1)
+
+
+def _table_rows(doc: Document, blocks: list[Block]) -> Iterator[Candidate]:
+    """Each body row of a table (``a | b`` lines of the clean text) with the table's header row."""
+    for b in blocks:
+        if b.kind != "table":
+            continue
+        text, start = doc.text[b.start:b.end], b.start
+        lines = []
+        for line in text.split("\n"):
+            if line.strip() and " | " in line:
+                lines.append(Unit(doc.id, start, start + len(line), line, -1))
+            start += len(line) + 1
+        for row in lines[1:]:
+            yield Candidate("single_hop", (lines[0], row), (1,), style="option")
+
+
+def style_candidates(corpus: Corpus, units: dict[str, list[Unit]], style: str, seed: int) -> Iterator[Candidate]:
+    """Every ``style`` candidate of the documents that have units, in a seeded order, documents round-robin."""
+    rng = random.Random(f"{seed}:style:{style}")
+    order = sorted(units)
+    rng.shuffle(order)
+    per_doc = {}
+    for doc_id in order:
+        found = section_candidates(corpus.get(doc_id), units[doc_id], style)
+        rng.shuffle(found)
+        per_doc[doc_id] = found
+    return (c for _, c in round_robin(per_doc, order))
+
+
+def interleave(streams: Sequence[Iterator[Candidate]]) -> Iterator[Candidate]:
+    """One candidate of each stream in turn, a stream that runs out left behind."""
+    live = list(streams)
+    while live:
+        for stream in list(live):
+            cand = next(stream, None)
+            if cand is None:
+                live.remove(stream)
+            else:
+                yield cand
+
+
+def cue_counts(corpus: Corpus, units: dict[str, list[Unit]], styles: Sequence[str]) -> dict[str, int]:
+    """How many candidates the sampled documents hold for each of ``styles``."""
+    return {s: sum(len(section_candidates(corpus.get(d), us, s)) for d, us in units.items()) for s in styles}
