@@ -49,14 +49,11 @@ from ragsweep.harness.pipeline.rerank import Reranker
 from ragsweep.harness.pipeline.rewrite import QueryRewriter
 from ragsweep.harness.records import Cut, Retrieved, RunSample, cite_answers
 from ragsweep.harness.runs import aggregate, applicable, score_variant, write_jsonl
+from ragsweep.harness.sweep_variants import embedder_use, variant_name, variant_params
 from ragsweep.harness.testsets import check_max_queries, load_samples, subset
 from ragsweep.metrics import InputError, LLMCost, Meter, fail, resolve, staged
 
 log = logging.getLogger(__name__)
-
-GROUPS = ("corpus", "chunker", "embedder", "retrieval", "index")
-
-
 
 
 def prepare_testset(cfg: DictConfig, corpus: Corpus) -> tuple[list[TestSample], dict[str, Any]]:
@@ -169,70 +166,6 @@ def stage_cost(stats: Mapping[str, Any], spent: Mapping[str, int] | None, n_quer
         per["llm_tokens"] = round((spent["prompt_tokens"] + spent["completion_tokens"]) / n, 1)
     out["per_query"] = per
     return out
-
-
-def _choice_params(cfg: DictConfig, choices: Mapping[str, str], group: str, default: str) -> dict[str, Any]:
-    """``rerank`` / ``query`` and the settings that apply, when not the default (names stay as they were)."""
-    choice = choices.get(group)
-    if not choice or choice == default or group not in cfg:
-        return {}
-    shown = build(cfg[group], group).params()
-    return {group: choice, **{f"{group}.{k}": v for k, v in shown.items()}}
-
-
-def embedder_use(cfg: DictConfig, answerer: Any, specs: list[Any]) -> str | None:
-    """What a job's embedder serves: ``retrieval`` (dense or hybrid search), ``answers`` (BM25 search
-    with an answerer that embeds -- extractive picks sentences by cosine -- or a metric that does, such
-    as answer similarity), or None (nothing embeds)."""
-    mode = cfg.retrieval.get("mode", "dense") if "retrieval" in cfg else "dense"
-    if mode != "bm25":
-        return "retrieval"
-    if getattr(answerer, "embedder", None) is not None or any(getattr(s, "needs_embedder", False) for s in specs):
-        return "answers"
-    return None
-
-
-def variant_params(cfg: DictConfig, choices: Mapping[str, str], cut: Cut, conversations: bool = False,
-                   embedder: str | None = "retrieval") -> dict[str, Any]:
-    """The parameters that name a variant: group choices, the chunk size/overlap, fusion settings, the
-    query rewriting and reranking (when not plain / none), the query of a conversation (when the test
-    set has conversations), and K.
-
-    A part the variant does not use is not named: BM25 search has no index, and no ``embedder``; when its
-    embedder serves only the answers and their metrics (``embedder="answers"``, :func:`embedder_use`) it is
-    named ``answer_embedder``, so a board does not read as if BM25 searched by embeddings."""
-    params: dict[str, Any] = {g: choices.get(g) for g in GROUPS if choices.get(g)}
-    if embedder != "retrieval" and "embedder" in params:
-        named = params.pop("embedder")
-        if embedder == "answers":
-            params["answer_embedder"] = named
-    mode = cfg.retrieval.get("mode", "dense") if "retrieval" in cfg else "dense"
-    if mode == "bm25":
-        params.pop("index", None)  # BM25 searches no FAISS index
-    for key in ("size", "overlap"):
-        if key in cfg.chunker:
-            params[f"chunker.{key}"] = cfg.chunker[key]
-    if mode == "hybrid":
-        params["retrieval.fusion"] = cfg.retrieval.fusion
-        key = "rrf_k" if cfg.retrieval.fusion == "rrf" else "alpha"
-        params[f"retrieval.{key}"] = cfg.retrieval[key]
-    context = choices.get("context")
-    if context and context != "chunks" and "context" in cfg:  # the default leaves names as they were
-        params["context"] = context
-        shown = build(cfg.context, "context").params()  # the settings that apply (no size for by=paragraph)
-        params.update({f"context.{k}": v for k, v in shown.items() if k not in ("name", "splitter")})
-    params.update(_choice_params(cfg, choices, "query", "plain"))
-    params.update(_choice_params(cfg, choices, "rerank", "none"))
-    if "answerer" in cfg and cfg.answerer is not None and cfg.answerer.get("cite"):  # uncited names stay as they were
-        params["answerer.cite"] = True
-    if conversations:
-        params["conversation.query"] = query_mode(cfg.get("conversation"))
-    params.update(cut.params())
-    return params
-
-
-def variant_name(params: Mapping[str, Any]) -> str:
-    return ",".join(f"{k}={v}" for k, v in params.items() if k != "corpus")
 
 
 def answer_at(answerer: Any, questions: list[str], retrieved: list[list[Retrieved]], cut: Cut) -> list[str | None]:

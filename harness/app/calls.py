@@ -23,7 +23,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ragsweep.harness.app.targets import Reply, Target, TargetError, jsonable
+from ragsweep.harness.app.replies import Reply, TargetError, jsonable
+from ragsweep.harness.app.targets import Target
 from ragsweep.metrics import InputError, scrub, scrub_all
 
 log = logging.getLogger(__name__)

@@ -18,16 +18,8 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ragsweep.harness.app.targets import (
-    Reply,
-    Target,
-    TargetError,
-    cited_sentences,
-    context_score,
-    context_text,
-    import_object,
-    jsonable,
-)
+from ragsweep.harness.app.replies import Reply, TargetError, cited_sentences, context_score, context_text, jsonable
+from ragsweep.harness.app.targets import Target, import_object
 from ragsweep.metrics import InputError
 
 log = logging.getLogger(__name__)

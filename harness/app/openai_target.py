@@ -22,7 +22,8 @@ from typing import Any
 
 from omegaconf import OmegaConf
 
-from ragsweep.harness.app.targets import Reply, Target, TargetError, check_status, messages_of
+from ragsweep.harness.app.replies import Reply, TargetError
+from ragsweep.harness.app.targets import Target, check_status, messages_of
 from ragsweep.metrics import InputError, looks_like_key, register_secret
 
 SYSTEM = ("Answer the question using only the numbered contexts. Be brief: one or two sentences. "

@@ -12,7 +12,8 @@ from types import SimpleNamespace
 import pytest
 
 from ragsweep.harness.app.frameworks import LangChainTarget, LlamaIndexTarget
-from ragsweep.harness.app.targets import HttpTarget, TargetError, reply_from
+from ragsweep.harness.app.replies import TargetError, reply_from
+from ragsweep.harness.app.targets import HttpTarget
 from ragsweep.harness.pipeline.answerers import CITE_INSTRUCTION, LLMAnswerer
 from ragsweep.harness.records import cite_answers
 from ragsweep.metrics.llm import ScriptedLLM

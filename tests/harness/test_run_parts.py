@@ -10,7 +10,8 @@ import pytest
 from ragsweep.gen.documents import Corpus, Document
 from ragsweep.harness.app.calls import CallLog, CallPolicy, call_one, pending
 from ragsweep.harness.app.locate import Locator
-from ragsweep.harness.app.targets import HttpTarget, Reply, TargetError, get_path, open_keys, reply_from
+from ragsweep.harness.app.replies import Reply, TargetError, get_path, reply_from
+from ragsweep.harness.app.targets import HttpTarget, open_keys
 from ragsweep.harness.records import Cut, Retrieved, RunSample
 from ragsweep.harness.run import pooled_relevant
 from ragsweep.harness.runs import score_variant

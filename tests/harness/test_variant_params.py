@@ -1,4 +1,4 @@
-"""A variant's parameters name the parts it uses and no others (harness/sweep.py variant_params): BM25
+"""A variant's parameters name the parts it uses and no others (harness/sweep_variants.py variant_params): BM25
 search names no index and no embedder (its embedder, when the answers use it, is ``answer_embedder``);
 dense and hybrid names stay as they were, so existing boards compare."""
 
@@ -8,7 +8,7 @@ import pytest
 from hydra import compose, initialize_config_module
 
 from ragsweep.harness.records import Cut
-from ragsweep.harness.sweep import embedder_use, variant_name, variant_params
+from ragsweep.harness.sweep_variants import embedder_use, variant_name, variant_params
 from ragsweep.metrics.catalogue import resolve
 
 CUT = Cut("top_k", 5)
