@@ -39,7 +39,7 @@ from typing import Any
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import validity as v  # noqa: E402  (the shared statistics and table of the retrieval benchmark)
+import validity as v
 
 LEXICAL = ("token_f1", "exact_match")
 JUDGED = "answer_correctness"
@@ -177,7 +177,7 @@ def answer_sets(sets: Mapping[str, Sequence[str]], passed: Mapping[str, Mapping[
 
 def judged_scores(answers: Sequence[str | None], references: Sequence[str], judge: Any, embedder: Any) -> np.ndarray:
     """``answer_correctness`` per question (Ragas' 0.75 x factual F1 + 0.25 x similarity). A missing answer,
-    or one the metric leaves undefined (no claim to check), scores 0; :func:`main` prints how many."""
+    or one the metric leaves undefined (no claim to check), scores 0, as a wrong answer does."""
     from ragsweep.metrics.correctness import answer_correctness
 
     async def run() -> list[Any]:
@@ -211,7 +211,7 @@ def run(args: argparse.Namespace) -> None:
     n = QUICK_N if args.quick else (args.n or FULL_N)
     writer = args.writer[0]
     cache, folder = Cache(args.cache), args.testsets or args.cache / "validity"
-    threads = int(os.environ.get("RAGSWEEP_THREADS", 2))
+    threads = int(os.environ.get("RAGSWEEP_THREADS", "2"))
     corpus_dir = v.DATA / "hotpot"
     corpus = read_beir(corpus_dir, split=args.split)
     assert corpus.queries is not None
@@ -243,8 +243,8 @@ def run(args: argparse.Namespace) -> None:
     print(f"hotpot: {n} people's and {len(sets[label])} generated questions, {len(variants)} variants:",
           file=sys.stderr, flush=True)
     answers = answer_sets(sets, passed, variants, llm_for, embedder)
-    timing = [f"answers: {time.perf_counter() - t0:.1f} s ({len(variants)} variants x {sum(map(len, sets.values()))} "
-              f"questions; cached calls cost nothing)"]
+    asked = sum(map(len, sets.values()))
+    timing = [f"answers: {time.perf_counter() - t0:.1f} s ({len(variants)} variants x {asked} questions; cached calls are free)"]
     scores = {s: {m: score_matrix(answers[s], refs[s], names, lambda a, r, m=m: lexical_scores(a, r, m))
                   for m in LEXICAL} for s in sets}
     metrics = list(LEXICAL)
@@ -257,7 +257,7 @@ def run(args: argparse.Namespace) -> None:
         metrics.append(JUDGED)
         timing.append(f"judged {JUDGED} ({args.judge}): {time.perf_counter() - t:.1f} s")
     text = "\n".join(report(names, scores, metrics, label, args, overlap) + [""] + [f"- {t}" for t in timing] +
-                     [f"- generated set: {path}", f"- missing answers (scored 0): " + ", ".join(
+                     [f"- generated set: {path}", "- missing answers (scored 0): " + ", ".join(
                          f"{s} {sum(a is None for x in answers[s].values() for a in x)}" for s in sets)])
     print(text)
     if args.out:

@@ -11,7 +11,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
 from ragsweep.metrics.errors import InputError
 
 FILE = Path(__file__).resolve().parents[2] / "benchmarks" / "validity_generation.py"
@@ -113,3 +112,34 @@ def test_report_has_the_retrieval_table_shape(vg):
     board = [line for line in lines if line.split(" | ")[0] in {f"| {n}" for n in names}]
     assert len(board) == 4 and all(r.count(" | ") == 4 for r in board)  # 2 sets x 2 metrics per variant
     assert all(cell.endswith("(4)") for cell in board[3].split(" | ")[1:3])  # d is last on token_f1 on both sets
+
+
+def test_judged_scores_with_a_scripted_judge(vg):
+    """answer_correctness per answer through a judge replying from the metric tests' case; a missing
+    answer scores 0 without a call."""
+    from ragsweep.metrics.llm import ScriptedLLM
+    from ragsweep.metrics.prompts import identify
+
+    cases = json.loads((Path(__file__).resolve().parents[1] / "metrics" / "judged_cases.json").read_text())
+    replies = cases["correctness"][0]["replies"]
+    vectors = {k: np.asarray(x, dtype=float) for k, x in cases["correctness"][3]["vectors"].items()}
+
+    class Embedder:
+        def identity(self):
+            return {"backend": "fake"}
+
+        def embed(self, texts, *, progress=False):
+            rows = np.stack([vectors[t] for t in texts])
+            return rows / np.linalg.norm(rows, axis=1, keepdims=True)
+
+    calls = []
+
+    def reply(messages, schema):
+        calls.append(identify(messages).name)
+        return replies[identify(messages).name]
+
+    got = vg.judged_scores(["A.", None], ["R.", "R."], ScriptedLLM(reply), Embedder())
+    assert got == pytest.approx([0.75 * 4 / 7 + 0.25 * 0.8, 0.0])  # Ragas' weights on the case's F1 and cosine
+    n_calls = len(calls)
+    vg.judged_scores([None], ["R."], ScriptedLLM(reply), Embedder())
+    assert len(calls) == n_calls  # nothing asked for a missing answer
