@@ -226,7 +226,7 @@ def run(args: argparse.Namespace) -> None:
     sets[label], refs[label] = queries(samples, "history"), [s.reference for s in samples]
     overlap = {"human": v.set_overlap(sets["human"], v.relevant_texts(
                    corpus, [{d: float(g) for d, g in corpus.qrels[q.id].items()} for q in people])),  # type: ignore[index]
-               label: v.set_overlap(sets[label], v.relevant_texts(corpus, judged))}
+               label: v.set_overlap([s.question for s in samples], v.relevant_texts(corpus, judged))}
 
     variants = generation_variants()
     names = [x.name for x in variants]
