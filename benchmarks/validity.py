@@ -30,6 +30,7 @@ split-half agreement is high and a generated set has to reach it. They share the
     python benchmarks/validity.py --overlap-only                      # the overlap of each set, in seconds
     python benchmarks/validity.py --corpora hotpot --writer none local --n 60   # + the packaged 1.5B (~2 questions/min)
     python benchmarks/validity.py --out validity.md                   # also write the tables as markdown
+    python benchmarks/validity.py --kind generation --quick           # generation variants (validity_generation.py)
 
 Generated test sets are written once to ``--testsets`` (default ``$RAGSWEEP_CACHE_DIR/validity``) and
 reused as they are, even after the generator changes, with a warning when the ``.report.json`` beside
@@ -527,9 +528,10 @@ def relevant_texts(corpus: Any, judgements: Sequence[Mapping[str, float]]) -> li
 
 # ----------------------------------------------------------------------------- report
 
-def board_table(names: Sequence[str], scores: Mapping[str, Mapping[str, np.ndarray]]) -> list[str]:
+def board_table(names: Sequence[str], scores: Mapping[str, Mapping[str, np.ndarray]],
+                metrics: Sequence[str] = METRICS) -> list[str]:
     """Markdown: every variant's mean (and rank) per question set and metric."""
-    cols = [(s, m) for m in METRICS for s in scores]
+    cols = [(s, m) for m in metrics for s in scores]
     lines = ["| variant | " + " | ".join(f"{m} {s}" for s, m in cols) + " |",
              "|---|" + "---:|" * len(cols)]
     ranks = {}
@@ -578,7 +580,13 @@ def _dense_only(human: np.ndarray, synthetic: np.ndarray, dense: Sequence[int], 
 
 
 def main() -> None:
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    import validity_generation
+
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--kind", choices=["retrieval", "generation"], default="retrieval",
+                    help="what the variants differ in: retrieval (the tables above), or generation (answerer, K, "
+                         "context over one retriever, scored on people's answers: benchmarks/validity_generation.py)")
     ap.add_argument("--corpora", nargs="+", default=["scifact", "hotpot"],
                     help="BEIR-layout folders (corpus, queries, qrels): a path, or a folder name of ../shared/data")
     ap.add_argument("--split", default="dev", help="the split of the human queries and qrels")
@@ -586,7 +594,7 @@ def main() -> None:
                     help="question writers: none (rule-based, instant), local (packaged 1.5B, ~2 questions/min)")
     ap.add_argument("--gen", nargs="+", default=[], metavar="KEY=VALUE",
                     help="ragsweep gen overrides for the generated sets, e.g. 'styles=[keywords]' gates.max_overlap=0.8")
-    ap.add_argument("--n", type=int, default=None, help="synthetic questions (default: as many as the human set)")
+    ap.add_argument("--n", type=int, default=None, help="synthetic questions (default: as many as the human set; --kind generation: people's and generated, default 50)")
     ap.add_argument("--seed", type=int, default=0, help="the generator's seed")
     ap.add_argument("--stat-seed", type=int, default=0, help="seed of every bootstrap and split")
     ap.add_argument("--resamples", type=int, default=1000, help="bootstrap resamples of the rank statistics")
@@ -601,7 +609,11 @@ def main() -> None:
     ap.add_argument("--cache", type=Path, default=Path(cache_default).expanduser(), help="retrieval cache folder")
     ap.add_argument("--testsets", type=Path, default=None, help="generated test sets (default: <cache>/validity)")
     ap.add_argument("--out", type=Path, default=None, help="also write the tables as markdown here")
+    validity_generation.add_arguments(ap)
     args = ap.parse_args()
+    if args.kind == "generation":
+        validity_generation.run(args)
+        return
 
     from ragsweep.gen.documents import read_beir
     from ragsweep.harness.cache import Cache
