@@ -40,7 +40,7 @@ import numpy as np
 from ragsweep.metrics.errors import InputError
 from ragsweep.metrics.lexicon import NUMBER_WORDS, STOP
 from ragsweep.metrics.support import REMOVED, calibrate_rows, is_removed  # noqa: F401 - REMOVED re-exported
-from ragsweep.metrics.values import MetricValue
+from ragsweep.metrics.values import MetricValue, one_side
 
 _SENT = re.compile(r"(?<=[.!?])[\"')\]]*\s+(?=[\"'(\[]?[A-Z0-9])|\n+")
 _TOKEN = re.compile(r"[A-Za-z][A-Za-z'\-]*|\d[\d,]*(?:\.\d+)?")
@@ -466,12 +466,9 @@ def factual_correctness(answer: str, reference: str, *, mode: str = "f1", beta: 
     recall = tp / (tp + fn) if r_rows and tp + fn > 0 else (0.0 if r_rows else None)
     evidence_ = {"backend": "none", "mode": mode, "cosine": cosine, "precision": precision, "recall": recall,
                  "answer_claims": a_rows, "reference_claims": r_rows}
-    if mode == "precision":
-        return (MetricValue.undefined("no claims extracted from the answer", **evidence_) if precision is None
-                else MetricValue.ok(precision, **evidence_))
-    if mode == "recall":
-        return (MetricValue.undefined("no claims extracted from the reference", **evidence_) if recall is None
-                else MetricValue.ok(recall, **evidence_))
+    side = one_side(mode, precision, recall, evidence_)
+    if side is not None:
+        return side
     if precision is None and recall is None:
         return MetricValue.undefined("no claims extracted from the answer or the reference", **evidence_)
     if tp <= 0:
