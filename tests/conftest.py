@@ -47,3 +47,20 @@ def cache_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     path = tmp_path / "cache"
     monkeypatch.setenv("RAGSWEEP_CACHE_DIR", str(path))
     return path
+
+
+@pytest.fixture
+def small_model_cache(tmp_path: Path) -> Path:
+    """A cache folder for a CLI run of the packaged 0.5B (skips when it is not installed), reusing the
+    model the user's cache already assembled instead of copying 500 MB again."""
+    from tests.gen.test_gen_cli import _packaged_small_model_ready
+
+    reason = _packaged_small_model_ready()
+    if reason:
+        pytest.skip(f"packaged 0.5B model not available: {reason}")
+    models = Path(os.environ.get("RAGSWEEP_CACHE_DIR", Path.home() / ".cache" / "ragsweep")).expanduser() / "models"
+    cache = tmp_path / "cache"
+    if models.is_dir():
+        cache.mkdir()
+        (cache / "models").symlink_to(models)
+    return cache

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import csv
 import json
-import os
-from pathlib import Path
 
 import pytest
 
@@ -109,16 +107,9 @@ def _packaged_small_model_ready() -> str | None:
 
 @pytest.mark.model
 @pytest.mark.slow
-def test_real_small_model_writes_two_questions(tmp_path, ragsweep):
-    reason = _packaged_small_model_ready()
-    if reason:
-        pytest.skip(f"packaged 0.5B model not available: {reason}")
+def test_real_small_model_writes_two_questions(tmp_path, ragsweep, small_model_cache):
+    cache = small_model_cache
     out = tmp_path / "ts.jsonl"
-    models = Path(os.environ.get("RAGSWEEP_CACHE_DIR", Path.home() / ".cache" / "ragsweep")).expanduser() / "models"
-    cache = tmp_path / "cache"
-    if models.is_dir():  # reuse an assembled model instead of copying 500 MB again
-        cache.mkdir()
-        (cache / "models").symlink_to(models)
     done = ragsweep("gen", "llm=local_small", "n=2", "kinds.multi_hop=0", "kinds.comparative=0",
                     "kinds.conditional=0", f"out={out}", "progress=false", cwd=tmp_path, cache=cache, timeout=1200)
     assert done.returncode == 0, done.stderr[-3000:]

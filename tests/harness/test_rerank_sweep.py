@@ -8,8 +8,6 @@ import json
 
 import pytest
 
-from tests.gen.test_gen_cli import _packaged_small_model_ready  # the packaged 0.5B is installed
-
 # A stand-in model: relevance is the share of the question's longer words found in the passage (given as
 # the verdict token's log-probabilities); rewrites are fixed transformations of the question. Cached like
 # the llm group's models, in the run's cache folder.
@@ -152,18 +150,8 @@ def test_a_cross_encoder_without_a_model_folder_exits_2_naming_the_key(tmp_path,
 
 @pytest.mark.model
 @pytest.mark.slow
-def test_real_small_model_reranks_with_logprobs_and_writes_hyde_passages(tmp_path, ragsweep):
-    reason = _packaged_small_model_ready()
-    if reason:
-        pytest.skip(f"packaged 0.5B model not available: {reason}")
-    import os
-    from pathlib import Path
-
-    models = Path(os.environ.get("RAGSWEEP_CACHE_DIR", Path.home() / ".cache" / "ragsweep")).expanduser() / "models"
-    cache = tmp_path / "cache"
-    if models.is_dir():  # reuse an assembled model instead of copying 500 MB again
-        cache.mkdir()
-        (cache / "models").symlink_to(models)
+def test_real_small_model_reranks_with_logprobs_and_writes_hyde_passages(tmp_path, ragsweep, small_model_cache):
+    cache = small_model_cache
     done = ragsweep("sweep", "llm=local_small", "rerank=llm", "rerank.top_n=5", "query=hyde", "answerer=none",
                     "chunker.size=512", "retriever.top_k=[3]", "retriever.latency_queries=0", "max_queries=2",
                     "hydra.sweep.dir=sw", "progress=false", cwd=tmp_path, cache=cache, timeout=1800)

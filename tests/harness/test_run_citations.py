@@ -177,20 +177,9 @@ def test_sweep_answerer_cite_puts_citation_metrics_on_the_board(tmp_path):
 
 @pytest.mark.model
 @pytest.mark.slow
-def test_a_real_small_model_answers_with_citations_that_the_sweep_scores(tmp_path, ragsweep):
-    import os
+def test_a_real_small_model_answers_with_citations_that_the_sweep_scores(tmp_path, ragsweep, small_model_cache):
+    cache = small_model_cache
     import re
-
-    from tests.gen.test_gen_cli import _packaged_small_model_ready
-
-    reason = _packaged_small_model_ready()
-    if reason:
-        pytest.skip(f"packaged 0.5B model not available: {reason}")
-    models = Path(os.environ.get("RAGSWEEP_CACHE_DIR", Path.home() / ".cache" / "ragsweep")).expanduser() / "models"
-    cache = tmp_path / "cache"
-    if models.is_dir():  # reuse an assembled model instead of copying 500 MB again
-        cache.mkdir()
-        (cache / "models").symlink_to(models)
     done = ragsweep("sweep", "llm=local_small", "answerer=llm", "answerer.cite=true", "chunker.size=512",
                     "retriever.top_k=[3]", "retriever.latency_queries=0", "max_queries=3", "hydra.sweep.dir=sw",
                     "progress=false", cwd=tmp_path, cache=cache, timeout=1800)
