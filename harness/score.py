@@ -44,6 +44,7 @@ from ragsweep.gen import USUAL, build
 from ragsweep.harness.cache import atomic_write
 from ragsweep.harness.outputs import check_writable, config_yaml, named_by_clock, save
 from ragsweep.harness.runs import embedder_for
+from ragsweep.harness.score_citations import asks_for_citations, with_citations
 from ragsweep.harness.score_tables import (  # noqa: F401 - the reading side, imported from here by callers
     Table,
     conversation_cell,
@@ -83,6 +84,10 @@ from ragsweep.metrics import (
 #: The usual column names of each sample field (the other layouts: :mod:`gen.formats.layouts`).
 ALIASES = USUAL
 
+#: The columns that give a field the usual names do not cover: citations come from inline markers in
+#: the answer or a citations column (:mod:`harness.score_citations`).
+NEEDS = {"citations": (*ALIASES["answer"], "citations")}
+
 DEFAULT_JUDGED = ("faithfulness", "answer_relevancy", "context_precision", "context_recall")
 
 
@@ -93,8 +98,11 @@ def choose_metrics(path: Path, names: list[str] | None, fields: dict[str, str], 
     if names is None:
         # Judged metrics by default: the four that answer "is it grounded, on topic, well retrieved"
         # (about 4 judge calls a sample); the others are one `metrics=[...]` away.
+        # The citation metrics join when the file cites (harness.score_citations), judge or not, as in
+        # ``ragsweep run``: without a judge they read the offline support evidence.
         specs = [s for s in metric_catalogue().values() if set(s.inputs) <= set(fields)
-                 and (not s.needs_judge or (has_judge and s.name in DEFAULT_JUDGED))
+                 and (not s.needs_judge or (has_judge and s.name in DEFAULT_JUDGED)
+                      or ("citations" in s.inputs and s.offline_fn is not None))
                  and (unanswerable or not s.scores_unanswerable)]
         if not specs:
             raise InputError(f"{path}: no metric can be scored from columns {', '.join(fields) or 'none'} "
@@ -104,7 +112,8 @@ def choose_metrics(path: Path, names: list[str] | None, fields: dict[str, str], 
     missing = [(s.name, f) for s in specs for f in s.inputs if f not in fields]
     if missing:
         name, field = missing[0]
-        raise InputError(f"{path}: no column {' or '.join(ALIASES[field])}, which metric {name} needs")
+        raise InputError(f"{path}: no column {' or '.join(NEEDS.get(field, ALIASES.get(field, (field,))))}, "
+                         f"which metric {name} needs")
     return specs
 
 
@@ -293,11 +302,13 @@ def run(cfg: DictConfig) -> int:
     if empty_answers not in EMPTY_ANSWERS:
         raise InputError(f"empty_answers must be one of {', '.join(EMPTY_ANSWERS)}, got {empty_answers!r}")
     samples, fields, table = read_samples(path, cfg.split)
+    names = _names(cfg.metrics)
+    samples, fields = with_citations(samples, fields, table, str(path), asks_for_citations(names))
     # The llm config group builds the judge (its `none` option builds None); unset, no judge.
     judge = build(cfg.llm, "llm") if cfg.llm is not None else None
     options = OmegaConf.to_container(cfg.metric_options)
     # options are checked before a dry run reports success
-    specs, thresholds = plan(path, samples, fields, _names(cfg.metrics), has_judge=judge is not None,
+    specs, thresholds = plan(path, samples, fields, names, has_judge=judge is not None,
                              thresholds=OmegaConf.to_container(cfg.thresholds), options=options)
     judged = [s.name for s in specs if s.needs_judge]
     if cfg.dry_run:
