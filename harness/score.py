@@ -24,6 +24,9 @@ or a plain ``[{"role": "user" | "assistant", "content": ...}, ...]`` (a JSON lis
 text). Its last user message is the question and the messages before it the history
 (:mod:`metrics.conversation`: judged metrics see it, the others read the last turn); an assistant
 message after it is the answer when no answer column is given (Ragas keeps the response so).
+
+Citations: an answer's ``[n]`` markers, or a ``citations`` column of per-sentence sources, give the
+citation metrics (:mod:`harness.score_citations`); the other metrics score the answer without markers.
 """
 
 from __future__ import annotations
