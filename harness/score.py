@@ -115,8 +115,11 @@ def choose_metrics(path: Path, names: list[str] | None, fields: dict[str, str], 
     missing = [(s.name, f) for s in specs for f in s.inputs if f not in fields]
     if missing:
         name, field = missing[0]
-        raise InputError(f"{path}: no column {' or '.join(NEEDS.get(field, ALIASES.get(field, (field,))))}, "
-                         f"which metric {name} needs")
+        columns = NEEDS.get(field, ALIASES.get(field))
+        if columns is None:  # retrieved spans, gold evidence, qrels: what a ragsweep run records
+            raise InputError(f"{path}: metric {name} needs {field!r}, which a ragsweep run records and a results "
+                             "file does not hold; score it with ragsweep run or rescore")
+        raise InputError(f"{path}: no column {' or '.join(columns)}, which metric {name} needs")
     return specs
 
 

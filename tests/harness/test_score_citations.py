@@ -120,3 +120,15 @@ def test_a_bad_citations_cell_names_file_row_and_column(tmp_path, cell, message)
     with pytest.raises(InputError, match=message) as err:
         ragsweep.score(path, embedder=None)
     assert f"{path} row 2, column citations" in str(err.value)
+
+
+def test_citation_metrics_a_file_cannot_feed_are_named(tmp_path):
+    path = tmp_path / "no_answer.jsonl"
+    path.write_text(json.dumps({"question": "Q?", "contexts": ["It is old."]}) + "\n", encoding="utf-8")
+    with pytest.raises(InputError, match="no column answer or response or citations, which metric citation_recall"):
+        ragsweep.score(path, ["citation_recall"], embedder=None)
+    # cited_evidence reads retrieved spans and gold evidence, which only a ragsweep run records
+    path.write_text(json.dumps({"question": "Q?", "answer": "Old [1].", "contexts": ["It is old."]}) + "\n",
+                    encoding="utf-8")
+    with pytest.raises(InputError, match="cited_evidence needs 'retrieved'.*ragsweep run or rescore"):
+        ragsweep.score(path, ["cited_evidence"], embedder=None)
