@@ -270,13 +270,15 @@ def _names(value: Any) -> list[str] | None:
     return [n for n in names if n]
 
 
-def dry_run(samples: list[RagSample], specs: list[MetricSpec], options: Any, path: Path, concurrency: int) -> int:
-    """Run the metrics against a recording fake judge: print the calls and tokens a real run would spend."""
+def dry_run(samples: list[RagSample], specs: list[MetricSpec], options: Any, path: Path, concurrency: int,
+            has_judge: bool = True) -> int:
+    """Run the metrics against a recording fake judge: print the calls and tokens a real run would spend
+    (none without a judge: judged metrics then run their offline stand-ins)."""
     from ragsweep.metrics import DryRunEmbedder, DryRunLLM, dry_run_report
 
     print(f"dry run: {len(samples)} samples from {path}")
     print(f"metrics: {', '.join(s.name for s in specs)}")
-    judged = [s for s in specs if s.needs_judge]
+    judged = [s for s in specs if s.needs_judge] if has_judge else []
     if not judged:
         print("judge calls: 0")
         return 0
@@ -318,7 +320,7 @@ def run(cfg: DictConfig) -> int:
                              thresholds=OmegaConf.to_container(cfg.thresholds), options=options)
     judged = [s.name for s in specs if s.needs_judge]
     if cfg.dry_run:
-        return dry_run(samples, specs, options, path, int(cfg.concurrency or 4))
+        return dry_run(samples, specs, options, path, int(cfg.concurrency or 4), judge is not None)
     if judged and judge is not None:
         judge.identity()  # fail fast (exit 2) when the model is missing, before any sample is scored
     embedder = embedder_for(specs, cfg.embedder)

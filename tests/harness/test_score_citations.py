@@ -64,6 +64,10 @@ def test_a_csv_with_markers_gets_the_citation_metrics_by_default(tmp_path, ragsw
     invalid = next(e for e in explanations if e["sample_id"] == "2" and e["metric"] == "citation_precision")
     assert {"context": 5, "relevant": False, "why": "names no context"} in \
         invalid["explanation"]["sentences"][1]["citations"]
+    # with llm=none the citation metrics read offline evidence: a dry run counts no judge call for them
+    dry = ragsweep("score", "progress=false", "llm=none", "input=results.csv", "dry_run=true", cwd=tmp_path,
+                   timeout=300)
+    assert dry.returncode == 0 and "judge calls: 0" in dry.stdout and "citation_recall" in dry.stdout, dry.stdout
 
 
 def test_a_jsonl_citations_column_in_run_and_application_shapes(tmp_path):
