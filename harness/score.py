@@ -87,8 +87,8 @@ from ragsweep.metrics import (
 #: The usual column names of each sample field (the other layouts: :mod:`gen.formats.layouts`).
 ALIASES = USUAL
 
-#: The columns that give a field the usual names do not cover: citations come from inline markers in
-#: the answer or a citations column (:mod:`harness.score_citations`).
+#: The columns that feed a field no usual name covers: citations come from the answer's inline
+#: markers or a citations column (:mod:`harness.score_citations`).
 NEEDS = {"citations": (*ALIASES["answer"], "citations")}
 
 DEFAULT_JUDGED = ("faithfulness", "answer_relevancy", "context_precision", "context_recall")
