@@ -102,9 +102,11 @@ async def ascore(data: Any, metrics: Sequence[str] | None = None, *, judge: Any 
     """The async twin of :func:`score` (for code that already runs an event loop)."""
     from ragsweep.harness.runs import embedder_for
     from ragsweep.harness.score import measure, plan
+    from ragsweep.harness.score_citations import asks_for_citations, with_citations
 
     samples, fields, table = samples_of(data, split)
     where = Path(str(data)) if isinstance(data, (str, Path)) else Path(type(data).__name__)
+    samples, fields = with_citations(samples, fields, table, str(where), asks_for_citations(metrics))
     specs, limits = plan(where, samples, fields, None if metrics is None else list(metrics),
                          has_judge=judge is not None, thresholds=thresholds or {}, options=options or {})
     if embedder == "default":

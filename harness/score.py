@@ -24,6 +24,9 @@ or a plain ``[{"role": "user" | "assistant", "content": ...}, ...]`` (a JSON lis
 text). Its last user message is the question and the messages before it the history
 (:mod:`metrics.conversation`: judged metrics see it, the others read the last turn); an assistant
 message after it is the answer when no answer column is given (Ragas keeps the response so).
+
+Citations: an answer's ``[n]`` markers, or a ``citations`` column of per-sentence sources, give the
+citation metrics (:mod:`harness.score_citations`); the other metrics score the answer without markers.
 """
 
 from __future__ import annotations
@@ -44,6 +47,7 @@ from ragsweep.gen import USUAL, build
 from ragsweep.harness.cache import atomic_write
 from ragsweep.harness.outputs import check_writable, config_yaml, named_by_clock, save
 from ragsweep.harness.runs import embedder_for
+from ragsweep.harness.score_citations import asks_for_citations, with_citations
 from ragsweep.harness.score_tables import (  # noqa: F401 - the reading side, imported from here by callers
     Table,
     conversation_cell,
@@ -83,6 +87,10 @@ from ragsweep.metrics import (
 #: The usual column names of each sample field (the other layouts: :mod:`gen.formats.layouts`).
 ALIASES = USUAL
 
+#: The columns that feed a field no usual name covers: citations come from the answer's inline
+#: markers or a citations column (:mod:`harness.score_citations`).
+NEEDS = {"citations": (*ALIASES["answer"], "citations")}
+
 DEFAULT_JUDGED = ("faithfulness", "answer_relevancy", "context_precision", "context_recall")
 
 
@@ -93,8 +101,11 @@ def choose_metrics(path: Path, names: list[str] | None, fields: dict[str, str], 
     if names is None:
         # Judged metrics by default: the four that answer "is it grounded, on topic, well retrieved"
         # (about 4 judge calls a sample); the others are one `metrics=[...]` away.
+        # The citation metrics join when the file cites (harness.score_citations), judge or not, as in
+        # ``ragsweep run``: without a judge they read the offline support evidence.
         specs = [s for s in metric_catalogue().values() if set(s.inputs) <= set(fields)
-                 and (not s.needs_judge or (has_judge and s.name in DEFAULT_JUDGED))
+                 and (not s.needs_judge or (has_judge and s.name in DEFAULT_JUDGED)
+                      or ("citations" in s.inputs and s.offline_fn is not None))
                  and (unanswerable or not s.scores_unanswerable)]
         if not specs:
             raise InputError(f"{path}: no metric can be scored from columns {', '.join(fields) or 'none'} "
@@ -104,7 +115,11 @@ def choose_metrics(path: Path, names: list[str] | None, fields: dict[str, str], 
     missing = [(s.name, f) for s in specs for f in s.inputs if f not in fields]
     if missing:
         name, field = missing[0]
-        raise InputError(f"{path}: no column {' or '.join(ALIASES[field])}, which metric {name} needs")
+        columns = NEEDS.get(field, ALIASES.get(field))
+        if columns is None:  # retrieved spans, gold evidence, qrels: what a ragsweep run records
+            raise InputError(f"{path}: metric {name} needs {field!r}, which a ragsweep run records and a results "
+                             "file does not hold; score it with ragsweep run or rescore")
+        raise InputError(f"{path}: no column {' or '.join(columns)}, which metric {name} needs")
     return specs
 
 
@@ -255,13 +270,15 @@ def _names(value: Any) -> list[str] | None:
     return [n for n in names if n]
 
 
-def dry_run(samples: list[RagSample], specs: list[MetricSpec], options: Any, path: Path, concurrency: int) -> int:
-    """Run the metrics against a recording fake judge: print the calls and tokens a real run would spend."""
+def dry_run(samples: list[RagSample], specs: list[MetricSpec], options: Any, path: Path, concurrency: int,
+            has_judge: bool = True) -> int:
+    """Run the metrics against a recording fake judge: print the calls and tokens a real run would spend
+    (none without a judge: judged metrics then run their offline stand-ins)."""
     from ragsweep.metrics import DryRunEmbedder, DryRunLLM, dry_run_report
 
     print(f"dry run: {len(samples)} samples from {path}")
     print(f"metrics: {', '.join(s.name for s in specs)}")
-    judged = [s for s in specs if s.needs_judge]
+    judged = [s for s in specs if s.needs_judge] if has_judge else []
     if not judged:
         print("judge calls: 0")
         return 0
@@ -293,15 +310,17 @@ def run(cfg: DictConfig) -> int:
     if empty_answers not in EMPTY_ANSWERS:
         raise InputError(f"empty_answers must be one of {', '.join(EMPTY_ANSWERS)}, got {empty_answers!r}")
     samples, fields, table = read_samples(path, cfg.split)
+    names = _names(cfg.metrics)
+    samples, fields = with_citations(samples, fields, table, str(path), asks_for_citations(names))
     # The llm config group builds the judge (its `none` option builds None); unset, no judge.
     judge = build(cfg.llm, "llm") if cfg.llm is not None else None
     options = OmegaConf.to_container(cfg.metric_options)
     # options are checked before a dry run reports success
-    specs, thresholds = plan(path, samples, fields, _names(cfg.metrics), has_judge=judge is not None,
+    specs, thresholds = plan(path, samples, fields, names, has_judge=judge is not None,
                              thresholds=OmegaConf.to_container(cfg.thresholds), options=options)
     judged = [s.name for s in specs if s.needs_judge]
     if cfg.dry_run:
-        return dry_run(samples, specs, options, path, int(cfg.concurrency or 4))
+        return dry_run(samples, specs, options, path, int(cfg.concurrency or 4), judge is not None)
     if judged and judge is not None:
         judge.identity()  # fail fast (exit 2) when the model is missing, before any sample is scored
     embedder = embedder_for(specs, cfg.embedder)
