@@ -2,24 +2,15 @@
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-from pathlib import Path
-
 import numpy as np
 import pytest
 
-FILE = Path(__file__).resolve().parents[2] / "benchmarks" / "validity.py"
+from tests.benchmarks.scripts import loaded
 
 
 @pytest.fixture(scope="module")
 def validity():
-    spec = importlib.util.spec_from_file_location("ragsweep_benchmark_validity", FILE)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses look their module up while the file executes
-    spec.loader.exec_module(module)
-    yield module
-    sys.modules.pop(spec.name, None)
+    yield from loaded("validity.py")
 
 
 # Systems A, B, C, D; the truth ranks them A > B > C > D.

@@ -4,26 +4,19 @@ list, people's answers, the scoring of scripted answers and the table's shape (n
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import json
-import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
 from ragsweep.metrics.errors import InputError
 
-FILE = Path(__file__).resolve().parents[2] / "benchmarks" / "validity_generation.py"
+from tests.benchmarks.scripts import loaded
 
 
 @pytest.fixture(scope="module")
 def vg():
-    spec = importlib.util.spec_from_file_location("ragsweep_benchmark_validity_generation", FILE)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses look their module up while the file executes
-    spec.loader.exec_module(module)
-    yield module
-    sys.modules.pop(spec.name, None)
+    yield from loaded("validity_generation.py")
 
 
 def test_the_variant_list_crosses_answerer_k_and_context(vg):
