@@ -22,6 +22,9 @@ from typing import Any
 
 from ragsweep.metrics import offline
 from ragsweep.metrics.evidence import EvidencePool, keys_of
+from ragsweep.metrics.llm.base import LLM, Logprobs
+from ragsweep.metrics.prompts import CLAIM_CHECK, CheckInput, complete
+from ragsweep.metrics.slots import check as check_slots
 from ragsweep.metrics.support import (  # noqa: F401 - re-exported: the blend's home was here
     BLEND,
     BLEND_BY_MODEL,
@@ -35,9 +38,6 @@ from ragsweep.metrics.support import (  # noqa: F401 - re-exported: the blend's 
     logit,
     sigmoid,
 )
-from ragsweep.metrics.llm.base import LLM, Logprobs
-from ragsweep.metrics.prompts import CLAIM_CHECK, CheckInput, complete
-from ragsweep.metrics.slots import check as check_slots
 
 #: Below this share of a statement's content words found in the contexts (the evidence's
 #: ``coverage``), the judge's verdict cannot raise it above the evidence's own probability: a
@@ -134,6 +134,11 @@ def slot_penalty(slots: Sequence[dict[str, Any]]) -> float:
     return total
 
 
+def blended(blend: Mapping[str, float], judge_logit: float, p_offline: float) -> float:
+    """The judge's logit and the deterministic evidence's probability combined with ``blend``."""
+    return sigmoid(blend["judge"] * judge_logit + blend["offline"] * logit(p_offline) + blend["bias"])
+
+
 async def blind_support(judge: LLM, question: str | None, statement: str) -> float | None:
     """P(yes) for ``statement`` when the judge is shown no passage at all: a judge that reads the
     evidence says no here, whatever the statement is; one that says yes is answering the statement
@@ -193,15 +198,13 @@ async def sentence_support(judge: LLM, question: str | None, statements: Sequenc
         pj = verdict_probabilities(done.logprobs, got)[0] if got else 0.5
         with_logprobs = with_logprobs or bool(done.logprobs)
         # Hard verdicts (no logprobs) stand alone, so the formula is the field's exactly.
-        p = pj if not done.logprobs else sigmoid(
-            blend["judge"] * logit(pj) + blend["offline"] * logit(p_off) + blend["bias"])
+        p = pj if not done.logprobs else blended(blend, logit(pj), p_off)
         # The same question with no passages: the part of a yes the judge also gives blind comes from the
         # statement (an instruction inside it, a claim taken on faith), not from the evidence, so only
         # what the passages add over it counts. Asked only when the judge lifted the statement.
         p_blind = await blind_support(judge, question, statement) if done.logprobs and p > p_off else None
         if p_blind is not None and p_blind > 0.5:
-            p = sigmoid(blend["judge"] * (logit(pj) - logit(p_blind)) + blend["offline"] * logit(p_off)
-                        + blend["bias"])
+            p = blended(blend, logit(pj) - logit(p_blind), p_off)
         # A judge's yes needs the statement's words to be in the contexts: when most of its content words
         # are not (an instruction written into the answer, a claim about something else), the judge's
         # verdict cannot lift it above what the evidence alone says.
