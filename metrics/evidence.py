@@ -100,3 +100,35 @@ def keys_of(text: str) -> set[str]:
         run = "".join(other)
         keys |= {run[i:i + 2] for i in range(len(run) - 1)} | set(run if len(run) == 1 else ())
     return keys
+
+
+#: A statement's content word missing from the contexts is still covered by a context word this close
+#: to it in MiniLM's space ("finished" by "completed", "construction" by "built").
+SAME_WORD = 0.55
+
+
+def semantic_coverage(statement: str, question: str | None, passages: Sequence[str], embedder: object) -> float:
+    """The share of ``statement``'s content words (those the question does not give) that the contexts
+    hold, in its words or in a :data:`SAME_WORD`-close word: the coverage of :mod:`metrics.offline` with
+    paraphrase allowed for lower-case words. Numbers and names count only as themselves: "Cuba" is not
+    covered by "Haiti"."""
+    given = set(offline.content_words(question or ""))
+    words = {}
+    for tok in offline._TOKEN.findall(statement):
+        key = offline._content_key(tok)
+        if key is not None and key not in given:
+            words.setdefault(key, tok)
+    if not words:
+        return 1.0
+    joined = " ".join(passages)
+    held = set(offline.content_words(joined))
+    missing = [w for k, w in words.items() if k not in held]
+    ctx = {offline._content_key(t): t for t in offline._TOKEN.findall(joined) if t.islower()}
+    ctx.pop(None, None)
+    words_missing = [w for w in missing if w.islower()]
+    if words_missing and ctx:
+        vecs = np.asarray(embedder.embed([*words_missing, *ctx.values()]))  # type: ignore[attr-defined]
+        sims = vecs[: len(words_missing)] @ vecs[len(words_missing):].T
+        close = {w for w, row in zip(words_missing, sims) if float(row.max()) >= SAME_WORD}
+        missing = [w for w in missing if w not in close]
+    return 1 - len(missing) / len(words)

@@ -21,10 +21,11 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ragsweep.metrics import offline
-from ragsweep.metrics.evidence import EvidencePool, keys_of
+from ragsweep.metrics.evidence import EvidencePool, keys_of, semantic_coverage
 from ragsweep.metrics.llm.base import LLM, Logprobs
 from ragsweep.metrics.prompts import CLAIM_CHECK, CheckInput, complete
 from ragsweep.metrics.slots import check as check_slots
+from ragsweep.metrics.slots import mismatches, unit_checks, with_units
 from ragsweep.metrics.support import (  # noqa: F401 - re-exported: the blend's home was here
     BLEND,
     BLEND_BY_MODEL,
@@ -170,7 +171,7 @@ async def sentence_support(judge: LLM, question: str | None, statements: Sequenc
     blend = blend_for(judge)
     rows = offline.judge_claims(statements, passages, question, weights=weights)
     if blend["judge"] == 0:  # this judge's verdicts carry no signal: the evidence decides, no call
-        for row in rows:
+        for row in with_units(rows, question, passages):
             p_off = row["p_supported"]
             row.update(p_supported=0.0 if is_removed(row["claim"]) else sigmoid(blend["offline"] * logit(p_off)
                                                                                + blend["bias"]),
@@ -208,11 +209,15 @@ async def sentence_support(judge: LLM, question: str | None, statements: Sequenc
         # A judge's yes needs the statement's words to be in the contexts: when most of its content words
         # are not (an instruction written into the answer, a claim about something else), the judge's
         # verdict cannot lift it above what the evidence alone says.
+        # Words the contexts say otherwise ("finished" for "completed") count as there.
         coverage = row.get("features", {}).get("coverage")
-        if done.logprobs and coverage is not None and coverage < MIN_COVERAGE:  # hard verdicts stand alone
+        if done.logprobs and coverage is not None and coverage < MIN_COVERAGE and semantic_coverage(
+                statement, question, passages, offline._EVIDENCE_EMBEDDER) < MIN_COVERAGE:  # hard verdicts stand alone
             p = min(p, p_off)
-        # Slots only for a statement not already unsupported: they can lower it, never raise it.
+        # Slots only for a statement not already unsupported: they can lower it, never raise it. A number
+        # the contexts give of another unit lowers it with no call.
         slots = await check_slots(judge, statement, question, texts) if p >= 0.5 else []
+        slots += unit_checks(statement, question, passages, offline._EVIDENCE_EMBEDDER)
         if slots and done.logprobs:
             p = sigmoid(logit(p) + slot_penalty(slots))
         elif slots:  # hard verdicts: a slot filled with another value makes the claim unsupported
@@ -220,9 +225,5 @@ async def sentence_support(judge: LLM, question: str | None, statements: Sequenc
         row.update(p_supported=p, judge_verdict={"yes": "supported", "no": "not_supported"}.get(
             verdict, verdict), p_judge=pj, p_offline=p_off, evidence=row.pop("reason"), shown=texts, slots=slots, p_blind=p_blind)
         row["verdict"] = "supported" if row["p_supported"] >= 0.5 else "not_supported"
-        wrong = [s for s in slots if s["p_claim"] is not None and s["p_claim"] < 0.5
-                 and s["chosen"] not in (None, s["slot"])]
-        if wrong:
-            row["evidence"] += "; " + "; ".join(f"for {s['cloze']!r} the evidence gives {s['chosen']!r}, not "
-                                                f"{s['slot']!r}" for s in wrong)
+        row["evidence"] += mismatches(slots)
     return calibrate_rows(rows, judge) if with_logprobs else rows

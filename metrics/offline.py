@@ -376,7 +376,9 @@ def faithfulness(question: str, answer: str, contexts: Sequence[str], *, embedde
     claims = sentences(answer)
     if not claims:
         return MetricValue.undefined("no claims extracted from the answer", claims=[])
-    rows = judge_claims(claims, contexts, question, embedder)
+    from ragsweep.metrics.slots import with_units  # slots reads this module's tokens
+
+    rows = with_units(judge_claims(claims, contexts, question, embedder), question, contexts)
     calibrate_rows(rows, None)
     value = sum(r["p_supported"] for r in rows) / len(rows)
     return MetricValue.ok(value, backend="none", total=len(rows), claims=rows)

@@ -24,6 +24,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 from ragsweep.metrics import offline
 from ragsweep.metrics.llm.base import LLM
 from ragsweep.metrics.prompts import CLAIM_CHECK, SLOT_LETTERS, CheckInput, complete
@@ -33,7 +35,7 @@ MAX_SLOTS = 3
 NOT_STATED = "not stated"
 
 _NUMBER = re.compile(r"(?<![\w.])\d[\d,]*(?:\.\d+)?(?![\w])")
-_NAME = re.compile(r"[A-Z][\w'\-]*(?:\s+[A-Z][\w'\-]*)*")
+_NAME = re.compile(r"(?<![\w'\-])[A-Z][\w'\-]*(?:\s+[A-Z][\w'\-]*)*")
 
 
 @dataclass(frozen=True)
@@ -192,3 +194,92 @@ async def check(judge: LLM, claim: str, question: str | None, evidence: Sequence
 
 def _key_of(text: str, kind: str) -> str:
     return _number_key(text) if kind == "number" else text.lower()
+
+
+
+#: A claim's unit word and the contexts' words around the same number name the same thing when MiniLM
+#: puts them at least this close ("people" and "spectators", "staff" and "employees"). Word similarity
+#: does not separate units well (months and years sit close), so the bar only keeps clear mismatches
+#: ("per cent" against "mmHg", "patients" against "pairs"); the judge and the slot checks see the rest.
+SAME_UNIT = 0.45
+
+_UNIT_TOKEN = re.compile(r"%|[A-Za-z][A-Za-z'\-]*|\d+(?:,\d{3})*(?:\.\d+)?|[^\w\s]")
+_PERCENT = re.compile(r"\bper\s?cent\b|\bpercent\b|%", re.IGNORECASE)
+
+
+def _unit_tokens(text: str) -> list[tuple[str, str]]:
+    """``text`` as (key, word) tokens, punctuation included (a number that ends a sentence has no unit):
+    the key lower-case, a plural's "s" dropped ("metres" and "metre" are one unit), and "%", "per cent"
+    and "percent" one token."""
+    out = []
+    for tok in _UNIT_TOKEN.findall(_PERCENT.sub(" percent ", text)):
+        low = tok.lower()
+        out.append((low[:-1] if low.isalpha() and len(low) > 3 and low.endswith("s") else low, tok))
+    return out
+
+
+def _is_unit(key: str) -> bool:
+    return key.isalpha() and len(key) > 1 and key not in offline.STOP
+
+
+def unit_checks(claim: str, question: str | None, passages: Sequence[str], embedder: Any = None) -> list[dict[str, Any]]:
+    """Numbers of ``claim`` that the contexts state, but only of something else: "58 per cent" where
+    every 58 of the contexts is "58 mmHg", "4,311 pairs" where it is "4,311 patients".
+
+    The word right after the claim's number is what it counts or measures. The contexts agree when
+    that word, or one :data:`SAME_UNIT`-close to it in ``embedder``'s space, stands within three words
+    of one of their occurrences of the number. Asked only of numbers that are not year-shaped and when
+    every occurrence in the contexts is itself followed by a word, so a bare "in 1925" tells nothing.
+    Deterministic (no judge call); rows shaped as :func:`check`'s, kind "unit"."""
+    asked = {_number_key(m.group(0)) for m in _NUMBER.finditer(question or "")}
+    ctx = [_unit_tokens(p) for p in passages]
+    rows: list[dict[str, Any]] = []
+    toks = _unit_tokens(claim)
+    for i in range(len(toks) - 1):
+        (key, word), (unit, unit_word) = toks[i], toks[i + 1]
+        if not key[0].isdigit() or _number_key(key) in asked or not _is_unit(unit) \
+                or re.fullmatch(r"1\d{3}|2[01]\d{2}", key):
+            continue
+        near: dict[str, str] = {}
+        after: list[str | None] = []
+        for other in ctx:
+            for j, (k, _) in enumerate(other):
+                if k[0].isdigit() and _number_key(k) == _number_key(key):
+                    near.update((k2, w2) for k2, w2 in other[max(0, j - 3): j] + other[j + 1: j + 4] if _is_unit(k2))
+                    after.append(other[j + 1][1] if j + 1 < len(other) and _is_unit(other[j + 1][0]) else None)
+        if not after or None in after or unit in near:
+            continue
+        if embedder is not None:
+            vecs = np.asarray(embedder.embed([unit_word, *near.values()]))
+            if float((vecs[1:] @ vecs[0]).max()) >= SAME_UNIT:
+                continue
+        said = f"{word} {after[0]}"
+        rows.append({"slot": f"{word} {unit_word}", "kind": "unit", "cloze": f"{word} ___", "options": [said],
+                     "chosen": said, "p_claim": UNIT_MISMATCH})
+    return rows
+
+
+#: P(the claim's value) a unit mismatch stands for in :func:`metrics.judging.slot_penalty`.
+UNIT_MISMATCH = 0.05
+
+
+def mismatches(slots: Sequence[dict[str, Any]]) -> str:
+    """What an explanation adds for the slots the evidence fills with another value."""
+    wrong = [s for s in slots if s["p_claim"] is not None and s["p_claim"] < 0.5 and s["chosen"] not in (None, s["slot"])]
+    return "".join(f"; for {s['cloze']!r} the evidence gives {s['chosen']!r}, not {s['slot']!r}" for s in wrong)
+
+
+def with_units(rows: list[dict[str, Any]], question: str | None, passages: Sequence[str]) -> list[dict[str, Any]]:
+    """The deterministic evidence's rows (:func:`metrics.offline.judge_claims`) with their unit checks:
+    a claim whose number the contexts give of something else loses what :func:`metrics.judging.slot_penalty`
+    takes for it, and its reason says which. Used where no judge is asked (``llm=none``)."""
+    from ragsweep.metrics.support import SLOT_WEIGHTS, logit, sigmoid
+
+    for row in rows:
+        units = unit_checks(row["claim"], question, passages, offline._EVIDENCE_EMBEDDER)
+        row["slots"] = units
+        if units and row.get("p_supported", 0.0) > 0.0:
+            row["p_supported"] = sigmoid(logit(row["p_supported"]) + SLOT_WEIGHTS["unit"] * logit(UNIT_MISMATCH, eps=1e-3))
+            row["reason"] = row.get("reason", "") + mismatches(units)
+            row["verdict"] = "supported" if row["p_supported"] >= 0.5 else "not_found"
+    return rows

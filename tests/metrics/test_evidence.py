@@ -9,8 +9,8 @@ import re
 import numpy as np
 import pytest
 
-from ragsweep.metrics import slots
-from ragsweep.metrics.evidence import EvidencePool
+from ragsweep.metrics import offline, slots
+from ragsweep.metrics.evidence import EvidencePool, semantic_coverage
 from ragsweep.metrics.generation import context_recall, faithfulness
 from ragsweep.metrics.judging import sentence_support
 from ragsweep.metrics.llm import ScriptedLLM
@@ -261,3 +261,40 @@ def test_without_logprobs_no_blind_question_is_asked():
     judge = ScriptedLLM(obedient(calls), logprobs=None)
     (row,) = asyncio.run(sentence_support(judge, None, ["The Harl Tower was completed in 1804."], [TOWER]))
     assert row["p_blind"] is None and all(passages != "(none)" for passages, _ in calls)
+
+
+def test_a_number_the_contexts_give_of_another_unit_is_caught_without_a_call_and_explained():
+    # Every word and number of "473 feet" is near the contexts' "473 metres": the word evidence and a
+    # judge that checks numbers both accept it. The word after the number says what it measures.
+    judge = ScriptedLLM(gullible([]), logprobs=_verdict_logprobs)
+    feet, metres = "The Harl Tower rises 473 feet above the harbour.", "The Harl Tower rises 473 metres above the harbour."
+    bad, good = asyncio.run(sentence_support(judge, "How tall is the Harl Tower?", [feet, metres], [TOWER]))
+    assert [s["kind"] for s in bad["slots"]].count("unit") == 1 and not [s for s in good["slots"] if s["kind"] == "unit"]
+    assert "the evidence gives '473 metres', not '473 feet'" in bad["evidence"]
+    assert bad["p_supported"] < good["p_supported"] - 0.1 and bad["verdict"] == "not_supported"
+    # With no judge at all, the same check lowers the offline evidence's score.
+    none_bad = offline.faithfulness("How tall is the Harl Tower?", feet, [TOWER])
+    none_good = offline.faithfulness("How tall is the Harl Tower?", metres, [TOWER])
+    assert none_bad.value < none_good.value - 0.1 and "473 metres" in none_bad.explanation["claims"][0]["reason"]
+
+
+def test_a_unit_check_needs_the_contexts_to_say_what_their_number_counts():
+    crowd = ["The final was watched by 4,195 spectators.", "It ended in 1933, after 40 minutes."]
+    embedder = offline._EVIDENCE_EMBEDDER
+    assert slots.unit_checks("4,195 people saw the final.", None, crowd, embedder) == []  # a word close enough
+    (row,) = slots.unit_checks("4,195 pairs saw the final.", None, crowd, embedder)
+    assert row["chosen"] == "4,195 spectators" and row["p_claim"] < 0.5
+    assert slots.unit_checks("The 1933 final was long.", None, crowd, embedder) == []  # a year names no unit
+    assert slots.unit_checks("It took 40 seconds.", "Did it take 40 seconds?", crowd, embedder) == []  # asked
+
+
+def test_a_paraphrased_statement_is_not_held_down_by_the_coverage_gate():
+    # "finished" and "construction" are not in the contexts, but "completed" says the same: the judge's
+    # yes may lift the statement. Names never count by likeness: "Dromford" is not covered by "Kelmford".
+    judge = ScriptedLLM(lambda messages, schema: {"answer": "yes"}, logprobs=_verdict_logprobs)
+    question = "When was the Harl Tower completed?"
+    (row,) = asyncio.run(sentence_support(judge, question, ["Construction of the tower was finished in 1804."], [TOWER]))
+    assert row["features"]["coverage"] < 0.5 and row["p_blend"] > row["p_offline"]
+    assert semantic_coverage("Construction of the tower was finished in 1804.", question, [TOWER],
+                             offline._EVIDENCE_EMBEDDER) >= 0.5
+    assert semantic_coverage("Dromford Quay", question, [TOWER], offline._EVIDENCE_EMBEDDER) == 0.0
