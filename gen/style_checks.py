@@ -32,7 +32,7 @@ NAV_BLOCK_SHARE = 0.5
 POINTER_LINK_SHARE = 0.3
 #: Fewer words of prose than this in a section (code and tables not counted): nothing to ask of it.
 MIN_PROSE_WORDS = 20
-#: A code block's lead-in shorter than this says too little of what the code does.
+#: A code block's or a list's lead-in shorter than this says too little of what the code or the steps do.
 MIN_LEAD_WORDS = 5
 
 _LINK = re.compile(r"\[([^\]]*)\]\([^)]*\)|<a\b[^>]*>(.*?)</a>|(?<![(\w])https?://\S+", re.S | re.I)
@@ -124,10 +124,11 @@ def _instruction(text: str) -> bool:
 
 def steps(lead: str, items: Sequence[str]) -> bool:
     """Whether a lead-in and the list items after it are steps to do something: the lead-in says how ("To ...",
-    "you can ...") or most items are instructions ("Import ...", "Add ..."). "Other terms for this idea are:"
+    "you can ...") or most items are instructions ("Import ...", "Add ..."), after a lead-in long enough to say
+    what for ("It will:" or "One of:" over "GET", "POST" is no task). "Other terms for this idea are:"
     followed by nouns, or "FastAPI will:" followed by what it does, are lists, not steps."""
     told = sum(1 for t in items if _instruction(t))
-    return bool(items) and (2 * told >= len(items) or (_DOING.search(lead) is not None and told > 0))
+    return bool(items) and len(lead.split()) >= MIN_LEAD_WORDS and (2 * told >= len(items) or (_DOING.search(lead) is not None and told > 0))
 
 
 def fence_language(text: str) -> str:

@@ -50,8 +50,12 @@ CUES = {
     "code_answer": "a code block with a paragraph that leads into it as the way to do something",
 }
 
-_HOW = re.compile(r"^(?:To|In order to) [a-z]+\b[^,.]{3,}, |\byou (?:can|could|need to|have to|should|must) "
-                  r"(?:also |just |then |now )?[a-z]+\b.{8,}\b(?:by|with|using|in|to)\b")
+# "you can ..." says how only with the means named: "by <doing>", or "with"/"using" a name that reads as code or a
+# class ("using the CORSMiddleware", "with Depends()"); "you can put it in multiple files" says what, not how.
+_HOW = re.compile(r"^(?:To|In order to) [a-z]+\b[^,.]{3,}, |\b[Yy]ou (?:can|could|need to|have to|should|must) "
+                  r"(?:also |just |then |now )?[a-z]+\b.{8,}\b(?:by [a-z]+ing\b|(?:with|using) (?:the |a |an )?"
+                  r"(?:[A-Z][a-z]+[A-Z]\w*|[A-Za-z]\w*(?:_\w+|\(\)|\.\w+)|[a-z]\w* (?:parameter|option|argument|"
+                  r"function|class|decorator|command|setting|flag)))")
 # A name that reads as code: snake_case, name=value, a --flag, or a dotted attribute (app.state)
 _CODE_NAME = re.compile(r"(?<![\w/.])(?:--[a-z][\w-]+|[a-z]\w*_\w+(?:=\S+)?|[a-z]\w*=\S+|[a-z]\w*\.[a-z_]\w*)(?![\w/])")
 _OPTION_WORD = re.compile(r"\b(?:parameters?|arguments?|options?|settings?|flags?|defaults?|configuration|"

@@ -124,7 +124,8 @@ def test_lead_ins():
     assert not presents_code("The output of the command looks like this:", "console")
     assert not presents_code("You can see the JSON response it sends:", "json")
     assert not presents_code("A single dot, like in this import:", "python")
-    assert steps("To deploy, you:", ["Build the image.", "Push it to the registry."])
+    assert steps("To deploy the service, you:", ["Build the image.", "Push it to the registry."])
+    assert not steps("One of:", ["GET", "POST"])  # a lead-in that says nothing of a task
     assert not steps("Other names are:", ["resources", "providers"])
 
 
@@ -147,3 +148,14 @@ def test_a_styled_answer_that_restates_its_question_is_refused(docs):
     fine = ScriptedLLM(lambda m, s: {"question": "Why does quay plan stop with a BerthConflictError?",
                                      "answer": "Two departures claim the same berth", "used": [2]})
     assert asyncio.run(LLMWriter(fine).write(cand, ["Quayside"] * len(cand.shown), None, "troubleshooting")).reference
+
+
+def test_a_how_sentence_names_its_means(tmp_path):
+    (tmp_path / "h").mkdir()
+    (tmp_path / "h" / "p.md").write_text(
+        "# Quayside\n\n## Routes\n\nA route of the ferry company joins two quays and is written in one file.\n"
+        "You can put the routes of a large company in many files.\n\n## Berths\n\nA berth of the ferry company "
+        "is booked for one departure at a time and freed after it.\nYou can free a berth early using the "
+        "release_berth function.\n", encoding="utf-8")
+    doc = read_folder(tmp_path / "h").get("p.md")
+    assert _sections(doc, "how_to") == {"Berths"}
