@@ -53,7 +53,7 @@ from ragsweep.gen.candidates import Candidate
 from ragsweep.gen.documents import Corpus
 from ragsweep.gen.followup import follow_up_info, pronoun_of, pronounise
 from ragsweep.gen.language import language_of
-from ragsweep.gen.styles import code_body
+from ragsweep.gen.styles import code_reference
 from ragsweep.gen.units import Phrase, Unit, answer_phrases
 from ragsweep.gen.wording import normalise
 from ragsweep.gen.writer import Draft, WriteFailed
@@ -379,7 +379,7 @@ def code_question(cand: Candidate, topic: str) -> Draft:
     title names a task, else "What is the <language> code for <title> (<page>)?"; the reference is the code."""
     code = cand.shown[cand.required[0]]
     fence = code.text.lstrip().split("\n", 1)[0].lstrip("`~").strip()
-    body = code_body(code.text).strip()
+    body = code_reference(code.text)
     titles = [re.sub(r"\s+", " ", t).strip().rstrip("?:. ") for t in cand.section if t.strip()] or [topic]
     title, page = titles[-1], titles[0]
     where = f" ({page})" if page.lower() not in title.lower() else ""

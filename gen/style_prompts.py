@@ -36,7 +36,9 @@ _RULES = (
     "'the code below'. Write it as a user types it: plain words, no Markdown, no backticks, no links, no code "
     "blocks (a parameter or function name may stand as a plain word). Follow the persona when given."
 )
-_ANSWER = (" The answer is short and uses the text's own words; 'used' lists the numbers of the text it needs.")
+_ANSWER = (" The answer is short and uses the text's own words; it answers only what the question asks (one cause, "
+           "one goal's steps; never two reasons joined) and does not repeat the question. 'used' lists the numbers "
+           "of the text it needs.")
 
 _HARBOUR = "Harbourline CLI > Tutorial > Scheduling departures"
 #: The made-up product of the examples: a question that names it where the shown text does not copied the example.

@@ -7,12 +7,17 @@ section of a Markdown or HTML document (its :class:`~gen.layout.Layout`):
 
 - ``how_to``: steps (two or more list items after a lead-in), or a sentence that says how ("To add a
   header, ...", "you can declare ... by ...");
-- ``troubleshooting``: an error (an exception name such as ``HTTPException`` or ``ValidationError``, an error
-  status such as 404 or 422, "error", "raises", "fails", "invalid");
+- ``troubleshooting``: an error named (an exception such as ``HTTPException`` or ``ValidationError``, an error
+  status such as 404 or 422) with its cause or its fix in the same or the next sentence;
 - ``option``: a parameter or setting named as code (``response_model_exclude_unset``, ``debug=True``,
   ``--reload``) with "parameter", "argument", "option", "setting", "flag" or "default"; or a table row;
-- ``code_answer``: a code block (not a diagram, not a bare URL) with the paragraph that leads into it. Its
-  reference is the code itself and its evidence the whole block, fences included, as it stands in the text.
+- ``code_answer``: a code block (not a diagram, not a bare URL, not an output format) with the paragraph that
+  leads into it and presents it as the way to do something (:func:`gen.style_checks.presents_code`). Its
+  reference is the code itself (a console session's commands, its output dropped) and its evidence the whole
+  block, fences included, as it stands in the text.
+
+No style draws from a page or a section that is mostly links (a table of contents) or from a section with too
+little prose (:mod:`gen.style_checks`): those candidates cost a model call and were rejected or wrong.
 
 Each style's candidates are ``single_hop`` candidates (one section) with :attr:`Candidate.style` set; the
 ``single_hop`` stream takes them in turn with the plain ones (style ``fact``), so the set mixes the styles
@@ -30,6 +35,8 @@ from dataclasses import replace
 from ragsweep.gen.candidates import Candidate, round_robin
 from ragsweep.gen.documents import Corpus, Document
 from ragsweep.gen.layout import Block
+from ragsweep.gen.style_checks import (MIN_PROSE_WORDS, commands, explained_error, fence_language, navigation,
+                                       points_elsewhere, presents_code, prose_words, steps)
 from ragsweep.gen.units import Unit
 
 DOC_STYLES = ("how_to", "troubleshooting", "option", "code_answer")
@@ -38,16 +45,17 @@ ALL_DOCS = "docs"
 #: What each style needs a section to hold (the report's ``styles_not_written`` names them).
 CUES = {
     "how_to": "steps (two or more list items after a lead-in) or a sentence that says how to do something",
-    "troubleshooting": "an error: an exception name, an error status, 'error', 'raises', 'fails', 'invalid'",
+    "troubleshooting": "an error named (an exception, an error status) with its cause or fix",
     "option": "a parameter or setting named as code with 'parameter', 'option', 'setting', ...; or a table row",
-    "code_answer": "a code block with the paragraph that leads into it",
+    "code_answer": "a code block with a paragraph that leads into it as the way to do something",
 }
 
-_HOW = re.compile(r"^(?:To|In order to) [a-z]+\b[^,.]{3,}, |\byou (?:can|could|need to|have to|should|must) "
-                  r"(?:also |just |then |now )?[a-z]+\b.{8,}\b(?:by|with|using|in|to)\b")
-_ERROR = re.compile(r"\b[A-Z]\w*(?:Error|Exception|Warning)\b|\b(?:errors?|exceptions?|raises?|raised|fails?|"
-                    r"failed|invalid|traceback)\b|\b(?:status(?: code)?|HTTP|error) [45]\d\d\b|\b[45]\d\d (?:error|"
-                    r"status|response|Not Found|Unprocessable)\b", re.I)
+# "you can ..." says how only with the means named: "by <doing>", or "with"/"using" a name that reads as code or a
+# class ("using the CORSMiddleware", "with Depends()"); "you can put it in multiple files" says what, not how.
+_HOW = re.compile(r"^(?:To|In order to) [a-z]+\b[^,.]{3,}, |\b[Yy]ou (?:can|could|need to|have to|should|must) "
+                  r"(?:also |just |then |now )?[a-z]+\b.{8,}\b(?:by [a-z]+ing\b|(?:with|using) (?:the |a |an )?"
+                  r"(?:[A-Z][a-z]+[A-Z]\w*|[A-Za-z]\w*(?:_\w+|\(\)|\.\w+)|[a-z]\w* (?:parameter|option|argument|"
+                  r"function|class|decorator|command|setting|flag)))")
 # A name that reads as code: snake_case, name=value, a --flag, or a dotted attribute (app.state)
 _CODE_NAME = re.compile(r"(?<![\w/.])(?:--[a-z][\w-]+|[a-z]\w*_\w+(?:=\S+)?|[a-z]\w*=\S+|[a-z]\w*\.[a-z_]\w*)(?![\w/])")
 _OPTION_WORD = re.compile(r"\b(?:parameters?|arguments?|options?|settings?|flags?|defaults?|configuration|"
@@ -75,6 +83,11 @@ def code_body(text: str) -> str:
     if len(lines) >= 2 and lines[0].lstrip().startswith(("```", "~~~")) and lines[-1].strip().startswith(("```", "~~~")):
         return "\n".join(lines[1:-1])
     return text
+
+
+def code_reference(text: str) -> str:
+    """A code answer's reference: the code of the fenced block ``text`` (a console session's commands only)."""
+    return commands(code_body(text), fence_language(text))
 
 
 def _is_code(doc: Document, block: Block) -> bool:
@@ -107,8 +120,29 @@ def _lead_in(doc: Document, blocks: list[Block], i: int) -> Unit | None:
     return None
 
 
+def _adjacent(sentences: list[Unit], j: int, k: int) -> bool:
+    return 0 <= j < len(sentences) and 0 <= k < len(sentences) and sentences[k].index == sentences[j].index + k - j
+
+
+def _troubleshooting(sentences: list[Unit]) -> Iterator[Candidate]:
+    """An error named with its cause or fix: that sentence, or the error's sentence and the next that explains it."""
+    texts = [u.text for u in sentences]
+    for j, u in enumerate(sentences):
+        k = explained_error(texts, j)
+        if k is None or (k != j and not _adjacent(sentences, j, k)):
+            continue
+        if k != j:
+            yield Candidate("single_hop", (u, sentences[k]), (0, 1), style="troubleshooting")
+        else:
+            shown = (sentences[j - 1], u) if _adjacent(sentences, j - 1, j) else (u,)
+            yield Candidate("single_hop", shown, (len(shown) - 1,), style="troubleshooting")
+
+
 def _sentence_candidates(style: str, sentences: list[Unit]) -> Iterator[Candidate]:
-    pattern = {"how_to": _HOW, "troubleshooting": _ERROR}.get(style)
+    if style == "troubleshooting":
+        yield from _troubleshooting(sentences)
+        return
+    pattern = _HOW if style == "how_to" else None
     for j, u in enumerate(sentences):
         hit = (pattern.search(u.text) if pattern is not None
                else _CODE_NAME.search(u.text) and _OPTION_WORD.search(u.text))
@@ -122,25 +156,35 @@ def section_candidates(doc: Document, units: Sequence[Unit], style: str) -> list
     """The ``style`` candidates of one document, section by section (none for a document without a layout)."""
     if doc.layout is None:
         return []
+    if navigation(doc, doc.layout.blocks):
+        return []
     found: list[Candidate] = []
     for blocks in _own_blocks(doc):
+        # a code answer's prose is its lead-in, checked on its own (presents_code)
+        if navigation(doc, blocks) or (style != "code_answer" and prose_words(doc, blocks) < MIN_PROSE_WORDS):
+            continue
         out: list[Candidate] = []
         lo, hi = blocks[0].start, blocks[-1].end
         sentences = [u for u in units if lo <= u.start and u.end <= hi]
         if style == "code_answer":
             for i, b in enumerate(blocks):
-                if b.kind == "code" and _is_code(doc, b):
-                    lead = _lead_in(doc, blocks, i)
-                    shown = (lead, _block_unit(doc, b)) if lead is not None else (_block_unit(doc, b),)
-                    out.append(Candidate("single_hop", shown, (len(shown) - 1,), style=style))
+                lead = _lead_in(doc, blocks, i) if b.kind == "code" and _is_code(doc, b) else None
+                if lead is not None and presents_code(lead.text, b.info) and code_reference(doc.text[b.start:b.end]):
+                    out.append(Candidate("single_hop", (lead, _block_unit(doc, b)), (1,), style=style))
         elif style == "how_to":
             out.extend(_steps(doc, blocks))
         elif style == "option":
             out.extend(_table_rows(doc, blocks))
         if style != "code_answer":
-            out.extend(_sentence_candidates(style, sentences))
+            out.extend(c for c in _sentence_candidates(style, sentences)
+                       if not points_elsewhere(doc, c.shown[-1].start, c.shown[-1].end))
         path = doc.layout.section_path(lo)
-        found.extend(replace(c, section=path) for c in out)
+        seen: set[tuple[tuple[int, int], ...]] = set()
+        for c in out:  # a list item is a block and a sentence: one candidate of it, not two
+            spans = tuple((u.start, u.end) for u in c.shown)
+            if spans not in seen:
+                seen.add(spans)
+                found.append(replace(c, section=path))
     return found
 
 
@@ -152,8 +196,8 @@ def _steps(doc: Document, blocks: list[Block]) -> Iterator[Candidate]:
         while j < len(blocks) and blocks[j].kind == "list_item":
             j += 1
         lead = _lead_in(doc, blocks, i) if j - i >= 2 else None
-        if lead is not None:
-            items = tuple(_block_unit(doc, b) for b in blocks[i:min(j, i + _MAX_STEPS)])
+        items = tuple(_block_unit(doc, b) for b in blocks[i:min(j, i + _MAX_STEPS)])
+        if lead is not None and steps(lead.text, [u.text.lstrip("-*0123456789. ") for u in items]):
             yield Candidate("single_hop", (lead, *items), tuple(range(1, len(items) + 1)), style="how_to")
         i = max(j, i + 1)
 

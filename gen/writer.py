@@ -27,11 +27,14 @@ from ragsweep.gen.prompts import (
     WriteOutput,
 )
 from ragsweep.gen.style_prompts import EXAMPLE_PRODUCT, STYLE_PROMPTS, CodeQuestion, StyleInput
-from ragsweep.gen.styles import DOC_STYLES, code_body
+from ragsweep.gen.styles import DOC_STYLES, code_reference
 from ragsweep.gen.units import Unit
-from ragsweep.metrics import LLM, UNANSWERABLE, JudgeError, Prompt, Usage, complete
+from ragsweep.metrics import LLM, UNANSWERABLE, JudgeError, Prompt, Usage, complete, content_words
 
 TWO_SENTENCE_KINDS = ("multi_hop", "comparative")
+#: A styled answer must hold at least this many content words its question does not, else it restates it (one:
+#: an option's answer may be one name).
+MIN_NEW_ANSWER_WORDS = 1
 
 
 class WriteFailed(Exception):
@@ -177,8 +180,11 @@ class LLMWriter:
             code = cand.shown[cand.required[0]]
             if not question:
                 raise WriteFailed("empty question")
-            return Draft(question, code_body(code.text).strip(), (code,), done.usage, done.cached, provenance)
+            return Draft(question, code_reference(code.text), (code,), done.usage, done.cached, provenance)
         answer = done.parsed.answer.strip()
         if not question or not answer:
             raise WriteFailed("empty question or answer")
+        if len(set(content_words(answer)) - set(content_words(question))) < MIN_NEW_ANSWER_WORDS:
+            # "How can I use dataclasses for validation?" -> "Use dataclasses for validation": no answer
+            raise WriteFailed("the answer restates the question")
         return Draft(question, answer, pick_evidence(cand, done.parsed.used), done.usage, done.cached, provenance)

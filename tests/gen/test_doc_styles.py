@@ -17,7 +17,7 @@ from ragsweep.gen.generate import GenConfig, generate, variations
 from ragsweep.gen.gates import GateConfig
 from ragsweep.gen.rules import RuleWriter
 from ragsweep.gen.style_prompts import STYLE_PROMPTS
-from ragsweep.gen.styles import DOC_STYLES, code_body, requested, section_candidates
+from ragsweep.gen.styles import DOC_STYLES, code_body, code_reference, requested, section_candidates
 from ragsweep.gen.units import document_units
 from ragsweep.gen.writer import LLMWriter, WriteFailed
 from ragsweep.metrics.llm import ScriptedLLM
@@ -123,7 +123,7 @@ def test_a_code_answer_question_has_its_code_block_as_evidence(doc, tmp_path):
         start, end = doc.layout.to_source(span.start, span.end)
         # the block where the page holds it (its source range ends after the closing fence's line break)
         assert start == PAGE.index("```console") and PAGE[start:end].rstrip("\n") == doc.text[span.start:span.end]
-        assert s.reference == "$ pip install harbourline" == code_body(doc.text[span.start:span.end])
+        assert s.reference == "pip install harbourline"  # the command, its prompt dropped
         assert s.question == "How do I install Harbourline?"
     rep = result.report.to_dict()
     assert rep["accepted_by_style"]["code_answer"] == len(code)
@@ -151,7 +151,7 @@ def test_the_llm_writer_writes_each_style_with_its_own_prompt(doc, style):
     assert shown["section"] == "Harbourline > " + CUED[style]
     assert draft.provenance["prompt"].startswith(STYLE_PROMPTS[style].name + "@")
     if style == "code_answer":
-        assert draft.evidence == (cand.shown[-1],) and draft.reference == "$ pip install harbourline"
+        assert draft.evidence == (cand.shown[-1],) and draft.reference == "pip install harbourline"
     else:
         assert draft.evidence and all(u in cand.shown for u in draft.evidence)
 

@@ -1,0 +1,152 @@
+"""Cheap checks that keep a documentation style (:mod:`gen.styles`) from drawing a section whose question would
+be rejected or wrong, made before any writer is called: every candidate drawn costs a model call, and most of
+a run's rejected candidates were visible as such in the section itself.
+
+- **navigation**: a section (or a whole page) made mostly of links is a table of contents; a question drawn from
+  it asks about the titles of other pages and its reference restates one;
+- **prose**: a section whose own sentences are too few words gives the writer nothing to say but its title
+  (a code answer's prose is the lead-in of its block);
+- **troubleshooting** needs an error *named* (an exception such as ``ValidationError``, an HTTP error status)
+  and, in the same or the next sentence, its cause ("if", "when", "because", ...) or its fix ("to avoid",
+  "make sure", "instead", "you need to", ...). Mentioning that something can fail is no answer to "why";
+- **pointers**: a sentence whose words are mostly a link ("check the MDN documentation about ...") answers
+  nothing itself;
+- **code answer** needs the paragraph before the block to present it as the way to do something: it leads into
+  the block (ends with a colon), and it does not present it as what comes back (a response, an output) or as
+  what not to do. A console block's reference is its commands: prompts and the printed output are dropped.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from ragsweep.gen.documents import Document
+from ragsweep.gen.layout import Block
+
+#: A block whose link text makes at least this share of its words is navigation.
+NAV_LINK_SHARE = 0.5
+#: A section (or page) is navigation when at least this share of its prose blocks are.
+NAV_BLOCK_SHARE = 0.5
+#: A sentence whose link text makes at least this share of its words points to another page.
+POINTER_LINK_SHARE = 0.3
+#: Fewer words of prose than this in a section (code and tables not counted): nothing to ask of it.
+MIN_PROSE_WORDS = 20
+#: A code block's or a list's lead-in shorter than this says too little of what the code or the steps do.
+MIN_LEAD_WORDS = 5
+
+_LINK = re.compile(r"\[([^\]]*)\]\([^)]*\)|<a\b[^>]*>(.*?)</a>|(?<![(\w])https?://\S+", re.S | re.I)
+ERROR_NAME = re.compile(r"\b[A-Z]\w*(?:Error|Exception)\b|\b(?:status(?: code)?|HTTP|error|code) [45]\d\d\b|"
+                        r"\b[45]\d\d (?:error|status|response|Not Found|Unprocessable|Unauthorized|Forbidden|"
+                        r"Bad Request|Internal Server)\b")
+_CAUSE = re.compile(r"\b(?:if|when|whenever|because|since|unless|caused by|due to|means|happens|occurs)\b", re.I)
+_FIX = re.compile(r"\b(?:to (?:fix|avoid|prevent|solve|resolve|handle|catch)|you (?:need|have|must|should)|make sure|"
+                  r"instead|ensure)\b", re.I)
+# The lead-in presents the block as what comes back or what a run shows, not as what to write or run.
+_SHOWS_RESULT = re.compile(r"\b(?:outputs?|responses?|results?|prints?|printed|logs?|you(?:'ll| will| would)? "
+                           r"(?:see|get|receive)|looks? like|would look|returns? (?:a|an|the|something)|"
+                           r"JSON (?:body|object|document)|generated|structure)\b", re.I)
+# The lead-in presents the block as what not to do (an unsafe, wrong or outdated way).
+_ANTI = re.compile(r"\b(?:don't|do not|never|avoid|bad|wrong|unsafe|insecure|vulnerable|incorrect|deprecated|"
+                   r"old way|would fail|will fail|won't work|not work)\b", re.I)
+# ... and presents it as a way to do something: an instruction ("Add it to your project:", "To run it, ..."),
+# what the reader can do ("you can configure ... like this:"), or a command. "A single dot, like in:" or
+# "which would be equivalent to:" show an illustration of something said, not what to write.
+_IMPERATIVE = frozenset("add apply build call change check choose clone configure copy create declare define delete "
+                        "deploy disable download edit enable generate get import include install log mount open "
+                        "override pass provide put read register remove replace restart retrieve return run save "
+                        "select send serve set specify start stop test type update upgrade use write".split())
+_DOING = re.compile(r"^(?:to|in order to) [a-z]+\b|\byou (?:can|could|should|need to|have to|must)\b|"
+                    r"\bcommand\b", re.I)
+_ILLUSTRATES = re.compile(r"\b(?:equivalent|same as|not allowed|becomes|would be)\b", re.I)
+_CONSOLE = {"console", "shell-session", "bash", "sh", "shell", "zsh", "powershell", "pwsh", "cmd", "terminal"}
+_OUTPUT_LANGUAGES = {"json", "output", "log", "text", "txt", "plain", "http", "mermaid"}
+_PROMPT = re.compile(r"^\s*(?:\$|PS [^>]*>|C:\\[^>]*>)\s+")  # not "#": a comment in a script
+_REPL = re.compile(r"^(?:>>>|\.\.\.)(?: |$)")
+
+
+def link_share(doc: Document, start: int, end: int) -> float:
+    """The share of the words of clean text ``[start, end)`` that are the text of links in the source."""
+    assert doc.layout is not None
+    s, e = doc.layout.to_source(start, end)
+    linked = sum(len((m.group(1) or m.group(2) or m.group(0)).split()) for m in _LINK.finditer(doc.layout.source[s:e]))
+    return min(1.0, linked / max(1, len(doc.text[start:end].split())))
+
+
+def points_elsewhere(doc: Document, start: int, end: int) -> bool:
+    """Whether a sentence's substance is a link ("To know more, check the MDN documentation about status codes"):
+    its answer is on another page."""
+    return doc.layout is not None and link_share(doc, start, end) >= POINTER_LINK_SHARE
+
+
+def navigation(doc: Document, blocks: Sequence[Block]) -> bool:
+    """Whether ``blocks`` (a section's or a page's) are mostly links: a table of contents, not content."""
+    prose = [b for b in blocks if b.kind in ("paragraph", "list_item")]
+    if not prose or doc.layout is None:
+        return False
+    nav = sum(1 for b in prose if link_share(doc, b.start, b.end) >= NAV_LINK_SHARE)
+    return nav >= NAV_BLOCK_SHARE * len(prose)
+
+
+def prose_words(doc: Document, blocks: Sequence[Block]) -> int:
+    """How many words of prose (paragraphs, list items, admonitions) ``blocks`` hold."""
+    return sum(len(doc.text[b.start:b.end].split()) for b in blocks if b.kind in ("paragraph", "list_item", "admonition"))
+
+
+def explained_error(sentences: Sequence[str], j: int) -> int | None:
+    """For sentence ``j`` that names an error: the index of the sentence that gives its cause or fix (``j``
+    itself or the next one), or None when neither does."""
+    if not ERROR_NAME.search(sentences[j]):
+        return None
+    for k in (j, j + 1):
+        if k < len(sentences) and (_CAUSE.search(ERROR_NAME.sub(" ", sentences[k])) or _FIX.search(sentences[k])):
+            return k
+    return None
+
+
+def presents_code(lead: str | None, language: str) -> bool:
+    """Whether a code block led into by ``lead`` (its language ``language``) is an answer to "how do I ...":
+    the lead-in ends with a colon, is long enough to say what the code does, says to do something (an
+    instruction, what "you can" do, a command) and presents neither a result, nor what not to do, nor an
+    illustration of something said; the block is no output format (JSON, a log)."""
+    if lead is None or language.lower() in _OUTPUT_LANGUAGES:
+        return False
+    lead = lead.strip()
+    doing = _instruction(lead) or _DOING.search(lead) is not None
+    return (lead.endswith(":") and len(lead.split()) >= MIN_LEAD_WORDS and doing
+            and not _SHOWS_RESULT.search(lead) and not _ANTI.search(lead) and not _ILLUSTRATES.search(lead))
+
+
+def _instruction(text: str) -> bool:
+    first = re.sub(r"^(?:\(\w+\) |then |now |first |next |so |and |finally )+,?", "", text.strip(), flags=re.I)
+    return first.split(" ", 1)[0].strip(",.:").lower() in _IMPERATIVE
+
+
+def steps(lead: str, items: Sequence[str]) -> bool:
+    """Whether a lead-in and the list items after it are steps to do something: the lead-in says how ("To ...",
+    "you can ...") or most items are instructions ("Import ...", "Add ..."), after a lead-in long enough to say
+    what for ("It will:" or "One of:" over "GET", "POST" is no task). "Other terms for this idea are:"
+    followed by nouns, or "FastAPI will:" followed by what it does, are lists, not steps."""
+    told = sum(1 for t in items if _instruction(t))
+    return bool(items) and len(lead.split()) >= MIN_LEAD_WORDS and (2 * told >= len(items) or (_DOING.search(lead) is not None and told > 0))
+
+
+def fence_language(text: str) -> str:
+    """A fenced block's language (the word after its opening fence), "" when none."""
+    first = text.lstrip().split("\n", 1)[0]
+    return first.lstrip("`~").strip().split(" ")[0].lower() if first.lstrip().startswith(("```", "~~~")) else ""
+
+
+def commands(body: str, language: str) -> str:
+    """The code to answer with: for a console session, its commands without prompts (the output dropped); for
+    a Python REPL session, its input lines without ``>>>``; otherwise ``body`` as it is. A console block
+    without a prompt line is all commands unless its language is ``console`` (a shown session)."""
+    lines = body.split("\n")
+    if any(_REPL.match(line) for line in lines):
+        return "\n".join(_REPL.sub("", line) for line in lines if _REPL.match(line)).strip()
+    if language in _CONSOLE:
+        prompted = [_PROMPT.sub("", line, count=1) for line in lines if _PROMPT.match(line) and line.strip() != "$"]
+        if prompted:
+            return "\n".join(prompted).strip()
+        return "" if language == "console" else body.strip()
+    return body.strip()
