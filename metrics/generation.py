@@ -40,6 +40,7 @@ from ragsweep.metrics import offline
 from ragsweep.metrics.spec import MetricSpec
 from ragsweep.metrics.judging import sentence_support
 from ragsweep.metrics.llm.base import LLM
+from ragsweep.metrics.slots import with_units
 from ragsweep.metrics.prompts import (
     CHUNK_VERDICTS,
     CLAIM_VERIFICATION,
@@ -344,12 +345,18 @@ async def noise_sensitivity(question: str, answer: str, contexts: Sequence[str],
                           relevant_contexts=sorted(relevant), claims=rows)
 
 
+def offline_faithfulness(question: str, answer: str, contexts: Sequence[str], *, embedder: Any = None) -> MetricValue:
+    """Faithfulness with no judge: :func:`metrics.offline.faithfulness` with the unit checks of
+    :func:`metrics.slots.with_units`."""
+    return offline.faithfulness(question, answer, contexts, embedder=embedder, check=with_units)
+
+
 _Q_A_C = ("question", "answer", "contexts")
 _Q_C_R = ("question", "contexts", "reference")
 
 SPECS: tuple[MetricSpec, ...] = (
     MetricSpec("faithfulness", faithfulness, ("answer", "contexts"), optional=("question",), needs_judge=True,
-               offline_fn=offline.faithfulness, options={"claims": "sentences"},
+               offline_fn=offline_faithfulness, options={"claims": "sentences"},
                # The last user turn alone: each claim is judged on the context sentences about it, and a
                # transcript in the question pulls a small judge off the response it judges.
                reads_history=False,

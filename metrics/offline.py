@@ -368,17 +368,20 @@ def judge_claims(claims: Sequence[str], contexts: Sequence[str], question: str |
     return rows
 
 
-def faithfulness(question: str, answer: str, contexts: Sequence[str], *, embedder: Any = None) -> MetricValue:
-    """Mean P(supported) of the answer's sentences against the contexts (no LLM).
+def faithfulness(question: str, answer: str, contexts: Sequence[str], *, embedder: Any = None,
+                 check: Any = None) -> MetricValue:
+    """Mean P(supported) of the answer's sentences against the contexts (no LLM); ``check(rows,
+    question, contexts)``, when given, may lower rows before calibration (the unit checks of
+    :mod:`metrics.slots`, which this module cannot import).
 
     Range [0, 1], higher is better. No sentence -> undefined.
     """
     claims = sentences(answer)
     if not claims:
         return MetricValue.undefined("no claims extracted from the answer", claims=[])
-    from ragsweep.metrics.slots import with_units  # slots reads this module's tokens
-
-    rows = with_units(judge_claims(claims, contexts, question, embedder), question, contexts)
+    rows = judge_claims(claims, contexts, question, embedder)
+    if check is not None:
+        rows = check(rows, question, contexts)
     calibrate_rows(rows, None)
     value = sum(r["p_supported"] for r in rows) / len(rows)
     return MetricValue.ok(value, backend="none", total=len(rows), claims=rows)

@@ -11,7 +11,7 @@ import pytest
 
 from ragsweep.metrics import offline, slots
 from ragsweep.metrics.evidence import EvidencePool, semantic_coverage
-from ragsweep.metrics.generation import context_recall, faithfulness
+from ragsweep.metrics.generation import context_recall, faithfulness, offline_faithfulness
 from ragsweep.metrics.judging import sentence_support
 from ragsweep.metrics.llm import ScriptedLLM
 from ragsweep.metrics.support import BLEND, logit, sigmoid
@@ -273,8 +273,8 @@ def test_a_number_the_contexts_give_of_another_unit_is_caught_without_a_call_and
     assert "the evidence gives '473 metres', not '473 feet'" in bad["evidence"]
     assert bad["p_supported"] < good["p_supported"] - 0.1 and bad["verdict"] == "not_supported"
     # With no judge at all, the same check lowers the offline evidence's score.
-    none_bad = offline.faithfulness("How tall is the Harl Tower?", feet, [TOWER])
-    none_good = offline.faithfulness("How tall is the Harl Tower?", metres, [TOWER])
+    none_bad = offline_faithfulness("How tall is the Harl Tower?", feet, [TOWER])
+    none_good = offline_faithfulness("How tall is the Harl Tower?", metres, [TOWER])
     assert none_bad.value < none_good.value - 0.1 and "473 metres" in none_bad.explanation["claims"][0]["reason"]
 
 
