@@ -172,6 +172,12 @@ def load_real(spec: dict[str, Any], path: Path) -> list[dict[str, Any]]:
     return out
 
 
+def first_answers(items: list[dict[str, Any]], n: int | None) -> list[dict[str, Any]]:
+    """The first ``n`` items (answers) in file order, all of them when ``n`` is None: a run stopped half
+    way replays its cached calls for exactly these."""
+    return items if n is None else items[:n]
+
+
 def kappa(a: np.ndarray, b: np.ndarray) -> float:
     """Cohen's kappa of two binary label vectors (0 when both are constant and equal: no information)."""
     po = float(np.mean(a == b))
@@ -255,6 +261,9 @@ def main() -> None:
     parser.add_argument("--labels", type=Path, default=LABELS,
                         help=f"the labelled set: {LABELS.name} (hand-written answers) or {REAL_LABELS.name} "
                              "(a real model's answers)")
+    parser.add_argument("--answers", type=int, metavar="N",
+                        help="score only the split's first N answers, in file order (a shorter run with a "
+                             "judge; its figures are for those answers only)")
     args = parser.parse_args()
     if args.generate:
         generate(args.generate, answerer_llm(args.model, args.threads), args.labels)
@@ -263,7 +272,7 @@ def main() -> None:
     report: dict[str, Any] = {"split": args.split, "backends": {}}
     for backend in args.llm:
         judge = build_judge(backend, args.threads)
-        chosen = [i for i in items if i["split"] == args.split]
+        chosen = first_answers([i for i in items if i["split"] == args.split], args.answers)
         started = time.perf_counter()
         scored = asyncio.run(score(chosen, judge))
         seconds = time.perf_counter() - started

@@ -96,3 +96,10 @@ def test_the_real_set_is_labelled_and_split_by_question(bench):
     for i in items:
         halves.setdefault(i["question_id"], set()).add(i["split"])
     assert all(len(s) == 1 for s in halves.values())  # a question's answers are all in one half
+
+
+
+def test_first_answers_keeps_the_split_order(bench):
+    items = [{"id": "q1:a"}, {"id": "q2:a"}, {"id": "q1:b"}]
+    assert [i["id"] for i in bench.first_answers(items, 2)] == ["q1:a", "q2:a"]
+    assert bench.first_answers(items, None) == items
