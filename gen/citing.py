@@ -26,8 +26,7 @@ from dataclasses import replace
 
 from ragsweep.gen.documents import Corpus
 from ragsweep.gen.testset import TestSample
-from ragsweep.metrics import offline
-from ragsweep.metrics.support import calibrate_rows
+from ragsweep.metrics import calibrate_rows, content_words, judge_claims, numbers, offline_sentences
 
 #: P(supported) from which a set of spans supports a sentence: the citation metrics' threshold.
 THRESHOLD = 0.5
@@ -36,12 +35,12 @@ THRESHOLD = 0.5
 def _p(sentence: str, passages: Sequence[str], question: str | None) -> float:
     if not passages:
         return 0.0
-    return float(calibrate_rows(offline.judge_claims([sentence], list(passages), question), None)[0]["p_supported"])
+    return float(calibrate_rows(judge_claims([sentence], list(passages), question), None)[0]["p_supported"])
 
 
 def cite_sentence(sentence: str, spans: Sequence[str], question: str | None = None) -> tuple[int, ...]:
     """The 0-based indices of the spans ``sentence`` rests on (see the module's rules)."""
-    if not offline.content_words(sentence):  # "Yes.": every span would "support" it, none is its source
+    if not content_words(sentence):  # "Yes.": every span would "support" it, none is its source
         return ()
     alone = [_p(sentence, [s], question) for s in spans]
     kept = [i for i, p in enumerate(alone) if p >= THRESHOLD]
@@ -59,7 +58,7 @@ def _holding_the_rest(sentence: str, spans: Sequence[str], kept: Sequence[int]) 
     most first. The word evidence can pass a sentence one of whose words stands in another span ("...
     designed the bridge and was born in Leeds", Leeds in the second): its citations then name both."""
     def keys(text: str) -> set[str]:
-        return set(offline.content_words(text)) | offline.numbers(text)
+        return set(content_words(text)) | numbers(text)
 
     missing = keys(sentence) - set().union(*(keys(spans[i]) for i in kept))
     added: list[int] = []
@@ -75,7 +74,7 @@ def _holding_the_rest(sentence: str, spans: Sequence[str], kept: Sequence[int]) 
 
 def cite_reference(reference: str, spans: Sequence[str], question: str | None = None) -> tuple[tuple[int, ...], ...]:
     """Per sentence of ``reference``, the 0-based indices of the evidence ``spans`` it rests on."""
-    return tuple(cite_sentence(s, spans, question) for s in offline.sentences(reference))
+    return tuple(cite_sentence(s, spans, question) for s in offline_sentences(reference))
 
 
 def with_reference_citations(samples: Sequence[TestSample], corpus: Corpus) -> list[TestSample]:
