@@ -20,6 +20,8 @@ import argparse
 import asyncio
 import json
 import os
+import random
+import re
 import sys
 import time
 from pathlib import Path
@@ -34,15 +36,19 @@ from ragsweep.metrics.attribution import citation_rows  # noqa: E402
 from ragsweep.metrics.citations import parse_answer  # noqa: E402
 
 LABELS = Path(__file__).with_name("citation_labels.json")
+#: Answers a real model wrote (:func:`generate`), labelled by hand after they were written.
+REAL_LABELS = Path(__file__).with_name("citation_labels_real.json")
 DATA = ROOT.parent / "shared" / "data" / "hotpot"
 MODELS = {"local": "qwen2.5-coder-1.5b-instruct-q4_k_m", "local_small": "qwen2.5-coder-0.5b-instruct-q4_k_m"}
 #: How far on the distractor context is taken from (context [3]: the first paragraph of that item's knowledge).
 DISTRACTOR_OFFSET = 7
 
 
-def load() -> list[dict[str, Any]]:
+def load(path: Path = LABELS) -> list[dict[str, Any]]:
     """The labelled items with their question, contexts and parsed citations."""
-    spec = json.loads(LABELS.read_text(encoding="utf-8"))
+    spec = json.loads(path.read_text(encoding="utf-8"))
+    if spec["items"] and "contexts" in spec["items"][0]:
+        return load_real(spec, path)
     corpus = {r["_id"]: r["text"] for r in map(json.loads, (DATA / "corpus.jsonl").open(encoding="utf-8"))}
     queries = {r["_id"]: r["text"] for r in map(json.loads, (DATA / "queries_dev.jsonl").open(encoding="utf-8"))}
     qrels = dict(line.split()[:2] for line in (DATA / "qrels_dev.tsv").read_text().splitlines()[1:])
@@ -64,6 +70,112 @@ def load() -> list[dict[str, Any]]:
         out.append({**item, "question": queries[item["id"]].strip(), "contexts": contexts,
                     "citations": [c.to_dict() for c in parsed.sentences]})
     return out
+
+
+#: The two paragraphs of a HotpotQA knowledge text are joined with no space: "...century.First for Women ...".
+_JOIN = re.compile(r"(?<=[a-z0-9)\]\"'][.!?])(?=[A-Z\"])")
+_WORD = re.compile(r"[A-Za-z0-9]+")
+_STOP = frozenset("a an and the of in on at to for by with from is was were are be been which what who whom whose "
+                  "when where how did does do that this these those or as it its his her their he she they".split())
+#: The first question of the real-answer set: the hand-written set uses dev0-dev44.
+REAL_FIRST = 45
+
+
+def split_knowledge(text: str) -> tuple[str, str] | None:
+    """The knowledge's two paragraphs, or None when the join is not found exactly once."""
+    cuts = [m.start() for m in _JOIN.finditer(text)]
+    return (text[:cuts[0]].strip(), text[cuts[0]:].strip()) if len(cuts) == 1 else None
+
+
+def _words(text: str) -> set[str]:
+    return {w for w in (m.group(0).lower() for m in _WORD.finditer(text)) if w not in _STOP}
+
+
+def real_contexts(n_questions: int, n_distractors: int = 2) -> list[dict[str, Any]]:
+    """Questions from dev{REAL_FIRST} on whose knowledge splits cleanly, each with its two paragraphs and
+    the ``n_distractors`` paragraphs of other knowledge texts sharing most words with the question (what a
+    word-matching retriever would add), shuffled by a seed per question and numbered [1]..[k]."""
+    corpus = {r["_id"]: r["text"] for r in map(json.loads, (DATA / "corpus.jsonl").open(encoding="utf-8"))}
+    queries = {r["_id"]: r["text"] for r in map(json.loads, (DATA / "queries_dev.jsonl").open(encoding="utf-8"))}
+    qrels = dict(line.split()[:2] for line in (DATA / "qrels_dev.tsv").read_text().splitlines()[1:])
+    pool = [(kid, para) for kid, text in sorted(corpus.items()) for para in (split_knowledge(text) or ())]
+    pool_words = [_words(para) for _, para in pool]
+    out: list[dict[str, Any]] = []
+    for i in range(REAL_FIRST, 10_000):
+        qid = f"dev{i}"
+        if len(out) == n_questions or qid not in qrels:
+            break
+        gold = split_knowledge(corpus[qrels[qid]])
+        if gold is None:
+            continue
+        question = queries[qid].strip()
+        q = _words(question)
+        rng = random.Random(qid)
+        tie = [rng.random() for _ in pool]
+        ranked = sorted((j for j, (kid, _) in enumerate(pool) if kid != qrels[qid]),
+                        key=lambda j: (-len(q & pool_words[j]), tie[j]))
+        picked = [("gold", gold[0]), ("gold", gold[1])]
+        for j in ranked:  # one paragraph per knowledge text: two would often be one distractor's halves
+            if len(picked) == 2 + n_distractors:
+                break
+            if all(s != f"distractor:{pool[j][0]}" for s, _ in picked):
+                picked.append((f"distractor:{pool[j][0]}", pool[j][1]))
+        rng.shuffle(picked)
+        out.append({"question_id": qid, "question": question, "contexts": [c for _, c in picked],
+                    "sources": [s for s, _ in picked]})
+    return out
+
+
+def answerer_llm(model: str, threads: int) -> Any:
+    """The packaged model as the sweep's ``llm=local`` builds it (cached under ``RAGSWEEP_CACHE_DIR``)."""
+    from ragsweep.metrics.llm import factory
+
+    cache = os.environ.get("RAGSWEEP_CACHE_DIR")
+    return factory.local(MODELS.get(model, model), threads=threads, cache=bool(cache), cache_dir=cache)
+
+
+def generate(n_questions: int, llm: Any, out: Path) -> None:
+    """Answers of the sweep's cited answerer (``answerer=llm answerer.cite=true``, ``llm`` its model) over
+    :func:`real_contexts`, with their sentences as :func:`parse_answer` reads them and empty labels;
+    split by question (alternating) into ``tune`` and ``report`` before anyone labels them."""
+    from ragsweep.harness.pipeline.answerers import LLMAnswerer
+
+    answerer = LLMAnswerer(llm, cite=True)
+    items = real_contexts(n_questions)
+    answers = answerer.answer_all([i["question"] for i in items], [i["contexts"] for i in items])
+    for k, (item, answer) in enumerate(zip(items, answers)):
+        parsed = parse_answer(answer, len(item["contexts"]))
+        item.update(id=f"{item['question_id']}:{answerer.params()['model']}", split="tune" if k % 2 == 0 else "report",
+                    answer=answer,
+                    sentences=[{**c.to_dict(), "supported": None, "relevant": [None] * len(c.cites)}
+                               for c in parsed.sentences])
+    spec = {"about": "", "answerer": answerer.params(), "items": items}
+    out.write_text(json.dumps(spec, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+
+
+def load_real(spec: dict[str, Any], path: Path) -> list[dict[str, Any]]:
+    """The items of a real model's labelled answers (:func:`generate`): the answer parsed again, so the
+    labels are checked against the sentences and citations the metric reads."""
+    out = []
+    for item in spec["items"]:
+        parsed = parse_answer(item["answer"], len(item["contexts"]))
+        got = [(c.sentence, list(c.cites)) for c in parsed.sentences]
+        want = [(s["sentence"], list(s["cites"])) for s in item["sentences"]]
+        if got != want:
+            raise ValueError(f"{path.name}, {item['id']}: the answer parses to {got}, labelled {want}")
+        for k, s in enumerate(item["sentences"]):
+            if not isinstance(s["supported"], bool) or len(s["relevant"]) != len(s["cites"]) \
+                    or not all(isinstance(r, bool) for r in s["relevant"]):
+                raise ValueError(f"{path.name}, {item['id']}, sentence {k}: not labelled")
+        out.append({**item, "sentences": [{**s, "text": s["sentence"]} for s in item["sentences"]],
+                    "citations": [c.to_dict() for c in parsed.sentences]})
+    return out
+
+
+def first_answers(items: list[dict[str, Any]], n: int | None) -> list[dict[str, Any]]:
+    """The first ``n`` items (answers) in file order, all of them when ``n`` is None: a run stopped half
+    way replays its cached calls for exactly these."""
+    return items if n is None else items[:n]
 
 
 def kappa(a: np.ndarray, b: np.ndarray) -> float:
@@ -116,19 +228,24 @@ async def score(items: list[dict[str, Any]], judge: Any) -> list[dict[str, Any]]
 
 
 def compare(items: list[dict[str, Any]], scored: list[dict[str, Any]], split: str) -> dict[str, Any]:
-    sentences, citations, mistakes = [], [], []
-    for g, (item, got) in enumerate(zip(items, scored)):
+    sentences, citing, citations, mistakes = [], [], [], []
+    group = {q: g for g, q in enumerate(dict.fromkeys(i.get("question_id", i["id"]) for i in items))}
+    for item, got in zip(items, scored):
         if item["split"] != split:
             continue
+        g = group[item.get("question_id", item["id"])]  # two answerers' answers to one question resample together
         for label, row in zip(item["sentences"], got["rows"]):
             sentences.append((g, bool(label["supported"]), bool(row["supported"])))
+            if row["cites"]:  # a sentence citing nothing is unsupported for both: it agrees by definition
+                citing.append(sentences[-1])
             if bool(label["supported"]) != bool(row["supported"]):
                 mistakes.append(f"{item['id']}: {label['text']} (human {label['supported']}, "
                                 f"metric p={row['p_supported']})")
             valid = [c for c in row.get("citations", []) if c["why"] != "names no context"]
             for human, c in zip(label["relevant"], valid):
                 citations.append((g, bool(human), bool(c["relevant"])))
-    return {"recall_verdicts": agreement(sentences), "precision_verdicts": agreement(citations),
+    return {"recall_verdicts": agreement(sentences), "recall_verdicts_citing": agreement(citing),
+            "precision_verdicts": agreement(citations),
             "disagreements": mistakes}
 
 
@@ -138,12 +255,24 @@ def main() -> None:
     parser.add_argument("--split", default="report", choices=("tune", "report"))
     parser.add_argument("--threads", type=int, default=1, help="llama.cpp threads")
     parser.add_argument("--out", help="write the figures as JSON here")
+    parser.add_argument("--generate", type=int, metavar="N",
+                        help="write N questions' cited answers by --model to --labels (unlabelled) and stop")
+    parser.add_argument("--model", default="local", help="the answerer's model for --generate (local, local_small)")
+    parser.add_argument("--labels", type=Path, default=LABELS,
+                        help=f"the labelled set: {LABELS.name} (hand-written answers) or {REAL_LABELS.name} "
+                             "(a real model's answers)")
+    parser.add_argument("--answers", type=int, metavar="N",
+                        help="score only the split's first N answers, in file order (a shorter run with a "
+                             "judge; its figures are for those answers only)")
     args = parser.parse_args()
-    items = load()
+    if args.generate:
+        generate(args.generate, answerer_llm(args.model, args.threads), args.labels)
+        return
+    items = load(args.labels)
     report: dict[str, Any] = {"split": args.split, "backends": {}}
     for backend in args.llm:
         judge = build_judge(backend, args.threads)
-        chosen = [i for i in items if i["split"] == args.split]
+        chosen = first_answers([i for i in items if i["split"] == args.split], args.answers)
         started = time.perf_counter()
         scored = asyncio.run(score(chosen, judge))
         seconds = time.perf_counter() - started
@@ -152,9 +281,9 @@ def main() -> None:
         figures.update(seconds=round(seconds, 1), checks=sum(s["checks"] for s in scored),
                        reused=sum(s["reused"] for s in scored), llm=cost)
         report["backends"][backend] = figures
-        for kind in ("recall_verdicts", "precision_verdicts"):
+        for kind in ("recall_verdicts", "recall_verdicts_citing", "precision_verdicts"):
             f = figures[kind]
-            print(f"{backend:12s} {args.split:6s} {kind:18s} n={f['n']:3d} acc={f['accuracy']:.3f} "
+            print(f"{backend:12s} {args.split:6s} {kind:22s} n={f['n']:3d} acc={f['accuracy']:.3f} "
                   f"[{f['accuracy_ci'][0]:.3f}, {f['accuracy_ci'][1]:.3f}] kappa={f['kappa']:.3f} "
                   f"[{f['kappa_ci'][0]:.3f}, {f['kappa_ci'][1]:.3f}] human+={f['human_positive']:.2f} "
                   f"metric+={f['metric_positive']:.2f}")

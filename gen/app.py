@@ -15,6 +15,7 @@ from typing import Any
 from hydra.core.hydra_config import HydraConfig
 from omegaconf import DictConfig, OmegaConf
 
+from ragsweep.gen.citing import with_reference_citations
 from ragsweep.gen.documents import Corpus
 from ragsweep.gen.followup import follow_up_line
 from ragsweep.gen.gates import GateConfig
@@ -212,6 +213,8 @@ def produce(cfg: DictConfig, corpus: Corpus, llm: Any, known: Sequence[TestSampl
     # The round trip's judge is the writer's model (none for the rule writer, whose references are cut from
     # its evidence).
     result = generate(corpus.originals(), writer, gcfg, embed=embed, judge=llm, progress=progress)
+    if cfg.get("reference_citations"):
+        result = replace(result, samples=with_reference_citations(result.samples, corpus))
     return result, written_with(corpus, writer, gcfg, embed is not None)
 
 

@@ -9,6 +9,10 @@ A line::
 An ``unanswerable`` sample has ``"evidence": []`` and the reference ``"not in the knowledge base"``
 (its answer is in no document; retrieval metrics are undefined on it, ``refusal`` scores the answer).
 
+A sample written with ``reference_citations=true`` also has ``"reference_citations": [[0], [0, 1]]``: per
+sentence of its reference, the 0-based indices of the ``evidence`` spans that sentence rests on
+(:mod:`gen.citing`; an empty list: none found).
+
 A sample of a conversation also has ``"conversation": [{"role": "user", "content": "..."}, ...]``,
 whose last user turn is its ``question`` (read from Ragas and DeepEval multi-turn files, :mod:`gen.formats`;
 written by ``ragsweep gen`` for ``follow_up`` samples, :mod:`gen.followup`). Its ``reference`` and
@@ -53,6 +57,9 @@ class TestSample:
     #: a conversation's turns, oldest first (``{"role": "user" | "assistant" | ..., "content", ...}``);
     #: ``question`` is its last user turn. Empty for a single question.
     conversation: tuple[Mapping[str, Any], ...] = ()
+    #: per reference sentence, the 0-based indices into ``evidence`` of the spans it rests on
+    #: (:mod:`gen.citing`); None: not written (``reference_citations`` off, or a file without it)
+    reference_citations: tuple[tuple[int, ...], ...] | None = None
 
     def to_dict(self, corpus: Corpus | None = None) -> dict[str, Any]:
         ev = []
@@ -65,6 +72,8 @@ class TestSample:
                "evidence": ev, "kind": self.kind, "provenance": dict(self.provenance)}
         if self.conversation:
             out["conversation"] = [dict(t) for t in self.conversation]
+        if self.reference_citations is not None:
+            out["reference_citations"] = [list(c) for c in self.reference_citations]
         return out
 
 
@@ -76,6 +85,20 @@ def _conversation(path: Path, lineno: int, value: Any) -> tuple[Mapping[str, Any
         raise InputError(f"{path}, line {lineno}, column conversation: a list of turns, each with a string "
                          "role and content")
     return tuple(value)
+
+
+def _reference_citations(path: Path, lineno: int, value: Any, n_evidence: int) -> tuple[tuple[int, ...], ...] | None:
+    if value is None:
+        return None
+    where = f"{path}, line {lineno}, column reference_citations"
+    if not isinstance(value, list) or not all(isinstance(c, list) for c in value):
+        raise InputError(f"{where}: a list with one list of evidence indices per reference sentence")
+    for c in value:
+        for k in c:
+            if isinstance(k, bool) or not isinstance(k, int) or not 0 <= k < n_evidence:
+                raise InputError(f"{where}: {k!r} is not an index of this row's {n_evidence} evidence spans "
+                                 f"(0-based)")
+    return tuple(tuple(c) for c in value)
 
 
 def _span(path: Path, lineno: int, item: Any) -> tuple[Span, str | None]:
@@ -109,7 +132,8 @@ def read_testset(path: str | Path) -> list[TestSample]:
         samples.append(TestSample(sid, str(row["question"]), str(row.get("reference", "")),
                                   tuple(p[0] for p in pairs), str(row.get("kind", "single_hop")),
                                   row.get("provenance") or {}, tuple(p[1] for p in pairs),
-                                  _conversation(file, lineno, row.get("conversation"))))
+                                  _conversation(file, lineno, row.get("conversation")),
+                                  _reference_citations(file, lineno, row.get("reference_citations"), len(pairs))))
     if not samples:
         raise InputError(f"{file}: the test set is empty")
     return samples

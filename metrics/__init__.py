@@ -47,6 +47,8 @@ _FACE = {
     "parse_answer": "citations", "strip_markers": "citations", "structured_citations": "citations:structured",
     # offline (no LLM) text measures the generator reuses
     "STOP": "lexicon", "content_words": "offline", "numbers": "offline",
+    # ... and the citation metrics' llm=none support check, which gen.citing reuses for reference citations
+    "judge_claims": "offline", "offline_sentences": "offline:sentences", "calibrate_rows": "support",
     # the judge's parts the reranker reuses
     "clean": "guard", "verdict_probability": "judging",
     # embedders
