@@ -112,14 +112,17 @@ async def _support(judge: Any, question: str | None, sentence: str, passages: tu
 class _Checker:
     """Support checks for one sample, counting what was judged and what was reused."""
 
-    def __init__(self, judge: Any, question: str | None, contexts: Sequence[str]) -> None:
-        self.judge, self.question, self.contexts = judge, question, contexts
+    def __init__(self, judge: Any, contexts: Sequence[str]) -> None:
+        self.judge, self.contexts = judge, contexts
         self.memo = _verdicts(judge)
         self.checks = self.reused = 0
 
     async def supported(self, sentence: str, cites: Sequence[int]) -> dict[str, Any]:
         passages = tuple(self.contexts[k - 1] for k in sorted(set(cites)))
-        row, reused = await self.memo.get(self.judge, self.question, sentence, passages)
+        # The cited passages alone must support the sentence (ALCE: the passages entail it). The question is
+        # not evidence: with its words taken as given, "Gin and Paloma are both based on tequila [2]" passes
+        # on a passage that names one of them.
+        row, reused = await self.memo.get(self.judge, None, sentence, passages)
         self.reused += reused
         self.checks += not reused
         return row
@@ -133,8 +136,9 @@ def _cited(citations: Sequence[Mapping[str, Any]]) -> list[tuple[str, list[int],
 async def citation_rows(citations: Sequence[Mapping[str, Any]], contexts: Sequence[str],
                         question: str | None = None, *, judge: Any = None) -> tuple[list[dict[str, Any]], dict[str, int]]:
     """Per sentence: its citations, whether their union supports it, and per citation whether it is
-    relevant (ALCE); with the sample's check counts."""
-    check = _Checker(judge, question, contexts)
+    relevant (ALCE); with the sample's check counts. ``question`` is read for no verdict: a citation
+    must support its sentence on its own, words the sentence takes from the question included."""
+    check = _Checker(judge, contexts)
     n = len(contexts)
 
     async def one(sentence: str, cites: list[int], invalid: list[int]) -> dict[str, Any]:

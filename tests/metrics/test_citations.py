@@ -173,3 +173,16 @@ def test_a_sample_read_without_citations_is_undefined():
     sample = RagSample("s1", answer="The tower is made of iron.", contexts=tuple(CONTEXTS))
     rows = asyncio.run(score_samples([sample], resolve(["citation_recall"]), judge=None, progress=False))
     assert rows[0].result.status == "undefined" and "citations" in rows[0].result.explanation["reason"]
+
+
+def test_a_sentence_that_restates_the_question_needs_its_citation_to_say_all_of_it():
+    # Faithfulness takes the question's words as given; a citation may not: the passage cited says that
+    # Paloma is a tequila cocktail and nothing about gin and tonic, so the comparison is unsupported.
+    contexts = ["The Paloma is a cocktail made with tequila, grapefruit soda and lime.",
+                "Gin and tonic is a highball made with gin and tonic water."]
+    question = "Are Gin and tonic and Paloma both cocktails based on tequila?"
+    restated = [{"sentence": "Gin and tonic and Paloma are both cocktails based on tequila.", "cites": [1]}]
+    told = [{"sentence": "The Paloma is a cocktail based on tequila.", "cites": [1]}]
+    bad = asyncio.run(citation_recall(restated, contexts, question))
+    good = asyncio.run(citation_recall(told, contexts, question))
+    assert bad.value == 0.0 and good.value == 1.0
