@@ -48,7 +48,7 @@ OFFLINE = "support from the calibrated number, name and word evidence of the cit
 
 
 class _Verdicts:
-    """Support verdicts of one judge, by (question, sentence, passages): each judged once, in flight
+    """Support verdicts of one judge, by (sentence, passages): each judged once, in flight
     once (a second metric asking for the same pair waits for the first's answer)."""
 
     LIMIT = 20_000
@@ -57,10 +57,9 @@ class _Verdicts:
         self.done: dict[tuple[Any, ...], dict[str, Any]] = {}
         self.flight: dict[tuple[Any, ...], asyncio.Future[dict[str, Any]]] = {}
 
-    async def get(self, judge: Any, question: str | None, sentence: str,
-                  passages: tuple[str, ...]) -> tuple[dict[str, Any], bool]:
+    async def get(self, judge: Any, sentence: str, passages: tuple[str, ...]) -> tuple[dict[str, Any], bool]:
         """The support row and whether it was reused."""
-        key = (question, sentence, passages)
+        key = (sentence, passages)
         if key in self.done:
             return self.done[key], True
         loop = asyncio.get_running_loop()
@@ -69,7 +68,7 @@ class _Verdicts:
             return await asyncio.shield(waiting), True
         future = self.flight[key] = loop.create_future()
         try:
-            row = await _support(judge, question, sentence, passages)
+            row = await _support(judge, sentence, passages)
         except BaseException as exc:  # a failed check is asked again by the next metric, not reused
             self.flight.pop(key, None)
             future.set_exception(exc)
@@ -96,13 +95,16 @@ def _verdicts(judge: Any) -> _Verdicts:
         return _Verdicts()
 
 
-async def _support(judge: Any, question: str | None, sentence: str, passages: tuple[str, ...]) -> dict[str, Any]:
+async def _support(judge: Any, sentence: str, passages: tuple[str, ...]) -> dict[str, Any]:
+    # The cited passages alone must support the sentence (ALCE: the passages entail it). The question is
+    # not evidence: with its words taken as given, "Gin and Paloma are both based on tequila [2]" passes
+    # on a passage that names one of them.
     if not passages:
         return {"p_supported": 0.0, "verdict": "not_supported", "evidence": "no passage cited"}
     if judge is None:
-        rows = calibrate_rows(offline.judge_claims([sentence], list(passages), question), None)
+        rows = calibrate_rows(offline.judge_claims([sentence], list(passages), None), None)
     else:
-        rows = await sentence_support(judge, question, [sentence], list(passages))
+        rows = await sentence_support(judge, None, [sentence], list(passages))
     row = rows[0]
     return {"p_supported": round(float(row["p_supported"]), 4),
             "verdict": "supported" if row["p_supported"] >= 0.5 else "not_supported",
@@ -119,10 +121,7 @@ class _Checker:
 
     async def supported(self, sentence: str, cites: Sequence[int]) -> dict[str, Any]:
         passages = tuple(self.contexts[k - 1] for k in sorted(set(cites)))
-        # The cited passages alone must support the sentence (ALCE: the passages entail it). The question is
-        # not evidence: with its words taken as given, "Gin and Paloma are both based on tequila [2]" passes
-        # on a passage that names one of them.
-        row, reused = await self.memo.get(self.judge, None, sentence, passages)
+        row, reused = await self.memo.get(self.judge, sentence, passages)
         self.reused += reused
         self.checks += not reused
         return row

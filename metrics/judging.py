@@ -38,6 +38,7 @@ from ragsweep.metrics.support import (  # noqa: F401 - re-exported: the blend's 
     is_removed,
     logit,
     sigmoid,
+    slot_penalty,
 )
 
 #: Below this share of a statement's content words found in the contexts (the evidence's
@@ -122,17 +123,6 @@ def expected_score(logprobs: Logprobs | None, chosen: int) -> tuple[float, dict[
     gave no usable log-probabilities; with the distribution it came from."""
     dist = score_distribution(logprobs, chosen)
     return (float(chosen) if dist is None else sum(k * p for k, p in dist.items())), dist
-
-
-def slot_penalty(slots: Sequence[dict[str, Any]]) -> float:
-    """The logit a claim loses to its slot checks: per kind, :data:`SLOT_WEIGHTS` x the logit of its
-    weakest slot's P(claim's value) when that is below 0.5 (:mod:`metrics.slots`)."""
-    total = 0.0
-    for kind, weight in SLOT_WEIGHTS.items():
-        got = [s["p_claim"] for s in slots if s["kind"] == kind and s["p_claim"] is not None]
-        if got:
-            total += weight * min(0.0, logit(min(got), eps=1e-3))
-    return total
 
 
 def blended(blend: Mapping[str, float], judge_logit: float, p_offline: float) -> float:

@@ -22,6 +22,7 @@ import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -29,6 +30,7 @@ import numpy as np
 from ragsweep.metrics import offline
 from ragsweep.metrics.llm.base import LLM
 from ragsweep.metrics.prompts import CLAIM_CHECK, SLOT_LETTERS, CheckInput, complete
+from ragsweep.metrics.support import logit, sigmoid, slot_penalty
 
 #: Most slots checked per claim (numbers first, then names not given by the question).
 MAX_SLOTS = 3
@@ -196,7 +198,6 @@ def _key_of(text: str, kind: str) -> str:
     return _number_key(text) if kind == "number" else text.lower()
 
 
-
 #: A claim's unit word and the contexts' words around the same number name the same thing when MiniLM
 #: puts them at least this close ("people" and "spectators", "staff" and "employees"). Word similarity
 #: does not separate units well (months and years sit close), so the bar only keeps clear mismatches
@@ -207,7 +208,8 @@ _UNIT_TOKEN = re.compile(r"%|[A-Za-z][A-Za-z'\-]*|\d+(?:,\d{3})*(?:\.\d+)?|[^\w\
 _PERCENT = re.compile(r"\bper\s?cent\b|\bpercent\b|%", re.IGNORECASE)
 
 
-def _unit_tokens(text: str) -> list[tuple[str, str]]:
+@lru_cache(maxsize=4096)  # every claim of an answer reads the same passages
+def _unit_tokens(text: str) -> tuple[tuple[str, str], ...]:
     """``text`` as (key, word) tokens, punctuation included (a number that ends a sentence has no unit):
     the key lower-case, a plural's "s" dropped ("metres" and "metre" are one unit), and "%", "per cent"
     and "percent" one token."""
@@ -215,7 +217,7 @@ def _unit_tokens(text: str) -> list[tuple[str, str]]:
     for tok in _UNIT_TOKEN.findall(_PERCENT.sub(" percent ", text)):
         low = tok.lower()
         out.append((low[:-1] if low.isalpha() and len(low) > 3 and low.endswith("s") else low, tok))
-    return out
+    return tuple(out)
 
 
 def _is_unit(key: str) -> bool:
@@ -245,7 +247,7 @@ def unit_checks(claim: str, question: str | None, passages: Sequence[str], embed
         for other in ctx:
             for j, (k, _) in enumerate(other):
                 if k[0].isdigit() and _number_key(k) == _number_key(key):
-                    near.update((k2, w2) for k2, w2 in other[max(0, j - 3): j] + other[j + 1: j + 4] if _is_unit(k2))
+                    near.update((k2, w2) for k2, w2 in (*other[max(0, j - 3): j], *other[j + 1: j + 4]) if _is_unit(k2))
                     after.append(other[j + 1][1] if j + 1 < len(other) and _is_unit(other[j + 1][0]) else None)
         if not after or None in after or unit in near:
             continue
@@ -273,13 +275,11 @@ def with_units(rows: list[dict[str, Any]], question: str | None, passages: Seque
     """The deterministic evidence's rows (:func:`metrics.offline.judge_claims`) with their unit checks:
     a claim whose number the contexts give of something else loses what :func:`metrics.judging.slot_penalty`
     takes for it, and its reason says which. Used where no judge is asked (``llm=none``)."""
-    from ragsweep.metrics.support import SLOT_WEIGHTS, logit, sigmoid
-
     for row in rows:
         units = unit_checks(row["claim"], question, passages, offline._EVIDENCE_EMBEDDER)
         row["slots"] = units
         if units and row.get("p_supported", 0.0) > 0.0:
-            row["p_supported"] = sigmoid(logit(row["p_supported"]) + SLOT_WEIGHTS["unit"] * logit(UNIT_MISMATCH, eps=1e-3))
+            row["p_supported"] = sigmoid(logit(row["p_supported"]) + slot_penalty(units))
             row["reason"] = row.get("reason", "") + mismatches(units)
             row["verdict"] = "supported" if row["p_supported"] >= 0.5 else "not_found"
     return rows

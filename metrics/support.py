@@ -7,6 +7,7 @@ evidence of :mod:`metrics.offline` is calibrated by the same map without importi
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from typing import Any
 
 #: What :mod:`metrics.guard` puts in place of a sentence addressed to the evaluator (in a context or
@@ -30,8 +31,8 @@ BLEND = {"judge": 1.0, "offline": 0.3, "bias": 0.0}
 #: numbers or names lowers it: logit P += weight x min(0, logit P(the claim's value)), per kind, with
 #: the claim's weakest slot of that kind. Only downwards: a slot the judge fills with the claim's
 #: value confirms nothing the verdict did not. Chosen with :data:`BLEND` on the same ``tune`` half. A
-#: unit check (the contexts' number counts something else) is deterministic and rare -- it fired on no
-#: sentence of 1,200 natural ``tune`` answers -- so it takes a confident yes below 0.5.
+#: unit check fires only where the contexts give the claim's number of something else, with no judge's
+#: doubt in it, so it takes a confident yes below 0.5.
 SLOT_WEIGHTS = {"number": 0.5, "name": 0.5, "unit": 1.0}
 #: Judges whose verdicts measured no better than chance get their own blend. The packaged 0.5B's
 #: verdict probabilities on 60 HaluEval ``tune`` pairs ranked 0.50 pairwise / 0.43 ROC-AUC alone,
@@ -100,3 +101,14 @@ def calibrate_rows(rows: list[dict[str, Any]], judge: Any) -> list[dict[str, Any
 def blend_for(judge: Any) -> dict[str, float]:
     """The blend weights for this judge: :data:`BLEND_BY_MODEL` by its model id, else :data:`BLEND`."""
     return BLEND_BY_MODEL.get(str(getattr(judge, "model_id", "")), BLEND)
+
+
+def slot_penalty(slots: Sequence[dict[str, Any]]) -> float:
+    """The logit a claim loses to its slot checks: per kind, :data:`SLOT_WEIGHTS` x the logit of its
+    weakest slot's P(claim's value) when that is below 0.5 (:mod:`metrics.slots`; used with and without a judge)."""
+    total = 0.0
+    for kind, weight in SLOT_WEIGHTS.items():
+        got = [s["p_claim"] for s in slots if s["kind"] == kind and s["p_claim"] is not None]
+        if got:
+            total += weight * min(0.0, logit(min(got), eps=1e-3))
+    return total
