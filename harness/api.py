@@ -93,6 +93,25 @@ class _Judges:
 llm = _Judges()
 
 
+def _model(value: Any, name: str) -> Any:
+    """A judge or writer argument as the pipeline needs it: a model from :data:`llm`, or None. ``"none"``
+    means None, as ``llm=none`` does on the command line; any other string or object is a clear error
+    here rather than an attribute error deep in a run."""
+    if value is None or (isinstance(value, str) and value.lower() == "none"):
+        return None
+    if isinstance(value, str):
+        return _fail(f"{name}={value!r}: pass a model, e.g. {name}=ragsweep.llm.local() (or ragsweep.llm.openai(...)), "
+                     f"or None for {'the rule writer' if name == 'llm' else 'no judge'}")
+    if not callable(getattr(value, "complete", None)):
+        return _fail(f"{name}: a {type(value).__name__} is not a model; build one with ragsweep.llm.local() "
+                     "or ragsweep.llm.openai(...)")
+    return value
+
+
+def _fail(message: str) -> Any:
+    raise InputError(message)
+
+
 # ---------------------------------------------------------------- score
 
 async def ascore(data: Any, metrics: Sequence[str] | None = None, *, judge: Any = None, embedder: Any = "default",
@@ -100,6 +119,7 @@ async def ascore(data: Any, metrics: Sequence[str] | None = None, *, judge: Any 
                  concurrency: int | None = None, seed: int = 0, split: str | None = None,
                  progress: bool = False, empty_answers: str = "fail") -> Scores:
     """The async twin of :func:`score` (for code that already runs an event loop)."""
+    judge = _model(judge, "judge")
     from ragsweep.harness.runs import embedder_for
     from ragsweep.harness.score import measure, plan
     from ragsweep.harness.score_citations import asks_for_citations, with_citations
@@ -192,6 +212,7 @@ def rescore(dir: str | Path, metrics: Sequence[str], *, judge: Any = None, embed
             options: Mapping[str, Mapping[str, Any]] | None = None, seed: int = 0,
             sort_by: str | None = None, concurrency: int | None = None) -> Board:
     """Add ``metrics`` to a finished sweep from its run records (as ``ragsweep rescore``); return its board."""
+    judge = _model(judge, "judge")
     from ragsweep.harness.rescore import rescore as rescore_runs
     from ragsweep.harness.runs import embedder_for
     from ragsweep.metrics import resolve
@@ -236,6 +257,7 @@ def generate(corpus: Any = "shipped", n: int = 20, *, llm: Any = None, out: str 
     """
     from ragsweep.gen import produce, write_outputs
 
+    llm = _model(llm, "llm")
     cfg = gen_settings_config(n, seed, settings)
     docs = corpus_of(corpus)
     result, extra = produce(cfg, docs, llm, progress=progress)

@@ -185,3 +185,13 @@ def test_rescore_refuses_a_folder_without_runs(tmp_path):
         ragsweep.rescore(tmp_path, ["ndcg@5"])
     with pytest.raises(InputError, match="needs its k"):
         ragsweep.rescore(tmp_path, ["ndcg"])
+
+
+def test_a_model_named_by_a_string_is_a_clear_error_and_none_means_no_model(tmp_path):
+    # A notebook user writes llm="local" as on the command line: the API says what to pass instead of
+    # failing deep in a run; "none" means the rule writer, as llm=none does.
+    with pytest.raises(InputError, match=r"llm='local': pass a model, e\.g\. llm=ragsweep\.llm\.local\(\)"):
+        ragsweep.generate(n=2, llm="local")
+    with pytest.raises(InputError, match="judge: a dict is not a model"):
+        ragsweep.score([{"question": "Q?", "answer": "A.", "contexts": ["A."]}], ["faithfulness"], judge={})
+    assert len(ragsweep.generate(n=2, llm="none", out=tmp_path / "t.jsonl")) == 2
