@@ -19,6 +19,7 @@ from ragsweep.gen.citing import with_reference_citations
 from ragsweep.gen.documents import Corpus
 from ragsweep.gen.followup import follow_up_line
 from ragsweep.gen.gates import GateConfig
+from ragsweep.gen.reword import RewordConfig
 from ragsweep.gen.generate import GenConfig, Result, check_n, generate
 from ragsweep.gen.parts import build
 from ragsweep.gen.testset import KINDS, TestSample, read_testset, write_testset
@@ -51,7 +52,7 @@ def gen_config(cfg: DictConfig, concurrency: int, rule_writer: bool = False) -> 
     if max_overlap is not None and (isinstance(max_overlap, bool) or not isinstance(max_overlap, (int, float))
                                     or not 0 <= max_overlap <= 1):
         raise InputError(f"gates.max_overlap must be a share in [0, 1] or null, got {max_overlap!r}")
-    return GenConfig(n=check_n(cfg.n), kinds=tuple(kinds.items()), seed=int(cfg.seed),
+    return GenConfig(reword=_reword(cfg.get("reword")), n=check_n(cfg.n), kinds=tuple(kinds.items()), seed=int(cfg.seed),
                      personas=tuple(cfg.personas or ()), styles=tuple(cfg.styles or ()), max_docs=cfg.max_docs,
                      min_sentence_chars=int(cfg.min_sentence_chars), max_attempts=cfg.max_attempts,
                      concurrency=concurrency,
@@ -68,6 +69,18 @@ def gen_config(cfg: DictConfig, concurrency: int, rule_writer: bool = False) -> 
                                       kind_check=_flag(g, "kind_check", True), roundtrip=_flag(g, "roundtrip", True),
                                       roundtrip_hops=_flag(g, "roundtrip_hops", True),
                                       roundtrip_min_f1=_share(g, "roundtrip_min_f1", 0.5)))
+
+
+def _reword(node: Any) -> RewordConfig:
+    """``reword`` (gen.reword): ``bias`` a negative number or null (no pass), ``above`` a share in [0, 1]."""
+    if node is None:
+        return RewordConfig()
+    bias, above = node.get("bias"), node.get("above", 0.6)
+    if bias is not None and (isinstance(bias, bool) or not isinstance(bias, (int, float)) or not -100 <= bias < 0):
+        raise InputError(f"reword.bias must be a negative number (down to -100) or null, got {bias!r}")
+    if isinstance(above, bool) or not isinstance(above, (int, float)) or not 0 <= above <= 1:
+        raise InputError(f"reword.above must be a share in [0, 1], got {above!r}")
+    return RewordConfig(None if bias is None else float(bias), float(above))
 
 
 def _tries(value: Any) -> int | None:

@@ -30,6 +30,7 @@ from ragsweep.gen.documents import Corpus
 from ragsweep.gen.drafts import Gating, Passed
 from ragsweep.gen.gates import GateConfig
 from ragsweep.gen.report import Report
+from ragsweep.gen.reword import RewordConfig, reword
 from ragsweep.gen.roundtrip import round_trip
 from ragsweep.gen.schedule import Schedule, kind_quotas
 from ragsweep.gen.styles import cue_counts, interleave, requested, style_candidates
@@ -58,6 +59,7 @@ class GenConfig:
     batch: int | None = None  # candidates written per round before their round trips (None: concurrency)
     max_tries_per_sample: int | None = None  # a kind gives up after this many candidates per sample of its quota
     gates: GateConfig = field(default_factory=GateConfig)
+    reword: RewordConfig = field(default_factory=RewordConfig)  # a question reworded off its evidence's words
     # A top-up (``append_to``): the set's questions join the duplicate gate, its candidates are not redrawn.
     known_questions: Sequence[str] = ()
     known_candidates: frozenset[str] = frozenset()
@@ -205,9 +207,18 @@ async def agenerate(corpus: Corpus, writer: Writer, cfg: GenConfig, *,
             try:
                 # a block (gen.styles) is no sentence unit: its document's topic
                 shown_topics = [topics.get((u.doc_id, u.start)) or topic_of(corpus.get(u.doc_id)) for u in cand.shown]
-                return await writer.write(cand, shown_topics, *variations(cand, cfg))
+                draft = await writer.write(cand, shown_topics, *variations(cand, cfg))
             except WriteFailed as exc:
                 return exc
+            llm = getattr(writer, "llm", None)
+            if llm is None or cfg.reword.bias is None:
+                return draft
+            docs = [corpus.get(d).text for d in dict.fromkeys(u.doc_id for u in draft.evidence) if d in corpus]
+            draft = await reword(llm, draft, cand.kind, docs, cfg.reword)
+            if (outcome := draft.provenance.get("reword")) is not None:
+                key = "reworded" if isinstance(outcome, dict) else outcome.split(":")[0].replace(" ", "_")
+                report.reworded[key] = report.reworded.get(key, 0) + 1
+            return draft
 
     async def check(passed: Passed) -> Passed:
         async with limiter:

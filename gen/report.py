@@ -80,6 +80,8 @@ class Report:
     # writer does not write, with the candidates their cues gave.
     accepted_by_style: dict[str, int] = field(default_factory=dict)
     styles_not_written: dict[str, int] = field(default_factory=dict)
+    # The reword pass (gen.reword): questions reworded, and those that kept their first wording, and why.
+    reworded: dict[str, int] = field(default_factory=dict)
     max_examples: int = 5
 
     @property
@@ -181,7 +183,7 @@ class Report:
                 "accepted_by_style": self.accepted_by_style, "styles_not_written": self.styles_not_written,
                 "rejected_total": self.n_rejected, "rejected": self.rejected,
                 "tried_by_kind": self.tried_by_kind, "rejected_by_kind": self.rejected_by_kind,
-                "roundtrip": self.roundtrip, "gave_up": self.gave_up, "sentence_units": self.units,
+                "roundtrip": self.roundtrip, "reword": self.reworded, "gave_up": self.gave_up, "sentence_units": self.units,
                 "reasons": REASONS, "exhausted_kinds": self.exhausted, "complete": self.accepted >= self.requested,
                 "message": self.message(), "overlap": self.overlap(), **(extra or {}),
                 "rejected_examples": self.examples}

@@ -15,8 +15,10 @@ from ragsweep.metrics.llm.base import (
     PromptId,
     Schema,
     Usage,
+    WordBias,
     complete_structured,
     parse_structured,
+    supports_bias,
 )
 from ragsweep.metrics.llm.cache import CachedLLM, CompletionStore, cache_key
 from ragsweep.metrics.llm.local import LocalLLM
@@ -36,6 +38,8 @@ __all__ = [
     "Logprobs",
     "Message",
     "Meter",
+    "WordBias",
+    "supports_bias",
     "ModelIntegrityError",
     "OpenAICompatLLM",
     "PackagedModel",

@@ -106,14 +106,34 @@ class LLM(Protocol):
         prompt: PromptId | None = None,
         logprobs: bool = False,
         max_tokens: int | None = None,
+        bias: WordBias | None = None,
     ) -> Completion:
-        """Run the model on ``messages``; validate against ``schema`` when given.
+        """Run the model on ``messages``; validate against ``schema`` when given. ``bias``: words whose
+        tokens get this much added to their logits while the model writes (:func:`supports_bias` says
+        whether a backend can; one that cannot raises).
 
         Raises:
             JudgeError: The call failed for good, or the output did not validate after
                 one repair attempt.
         """
         ...
+
+
+#: Words (each as the model writes it, e.g. " protein") and the logit each of their tokens gains: negative
+#: makes the model avoid them. llama.cpp takes words as they are; OpenAI's API wants token ids, so only the
+#: in-process model honours it (:func:`supports_bias`).
+WordBias = dict[str, float]
+
+
+def supports_bias(llm: Any) -> bool:
+    """True when ``llm`` (or the model it wraps: a cache, a meter) applies a :data:`WordBias`."""
+    for _ in range(8):
+        if getattr(llm, "word_bias", False):
+            return True
+        llm = getattr(llm, "inner", None)
+        if llm is None:
+            return False
+    return False
 
 
 Generate = Callable[[list[Message], dict[str, Any] | None, bool, int | None], Awaitable[Completion]]
@@ -342,10 +362,19 @@ class StructuredBackend:
         prompt: PromptId | None = None,
         logprobs: bool = False,
         max_tokens: int | None = None,
+        bias: WordBias | None = None,
     ) -> Completion:
         """See :meth:`metrics.llm.base.LLM.complete`."""
         del prompt  # only the cache uses it
+        generate: Generate = self._generate
+        if bias:
+            if not getattr(self, "word_bias", False):
+                raise JudgeError(f"{type(self).__name__} cannot bias words (only the in-process llama.cpp model can)")
+
+            async def generate(m: list[Message], js: dict[str, Any] | None, lp: bool, mt: int | None) -> Completion:
+                return await self._generate(m, js, lp, mt, bias=bias)  # type: ignore[call-arg]
+
         return await complete_structured(
-            self._generate, messages, schema, logprobs=logprobs, max_tokens=max_tokens,
+            generate, messages, schema, logprobs=logprobs, max_tokens=max_tokens,
             max_reply_chars=self.max_reply_chars,
         )

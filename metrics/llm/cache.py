@@ -39,6 +39,7 @@ from ragsweep.metrics.llm.base import (
     PromptId,
     Schema,
     Usage,
+    WordBias,
     json_schema_of,
     parse_structured,
 )
@@ -87,8 +88,9 @@ def cache_key(
     prompt: PromptId | None = None,
     logprobs: bool = False,
     max_tokens: int | None = None,
+    bias: WordBias | None = None,
 ) -> str:
-    """The sha256 hex key of one call."""
+    """The sha256 hex key of one call (a call without a word bias keys as it did before there was one)."""
     payload = {
         "format": _KEY_FORMAT,
         "identity": identity,
@@ -98,6 +100,8 @@ def cache_key(
         "logprobs": logprobs,
         "max_tokens": max_tokens,
     }
+    if bias:
+        payload["bias"] = dict(sorted(bias.items()))
     return hashlib.sha256(canonical_json(payload).encode("utf-8")).hexdigest()
 
 
@@ -256,6 +260,7 @@ class CachedLLM:
         prompt: PromptId | None = None,
         logprobs: bool = False,
         max_tokens: int | None = None,
+        bias: WordBias | None = None,
     ) -> Completion:
         """See :meth:`metrics.llm.base.LLM.complete`. A hit has ``cached=True`` and the
         usage recorded when the result was first computed."""
@@ -263,7 +268,7 @@ class CachedLLM:
         identity = await asyncio.to_thread(self.inner.identity)
         key = cache_key(
             identity, messages, schema,
-            prompt=prompt, logprobs=logprobs, max_tokens=max_tokens,
+            prompt=prompt, logprobs=logprobs, max_tokens=max_tokens, bias=bias,
         )  # fmt: skip
         if key in self._inflight:
             return await self._join(key)
@@ -284,7 +289,8 @@ class CachedLLM:
         try:
             self.misses += 1
             result = await self.inner.complete(
-                messages, schema, prompt=prompt, logprobs=logprobs, max_tokens=max_tokens
+                messages, schema, prompt=prompt, logprobs=logprobs, max_tokens=max_tokens,
+                **({"bias": bias} if bias else {}),  # a wrapped model written before word biases keeps working
             )
             await asyncio.to_thread(self.store.put, key, self.model_id, prompt, result)
             future.set_result(result)

@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from ragsweep.metrics.llm.base import Completion, Message, PromptId, Schema, Usage, json_schema_of
+from ragsweep.metrics.llm.base import Completion, Message, PromptId, Schema, Usage, WordBias, json_schema_of
 from ragsweep.metrics.llm.cache import cache_key
 
 
@@ -103,8 +103,9 @@ class DryRunLLM:
 
     async def complete(self, messages: list[Message], schema: Schema | None = None, *,
                        prompt: PromptId | None = None, logprobs: bool = False,
-                       max_tokens: int | None = None) -> Completion:
-        key = cache_key(self.identity(), messages, schema, prompt=prompt, logprobs=logprobs, max_tokens=max_tokens)
+                       max_tokens: int | None = None, bias: WordBias | None = None) -> Completion:
+        key = cache_key(self.identity(), messages, schema, prompt=prompt, logprobs=logprobs, max_tokens=max_tokens,
+                        bias=bias)
         self.calls.append(DryRunCall(prompt.name if prompt else "(unnamed)", estimate_tokens(messages),
                                      max_tokens, shared=key in self._seen))
         self._seen.add(key)

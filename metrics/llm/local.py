@@ -31,6 +31,7 @@ from ragsweep.metrics.llm.base import (
     Message,
     StructuredBackend,
     Usage,
+    WordBias,
     chat_request,
 )
 
@@ -90,6 +91,8 @@ class LocalLLM(StructuredBackend):
         self._init_lock = threading.RLock()  # _load calls _resolve under it
         self._executor = ThreadPoolExecutor(max_workers=parallel, thread_name_prefix="llama")
 
+    word_bias = True  # llama.cpp's logit_bias takes words (metrics.llm.base.WordBias)
+
     @property
     def model_id(self) -> str:
         """The packaged model name, or the GGUF file's stem."""
@@ -120,10 +123,13 @@ class LocalLLM(StructuredBackend):
         json_schema: dict[str, Any] | None,
         logprobs: bool,
         max_tokens: int | None,
+        bias: WordBias | None = None,
     ) -> Completion:
         request = chat_request(messages, temperature=self.temperature, seed=self.seed, logprobs=logprobs,
                                max_tokens=max_tokens or DEFAULT_MAX_TOKENS)
         request["cache_prompt"] = True
+        if bias:  # llama.cpp tokenizes each word and shifts every one of its tokens
+            request["logit_bias"] = [[word, value] for word, value in sorted(bias.items())]
         if json_schema is not None:
             request["json_schema"] = json_schema
         loop = asyncio.get_running_loop()

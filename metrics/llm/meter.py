@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from ragsweep.metrics.llm.base import Completion, Message, PromptId, Schema, Usage
+from ragsweep.metrics.llm.base import Completion, Message, PromptId, Schema, Usage, WordBias
 
 
 @dataclass(frozen=True)
@@ -85,12 +85,12 @@ class Meter:
 
     async def complete(self, messages: list[Message], schema: Schema | None = None, *,
                        prompt: PromptId | None = None, logprobs: bool = False,
-                       max_tokens: int | None = None) -> Completion:
+                       max_tokens: int | None = None, bias: WordBias | None = None) -> Completion:
         """See :meth:`metrics.llm.base.LLM.complete`."""
         self.calls += 1
         try:
             out = await self.inner.complete(messages, schema, prompt=prompt, logprobs=logprobs,
-                                            max_tokens=max_tokens)
+                                            max_tokens=max_tokens, **({"bias": bias} if bias else {}))
         except BaseException:
             self.failed_calls += 1
             raise

@@ -11,6 +11,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Union
 
+from ragsweep.metrics.errors import JudgeError
 from ragsweep.metrics.llm.base import (
     Completion,
     Logprobs,
@@ -18,6 +19,7 @@ from ragsweep.metrics.llm.base import (
     PromptId,
     Schema,
     Usage,
+    WordBias,
     complete_structured,
 )
 
@@ -39,6 +41,7 @@ class ScriptedCall:
     prompt: PromptId | None
     logprobs: bool
     max_tokens: int | None
+    bias: WordBias | None = None
 
 
 class ScriptedLLM:
@@ -53,6 +56,8 @@ class ScriptedLLM:
         model_id: The id to report.
         temperature: Only part of :meth:`identity`, so tests can show that a sampling
             change misses the cache.
+        word_bias: Accept a word bias (recorded in each call's ``bias``), as the in-process model does;
+            without it a biased call raises, as an OpenAI-compatible backend's does.
     """
 
     def __init__(
@@ -62,7 +67,9 @@ class ScriptedLLM:
         logprobs: Logprobs | Callable[[str], Logprobs] | None = None,
         model_id: str = "scripted",
         temperature: float = 0.0,
+        word_bias: bool = False,
     ) -> None:
+        self.word_bias = word_bias  # accept word biases (metrics.llm.base.supports_bias), as llama.cpp does
         self._responder = responses if callable(responses) else None
         self._replies = [] if callable(responses) else list(responses)
         self.logprobs = logprobs
@@ -92,13 +99,16 @@ class ScriptedLLM:
         prompt: PromptId | None = None,
         logprobs: bool = False,
         max_tokens: int | None = None,
+        bias: WordBias | None = None,
     ) -> Completion:
         """See :meth:`metrics.llm.base.LLM.complete`."""
+        if bias and not self.word_bias:
+            raise JudgeError("this scripted model cannot bias words (ScriptedLLM(word_bias=True) can)")
 
         async def generate(
             msgs: list[Message], _js: Any, want_lp: bool, limit: int | None
         ) -> Completion:
-            return self._reply(ScriptedCall(list(msgs), schema, prompt, want_lp, limit))
+            return self._reply(ScriptedCall(list(msgs), schema, prompt, want_lp, limit, bias or None))
 
         return await complete_structured(
             generate, messages, schema, logprobs=logprobs, max_tokens=max_tokens

@@ -14,7 +14,7 @@ from typing import Any, Generic, Literal, TypeVar
 
 from pydantic import BaseModel
 
-from ragsweep.metrics.llm.base import LLM, Completion, Message, PromptId
+from ragsweep.metrics.llm.base import LLM, Completion, Message, PromptId, WordBias
 
 In = TypeVar("In", bound=BaseModel)
 Out = TypeVar("Out", bound=BaseModel)
@@ -136,13 +136,15 @@ def _render_json(prompt: Prompt[In, Out], inputs: In) -> list[Message]:
 
 
 async def complete(judge: LLM, prompt: Prompt[In, Out], inputs: In, *, logprobs: bool = False,
-                   max_tokens: int | None = None) -> Completion:
+                   max_tokens: int | None = None, bias: WordBias | None = None) -> Completion:
     """One call of ``prompt`` on ``inputs``; ``parsed`` is an instance of ``prompt.output``.
 
-    ``max_tokens`` overrides the prompt's own output limit (None: ``prompt.max_tokens``).
+    ``max_tokens`` overrides the prompt's own output limit (None: ``prompt.max_tokens``); ``bias`` keeps the
+    model off (or on) words while it writes (:data:`metrics.llm.base.WordBias`).
     """
     return await judge.complete(render(prompt, inputs), prompt.output, prompt=prompt.id, logprobs=logprobs,
-                                max_tokens=prompt.max_tokens if max_tokens is None else max_tokens)
+                                max_tokens=prompt.max_tokens if max_tokens is None else max_tokens,
+                                **({"bias": bias} if bias else {}))
 
 
 async def ask(judge: LLM, prompt: Prompt[In, Out], inputs: In) -> Out:
