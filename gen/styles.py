@@ -29,17 +29,17 @@ from __future__ import annotations
 
 import random
 import re
-from pathlib import PurePosixPath
 from collections.abc import Iterator, Sequence
 from dataclasses import replace
+from pathlib import PurePosixPath
 
 from ragsweep.gen.candidates import Candidate, round_robin
+from ragsweep.gen.chunking import sentence_spans
 from ragsweep.gen.documents import Corpus, Document
 from ragsweep.gen.layout import Block
 from ragsweep.gen.style_checks import (MIN_PROSE_WORDS, commands, error_names, explained_error, fence_language,
                                        leads_on, navigation, points_back, points_elsewhere, presents_code,
                                        prose_words, steps)
-from ragsweep.gen.chunking import sentence_spans
 from ragsweep.gen.units import MAX_CHARS, MIN_CHARS, Unit
 
 DOC_STYLES = ("how_to", "troubleshooting", "option", "code_answer")
@@ -203,13 +203,25 @@ def _standing(doc: Document, blocks: list[Block], sentences: list[Unit], j: int)
     what it leads into), in text order; None when that cannot be shown (a sentence before is no unit or leads
     into this one's list; nothing follows)."""
     u = sentences[j]
-    first = j
-    # "It raises X if ... It raises Y if ...": back over the sentences that point back too, to the one that names it
-    while points_back(sentences[first].text):
-        if j - first >= _MAX_BACK or not _adjacent(sentences, first - 1, first) or leads_on(sentences[first - 1].text):
+    i = _block_at(blocks, u.start)
+    if i is not None and blocks[i].kind == "list_item":
+        # an item of a list means what the lead-in of its list says it is ("The client retries on:")
+        first_item = i
+        while first_item > 0 and blocks[first_item - 1].kind == "list_item":
+            first_item -= 1
+        lead = _lead_in(doc, blocks, first_item)
+        if lead is None or not leads_on(lead[-1].text) or lead[-1].end - lead[-1].start > MAX_CHARS:
             return None
-        first -= 1
-    shown = tuple(sentences[first:j + 1])
+        shown: tuple[Unit, ...] = (*lead, u)
+    else:
+        first = j
+        # "It raises X if ... It raises Y if ...": back over the sentences that point back too, to one that names it
+        while points_back(sentences[first].text):
+            if (j - first >= _MAX_BACK or not _adjacent(sentences, first - 1, first)
+                    or leads_on(sentences[first - 1].text)):
+                return None
+            first -= 1
+        shown = tuple(sentences[first:j + 1])
     if leads_on(u.text):
         after = _what_follows(doc, blocks, sentences, j)
         if after is None:
@@ -219,8 +231,14 @@ def _standing(doc: Document, blocks: list[Block], sentences: list[Unit], j: int)
 
 
 def _merged(*parts: tuple[Unit, ...]) -> tuple[Unit, ...]:
-    """The units of ``parts`` once each, in text order."""
-    return tuple(sorted({(u.start, u.end): u for p in parts for u in p}.values(), key=lambda u: u.start))
+    """The units of ``parts`` once each, in text order, a unit that lies within another (a sentence of a
+    paragraph shown whole) left out."""
+    units = sorted({(u.start, u.end): u for p in parts for u in p}.values(), key=lambda u: (u.start, -u.end))
+    out: list[Unit] = []
+    for u in units:
+        if not out or u.end > out[-1].end:
+            out.append(u)
+    return tuple(out)
 
 
 def _troubleshooting(doc: Document, blocks: list[Block], sentences: list[Unit]) -> Iterator[Candidate]:

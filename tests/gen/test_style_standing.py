@@ -182,3 +182,31 @@ def test_a_question_that_names_neither_product_nor_section_is_refused_before_the
     draft = asyncio.run(LLMWriter(named).write(cand, ["quaykeeper"], None, "how_to"))
     assert draft.evidence == cand.shown
     assert '"section": "quaykeeper > Usage"' in named.calls[0].messages[-1]["content"]
+
+
+LISTED = """# Quayside
+
+## Settings
+
+The planner of the ferry company reads these settings from the route file:
+
+- The grace_minutes setting says how long a departure waits for late passengers.
+- The berth_hold setting says how long a berth stays booked after a departure.
+
+## Loose items
+
+The quay has a long history and many skippers and passengers over the years.
+
+- The grace_minutes option of the old planner was never read by anyone at all.
+"""
+
+
+def test_a_list_item_cue_is_shown_with_the_lead_in_of_its_list(tmp_path):
+    doc = _page(tmp_path, LISTED)
+    found = [c for c in _candidates(doc, "option") if len(c.shown) == 2]
+    assert found and all(c.section[-1] == "Settings" for c in found)
+    for c in found:
+        assert c.shown[0].text.endswith("from the route file:") and c.required == (0, 1)
+        _exact(doc, c)
+    # an item whose list has no lead-in into it draws nothing
+    assert not any(c.section[-1] == "Loose items" for c in _candidates(doc, "option"))
