@@ -19,6 +19,13 @@ section of a Markdown or HTML document (its :class:`~gen.layout.Layout`):
 No style draws from a page or a section that is mostly links (a table of contents) or from a section with too
 little prose (:mod:`gen.style_checks`): those candidates cost a model call and were rejected or wrong.
 
+A cue sentence is shown with what its meaning depends on, all of it evidence (:func:`_standing`): the sentences
+before one whose subject points back ("It raises ..."), the list, block or sentence that one leading on ("...
+one of the following:") leads into, the lead-in of a list item's list; when that is not there, the sentence
+draws nothing. It is never shown with a neighbour it does not need: a writer shown two unrelated sentences
+joined them. A troubleshooting candidate also shows every other sentence of its section that names the same
+error. The section titles a writer sees start with the document's name (:func:`document_name`).
+
 Each style's candidates are ``single_hop`` candidates (one section) with :attr:`Candidate.style` set; the
 ``single_hop`` stream takes them in turn with the plain ones (style ``fact``), so the set mixes the styles
 whose cues the corpus holds. A writer says which styles it writes (``Writer.styles``); the generator reports
@@ -37,9 +44,20 @@ from ragsweep.gen.candidates import Candidate, round_robin
 from ragsweep.gen.chunking import sentence_spans
 from ragsweep.gen.documents import Corpus, Document
 from ragsweep.gen.layout import Block
-from ragsweep.gen.style_checks import (MIN_PROSE_WORDS, commands, error_names, explained_error, fence_language,
-                                       leads_on, navigation, points_back, points_elsewhere, presents_code,
-                                       prose_words, steps)
+from ragsweep.gen.style_checks import (
+    MIN_PROSE_WORDS,
+    commands,
+    error_names,
+    explained_error,
+    fence_language,
+    leads_on,
+    navigation,
+    points_back,
+    points_elsewhere,
+    presents_code,
+    prose_words,
+    steps,
+)
 from ragsweep.gen.units import MAX_CHARS, MIN_CHARS, Unit
 
 DOC_STYLES = ("how_to", "troubleshooting", "option", "code_answer")

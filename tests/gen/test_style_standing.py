@@ -7,7 +7,6 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-
 from ragsweep.gen.documents import read_folder
 from ragsweep.gen.style_checks import gives_fix, leads_on, points_back
 from ragsweep.gen.styles import document_name, section_candidates
@@ -146,8 +145,8 @@ The grace_minutes setting says how long a departure waits for late passengers.
 def test_an_option_cue_is_one_sentence_without_an_unrelated_neighbour(tmp_path):
     doc = _page(tmp_path, OPTION)
     (cand,) = _candidates(doc, "option")
-    assert [u.text for u in cand.shown] == ["The grace_minutes setting says how long a departure waits for late "
-                                           "passengers."]
+    alone = "The grace_minutes setting says how long a departure waits for late passengers."
+    assert [u.text for u in cand.shown] == [alone]
 
 
 NAMELESS = """## Usage
