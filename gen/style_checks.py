@@ -7,8 +7,14 @@ a run's rejected candidates were visible as such in the section itself.
 - **prose**: a section whose own sentences are too few words gives the writer nothing to say but its title
   (a code answer's prose is the lead-in of its block);
 - **troubleshooting** needs an error *named* (an exception such as ``ValidationError``, an HTTP error status)
-  and, in the same or the next sentence, its cause ("if", "when", "because", ...) or its fix ("to avoid",
-  "make sure", "instead", "you need to", ...). Mentioning that something can fail is no answer to "why";
+  and, in the same or the next sentence, its cause ("if", "when", "because", ...) or its fix: an instruction
+  to the reader (a clause that opens with a verb such as "Use ..." or "Make sure ...", or "you need to ...").
+  A purpose clause ("..., to avoid overwhelming the server") says why something is done, not what to do.
+  Mentioning that something can fail is no answer to "why";
+- **standing alone**: a sentence whose subject points back ("It ...", "This ...", "These errors ...")
+  means nothing without the sentence before it, and one that leads into what follows ("... one of the
+  following:", "as shown below") nothing without the list, block or sentence it leads into
+  (:func:`points_back`, :func:`leads_on`; :mod:`gen.styles` shows both or draws nothing);
 - **pointers**: a sentence whose words are mostly a link ("check the MDN documentation about ...") answers
   nothing itself;
 - **code answer** needs the paragraph before the block to present it as the way to do something: it leads into
@@ -36,12 +42,25 @@ MIN_PROSE_WORDS = 20
 MIN_LEAD_WORDS = 5
 
 _LINK = re.compile(r"\[([^\]]*)\]\([^)]*\)|<a\b[^>]*>(.*?)</a>|(?<![(\w])https?://\S+", re.S | re.I)
+_LINK_TAIL = re.compile(r"\]\([^)]*\)|\]\[[^\]]*\]|</a>", re.I)
 ERROR_NAME = re.compile(r"\b[A-Z]\w*(?:Error|Exception)\b|\b(?:status(?: code)?|HTTP|error|code) [45]\d\d\b|"
                         r"\b[45]\d\d (?:error|status|response|Not Found|Unprocessable|Unauthorized|Forbidden|"
                         r"Bad Request|Internal Server)\b")
 _CAUSE = re.compile(r"\b(?:if|when|whenever|because|since|unless|caused by|due to|means|happens|occurs)\b", re.I)
-_FIX = re.compile(r"\b(?:to (?:fix|avoid|prevent|solve|resolve|handle|catch)|you (?:need|have|must|should)|make sure|"
-                  r"instead|ensure)\b", re.I)
+# A fix is addressed to the reader: a clause that opens with "you need to ..." or an imperative (_FIX_VERBS).
+_FIX_SUBJECT = re.compile(r"^(?:you|users?) (?:need|have|must|should|can|could|may want)\b", re.I)
+# Clauses: cut at punctuation and at "and"/"or"/"then"/"so" ("... fails, so pass ..."; "... and use ...").
+_CLAUSE_CUT = re.compile(r"[,;:()]\s*|\s+(?:and|or|then|so|but)\s+|\s+-+\s+", re.I)
+# A subject that points back to the sentence before: a personal pronoun, or a demonstrative ("This ...",
+# "These errors ..."). "It is easy to ..." or "It's recommended that ..." (an empty "it") and "There are ..."
+# point nowhere.
+_POINTS_BACK = re.compile(r"^(?:It|Its|They|Their|Them|This|That|These|Those|Such|Here|Both|The (?:above|former|"
+                          r"latter|same))\b")
+_EMPTY_IT = re.compile(r"^It(?:'s| is| was| will be| would be| can be| may be| might be) (?:\w+ ){0,2}"
+                       r"(?:to|that|if|whether)\b")
+# A sentence that leads into what comes after it: it ends with a colon, or names what follows.
+_LEADS_ON = re.compile(r":\s*$|\b(?:the following|as follows|(?:shown|listed|given|described|see|as|example|code|"
+                       r"table) below|below[.]?$|like so|like this[.]?$|these steps|here(?:'s| is) (?:how|an? ))", re.I)
 # The lead-in presents the block as what comes back or what a run shows, not as what to write or run.
 _SHOWS_RESULT = re.compile(r"\b(?:outputs?|responses?|results?|prints?|printed|logs?|you(?:'ll| will| would)? "
                            r"(?:see|get|receive)|looks? like|would look|returns? (?:a|an|the|something)|"
@@ -58,6 +77,11 @@ _IMPERATIVE = frozenset("add apply build call change check choose clone configur
                         "select send serve set specify start stop test type update upgrade use write".split())
 _DOING = re.compile(r"^(?:to|in order to) [a-z]+\b|\byou (?:can|could|should|need to|have to|must)\b|"
                     r"\bcommand\b", re.I)
+# Verbs of an instruction that changes something (a fix); "Read on", "See ...", "Check the docs" point elsewhere.
+_FIX_VERBS = frozenset("add apply avoid catch change close configure convert declare decode define delete disable "
+                       "downgrade enable encode ensure escape handle import include increase install keep make "
+                       "override pass pin provide reduce register reinstall remove rename replace restart retry "
+                       "return run set specify try uninstall update upgrade use verify wrap".split())
 _ILLUSTRATES = re.compile(r"\b(?:equivalent|same as|not allowed|becomes|would be)\b", re.I)
 _CONSOLE = {"console", "shell-session", "bash", "sh", "shell", "zsh", "powershell", "pwsh", "cmd", "terminal"}
 _OUTPUT_LANGUAGES = {"json", "output", "log", "text", "txt", "plain", "http", "mermaid"}
@@ -69,7 +93,14 @@ def link_share(doc: Document, start: int, end: int) -> float:
     """The share of the words of clean text ``[start, end)`` that are the text of links in the source."""
     assert doc.layout is not None
     s, e = doc.layout.to_source(start, end)
-    linked = sum(len((m.group(1) or m.group(2) or m.group(0)).split()) for m in _LINK.finditer(doc.layout.source[s:e]))
+    # A range that starts or ends with link text maps to the text only: take in the link's brackets and target,
+    # or a list item that is one link ("- [Plan a route](plan.md)") reads as no link at all.
+    source = doc.layout.source
+    if s > 0 and source[s - 1] == "[":
+        s -= 1
+    if (tail := _LINK_TAIL.match(source, e)) is not None:
+        e = tail.end()
+    linked = sum(len((m.group(1) or m.group(2) or m.group(0)).split()) for m in _LINK.finditer(source[s:e]))
     return min(1.0, linked / max(1, len(doc.text[start:end].split())))
 
 
@@ -99,9 +130,42 @@ def explained_error(sentences: Sequence[str], j: int) -> int | None:
     if not ERROR_NAME.search(sentences[j]):
         return None
     for k in (j, j + 1):
-        if k < len(sentences) and (_CAUSE.search(ERROR_NAME.sub(" ", sentences[k])) or _FIX.search(sentences[k])):
+        if k < len(sentences) and (_CAUSE.search(ERROR_NAME.sub(" ", sentences[k])) or gives_fix(sentences[k])):
             return k
     return None
+
+
+def gives_fix(sentence: str) -> bool:
+    """Whether a sentence tells the reader what to do: one of its clauses opens with an imperative ("Make sure
+    ...", "Instead, pass ...") or with "you need to / should / can ...". "The client waits between retries to
+    avoid overwhelming the server" says why something is done, and tells no one anything."""
+    for clause in _CLAUSE_CUT.split(sentence.strip()):
+        words = clause.strip().split(" ", 1)
+        first = words[0].strip(".!\"'").lower()
+        if first == "instead" and len(words) > 1:  # "Instead use ..."
+            first = words[1].split(" ", 1)[0].lower()
+        if first in _FIX_VERBS or _FIX_SUBJECT.match(clause.strip()):
+            return True
+    return False
+
+
+def error_names(sentence: str) -> set[str]:
+    """The errors a sentence names (exception classes, error statuses), as written."""
+    return {m.group(0) for m in ERROR_NAME.finditer(sentence)}
+
+
+def points_back(text: str) -> bool:
+    """Whether a sentence's subject is in the sentence before it: it opens with a pronoun or a demonstrative
+    ("This includes retries ...", "It raises ...", "These errors ..."), not with an empty "it" ("It is easy
+    to ...")."""
+    text = text.lstrip("-*0123456789. ")
+    return _POINTS_BACK.match(text) is not None and _EMPTY_IT.match(text) is None
+
+
+def leads_on(text: str) -> bool:
+    """Whether a sentence leads into what comes after it: it ends with a colon ("... one of the following:",
+    "Run:") or names what follows ("as shown below", "the following options")."""
+    return _LEADS_ON.search(text.strip()) is not None
 
 
 def presents_code(lead: str | None, language: str) -> bool:

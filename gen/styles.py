@@ -19,6 +19,13 @@ section of a Markdown or HTML document (its :class:`~gen.layout.Layout`):
 No style draws from a page or a section that is mostly links (a table of contents) or from a section with too
 little prose (:mod:`gen.style_checks`): those candidates cost a model call and were rejected or wrong.
 
+A cue sentence is shown with what its meaning depends on, all of it evidence (:func:`_standing`): the sentences
+before one whose subject points back ("It raises ..."), the list, block or sentence that one leading on ("...
+one of the following:") leads into, the lead-in of a list item's list; when that is not there, the sentence
+draws nothing. It is never shown with a neighbour it does not need: a writer shown two unrelated sentences
+joined them. A troubleshooting candidate also shows every other sentence of its section that names the same
+error. The section titles a writer sees start with the document's name (:func:`document_name`).
+
 Each style's candidates are ``single_hop`` candidates (one section) with :attr:`Candidate.style` set; the
 ``single_hop`` stream takes them in turn with the plain ones (style ``fact``), so the set mixes the styles
 whose cues the corpus holds. A writer says which styles it writes (``Writer.styles``); the generator reports
@@ -31,13 +38,27 @@ import random
 import re
 from collections.abc import Iterator, Sequence
 from dataclasses import replace
+from pathlib import PurePosixPath
 
 from ragsweep.gen.candidates import Candidate, round_robin
+from ragsweep.gen.chunking import sentence_spans
 from ragsweep.gen.documents import Corpus, Document
 from ragsweep.gen.layout import Block
-from ragsweep.gen.style_checks import (MIN_PROSE_WORDS, commands, explained_error, fence_language, navigation,
-                                       points_elsewhere, presents_code, prose_words, steps)
-from ragsweep.gen.units import Unit
+from ragsweep.gen.style_checks import (
+    MIN_PROSE_WORDS,
+    commands,
+    error_names,
+    explained_error,
+    fence_language,
+    leads_on,
+    navigation,
+    points_back,
+    points_elsewhere,
+    presents_code,
+    prose_words,
+    steps,
+)
+from ragsweep.gen.units import MAX_CHARS, MIN_CHARS, Unit
 
 DOC_STYLES = ("how_to", "troubleshooting", "option", "code_answer")
 #: What ``styles=[docs]`` stands for.
@@ -63,6 +84,13 @@ _OPTION_WORD = re.compile(r"\b(?:parameters?|arguments?|options?|settings?|flags
 _NOT_CODE_LANGUAGES = {"mermaid", "text", "txt", "plain"}
 _MAX_CODE_CHARS = 1200
 _MAX_STEPS = 6
+_LIST_MARKER = re.compile(r"\s*(?:[-*+]|\d+[.)])?\s*")
+#: How many sentences back a sentence that points back may look for what it points to.
+_MAX_BACK = 3
+#: A troubleshooting candidate shows at most this many units (the error's sentences and what they depend on).
+_MAX_SHOWN = 8
+#: File names that name no product: the folder above says what the page is of (``attrs/README.md``).
+_NAMELESS_STEMS = {"readme", "index", "docs", "doc", "documentation", "src", "source", "content", "pages"}
 
 
 def requested(styles: Sequence[str]) -> tuple[tuple[str, ...], tuple[str, ...]]:
@@ -70,6 +98,30 @@ def requested(styles: Sequence[str]) -> tuple[tuple[str, ...], tuple[str, ...]]:
     ``docs`` asks for all four."""
     doc = {s for s in styles if s in DOC_STYLES} | (set(DOC_STYLES) if ALL_DOCS in styles else set())
     return tuple(s for s in DOC_STYLES if s in doc), tuple(s for s in styles if s not in DOC_STYLES and s != ALL_DOCS)
+
+
+def document_name(doc: Document) -> str:
+    """What a page is the documentation of, as its author names it: the front matter's title, the first
+    level-1 heading, or the file's name (the folder's for ``README.md``, ``index.md``, ...)."""
+    title = str(doc.metadata.get("title") or "").strip()
+    if title:
+        return title
+    if doc.layout is not None:
+        h1 = next((b.info.strip() for b in doc.layout.blocks if b.kind == "heading" and b.level == 1 and b.info.strip()),
+                  "")
+        if h1:
+            return h1
+    path = PurePosixPath(doc.id)
+    parts = [p for p in (path.stem, *(q.name for q in path.parents)) if p and p.lower() not in _NAMELESS_STEMS]
+    return parts[0] if parts else path.stem
+
+
+def named_path(doc: Document, path: tuple[str, ...]) -> tuple[str, ...]:
+    """The titles over a section, led by the document's name (:func:`document_name`) when they do not start with
+    it: a README whose headings are "Usage" and "Errors" says of what product only in its title or file name,
+    and a question that names no product is not self-contained."""
+    name = document_name(doc)
+    return path if path and path[0] == name else (name, *path)
 
 
 def _block_unit(doc: Document, block: Block) -> Unit:
@@ -113,10 +165,17 @@ def _own_blocks(doc: Document) -> Iterator[list[Block]]:
         yield current
 
 
-def _lead_in(doc: Document, blocks: list[Block], i: int) -> Unit | None:
-    """The paragraph just before ``blocks[i]`` in its section, as a unit; None when another block comes first."""
-    if i > 0 and blocks[i - 1].kind in ("paragraph", "admonition"):
-        return _block_unit(doc, blocks[i - 1])
+def _lead_in(doc: Document, blocks: list[Block], i: int) -> tuple[Unit, ...] | None:
+    """The paragraph just before ``blocks[i]`` in its section, as a unit, after the paragraph before it when it
+    opens by pointing back ("This is done with:"; :func:`gen.style_checks.points_back`); None when another block
+    comes first, or the paragraph it points back to is not there."""
+    if not (i > 0 and blocks[i - 1].kind in ("paragraph", "admonition")):
+        return None
+    lead = _block_unit(doc, blocks[i - 1])
+    if not points_back(lead.text):
+        return (lead,)
+    if i > 1 and blocks[i - 2].kind == "paragraph" and not leads_on(doc.text[blocks[i - 2].start:blocks[i - 2].end]):
+        return _block_unit(doc, blocks[i - 2]), lead
     return None
 
 
@@ -124,61 +183,174 @@ def _adjacent(sentences: list[Unit], j: int, k: int) -> bool:
     return 0 <= j < len(sentences) and 0 <= k < len(sentences) and sentences[k].index == sentences[j].index + k - j
 
 
-def _troubleshooting(sentences: list[Unit]) -> Iterator[Candidate]:
-    """An error named with its cause or fix: that sentence, or the error's sentence and the next that explains it."""
+def _block_at(blocks: list[Block], pos: int) -> int | None:
+    """The index of the block of ``blocks`` that holds clean offset ``pos``."""
+    return next((i for i, b in enumerate(blocks) if b.start <= pos < b.end), None)
+
+
+def _what_follows(doc: Document, blocks: list[Block], sentences: list[Unit], j: int) -> tuple[Unit, ...] | None:
+    """What sentence ``j`` leads into: the next sentence of its paragraph, or, when it ends the paragraph, the
+    block after it in the section (a list: its items, up to :data:`_MAX_STEPS`; a code block, a table, a short
+    paragraph). None when that is not there or too long to show: the candidate is then not drawn."""
+    u = sentences[j]
+    i = _block_at(blocks, u.start)
+    if i is None:
+        return None
+    if doc.text[u.end:blocks[i].end].strip():  # more of the paragraph after it
+        return (sentences[j + 1],) if _adjacent(sentences, j, j + 1) and sentences[j + 1].end <= blocks[i].end else None
+    assert doc.layout is not None
+    # what stands next in the document, not in the section's own blocks: an include directive there ("{* file *}",
+    # the code the sentence leads into, pulled in from elsewhere) is nothing the text can show
+    after = [b for b in doc.layout.blocks if b.start >= blocks[i].end]
+    if not after or after[0].kind not in ("list_item", "code", "table", "paragraph", "admonition"):
+        return None
+    nxt = after[0]
+    if nxt.kind == "list_item":
+        k = 0
+        while k < len(after) and after[k].kind == "list_item":
+            k += 1
+        return tuple(_block_unit(doc, b) for b in after[:k]) if k <= _MAX_STEPS else None
+    if nxt.kind in ("code", "table") or (nxt.kind in ("paragraph", "admonition") and nxt.end - nxt.start <= MAX_CHARS):
+        return (_block_unit(doc, nxt),)
+    return None
+
+
+def _standing(doc: Document, blocks: list[Block], sentences: list[Unit], j: int) -> tuple[Unit, ...] | None:
+    """Sentence ``j`` with what its meaning depends on (:func:`gen.style_checks.points_back`: the sentences
+    before it back to one that does not point back, at most :data:`_MAX_BACK`; :func:`gen.style_checks.leads_on`:
+    what it leads into), in text order; None when that cannot be shown (a sentence before is no unit or leads
+    into this one's list; nothing follows)."""
+    u = sentences[j]
+    i = _block_at(blocks, u.start)
+    if i is not None and blocks[i].kind == "list_item":
+        # an item of a list means what the lead-in of its list says it is ("The client retries on:")
+        first_item = i
+        while first_item > 0 and blocks[first_item - 1].kind == "list_item":
+            first_item -= 1
+        lead = _lead_in(doc, blocks, first_item)
+        if lead is None or not leads_on(lead[-1].text) or lead[-1].end - lead[-1].start > MAX_CHARS:
+            return None
+        shown: tuple[Unit, ...] = (*lead, u)
+    else:
+        first = j
+        # "It raises X if ... It raises Y if ...": back over the sentences that point back too, to one that names it
+        while points_back(sentences[first].text):
+            if (j - first >= _MAX_BACK or not _adjacent(sentences, first - 1, first)
+                    or leads_on(sentences[first - 1].text)):
+                return None
+            first -= 1
+        shown = tuple(sentences[first:j + 1])
+    if leads_on(u.text):
+        after = _what_follows(doc, blocks, sentences, j)
+        if after is None:
+            return None
+        shown += after
+    return shown
+
+
+def _merged(*parts: tuple[Unit, ...]) -> tuple[Unit, ...]:
+    """The units of ``parts`` once each, in text order, a unit that lies within another (a sentence of a
+    paragraph shown whole) left out."""
+    units = sorted({(u.start, u.end): u for p in parts for u in p}.values(), key=lambda u: (u.start, -u.end))
+    out: list[Unit] = []
+    for u in units:
+        if not out or u.end > out[-1].end:
+            out.append(u)
+    return tuple(out)
+
+
+def _troubleshooting(doc: Document, blocks: list[Block], sentences: list[Unit]) -> Iterator[Candidate]:
+    """An error named with its cause or fix: that sentence, or the error's sentence and the next that explains
+    it, each with what it depends on (:func:`_standing`), and every other sentence of the section that names the
+    same error: a section that gives several causes of one error makes "What causes it?" ask for all of them."""
     texts = [u.text for u in sentences]
     for j, u in enumerate(sentences):
         k = explained_error(texts, j)
         if k is None or (k != j and not _adjacent(sentences, j, k)):
             continue
-        if k != j:
-            yield Candidate("single_hop", (u, sentences[k]), (0, 1), style="troubleshooting")
-        else:
-            shown = (sentences[j - 1], u) if _adjacent(sentences, j - 1, j) else (u,)
-            yield Candidate("single_hop", shown, (len(shown) - 1,), style="troubleshooting")
+        parts = [_standing(doc, blocks, sentences, j)] + ([_standing(doc, blocks, sentences, k)] if k != j else [])
+        if any(p is None for p in parts):
+            continue
+        named = error_names(u.text)
+        for m, other in enumerate(sentences):
+            if m not in (j, k) and named & error_names(other.text):
+                parts.append(_standing(doc, blocks, sentences, m) or (other,))
+        shown = _merged(*parts)  # type: ignore[arg-type]
+        if len(shown) <= _MAX_SHOWN:
+            yield Candidate("single_hop", shown, tuple(range(len(shown))), style="troubleshooting")
 
 
-def _sentence_candidates(style: str, sentences: list[Unit]) -> Iterator[Candidate]:
+def _sentence_candidates(style: str, doc: Document, blocks: list[Block], sentences: list[Unit]) -> Iterator[Candidate]:
+    """The cue sentences of ``style``, each alone or with what it depends on (:func:`_standing`): never a
+    neighbour it does not need, which the writer would join to it ("two unrelated sentences")."""
     if style == "troubleshooting":
-        yield from _troubleshooting(sentences)
+        yield from _troubleshooting(doc, blocks, sentences)
         return
     pattern = _HOW if style == "how_to" else None
     for j, u in enumerate(sentences):
         hit = (pattern.search(u.text) if pattern is not None
                else _CODE_NAME.search(u.text) and _OPTION_WORD.search(u.text))
-        if hit:
-            before = sentences[j - 1] if j > 0 and sentences[j - 1].index == u.index - 1 else None
-            shown = (before, u) if before is not None else (u,)
-            yield Candidate("single_hop", shown, (len(shown) - 1,), style=style)
+        shown = _standing(doc, blocks, sentences, j) if hit else None
+        if shown is not None:
+            yield Candidate("single_hop", shown, tuple(range(len(shown))), style=style)
+
+
+def block_sentences(doc: Document) -> list[Unit]:
+    """The sentences of a structured document's prose blocks (paragraphs, list items without their marker,
+    admonitions), each cut within its block, as units; ``index`` counts every sentence, kept or not, so two
+    units are neighbours only when nothing stands between them. The document's units
+    (:func:`gen.units.document_units`) come from a splitter run over the whole text, which joins a lead-in that
+    ends with a colon to the list after it ("... one of the following:\n\n- a card\n- a code"): that lead-in
+    would be no unit, and could never be shown with its list."""
+    assert doc.layout is not None
+    out: list[Unit] = []
+    count = 0
+    for b in doc.layout.blocks:
+        if b.kind not in ("paragraph", "list_item", "admonition"):
+            continue
+        text = doc.text[b.start:b.end]
+        skip = _LIST_MARKER.match(text).end() if b.kind == "list_item" else 0  # type: ignore[union-attr]
+        for s, e in sentence_spans(text[skip:]):
+            t = text[skip + s:skip + e]
+            count += 1
+            if (MIN_CHARS <= len(t) <= MAX_CHARS and len(t.split()) >= 6 and t[0].isalnum()
+                    and "\n" not in t.strip()):
+                out.append(Unit(doc.id, b.start + skip + s, b.start + skip + e, t, count))
+    return out
 
 
 def section_candidates(doc: Document, units: Sequence[Unit], style: str) -> list[Candidate]:
-    """The ``style`` candidates of one document, section by section (none for a document without a layout)."""
+    """The ``style`` candidates of one document, section by section (none for a document without a layout).
+    A document without ``units`` (none of its sentences can be questioned) has none; the cue sentences are
+    its prose blocks' own (:func:`block_sentences`)."""
+    if not units:
+        return []
     if doc.layout is None:
         return []
     if navigation(doc, doc.layout.blocks):
         return []
     found: list[Candidate] = []
+    all_sentences = block_sentences(doc)
     for blocks in _own_blocks(doc):
         # a code answer's prose is its lead-in, checked on its own (presents_code)
         if navigation(doc, blocks) or (style != "code_answer" and prose_words(doc, blocks) < MIN_PROSE_WORDS):
             continue
         out: list[Candidate] = []
         lo, hi = blocks[0].start, blocks[-1].end
-        sentences = [u for u in units if lo <= u.start and u.end <= hi]
+        sentences = [u for u in all_sentences if lo <= u.start and u.end <= hi]
         if style == "code_answer":
             for i, b in enumerate(blocks):
                 lead = _lead_in(doc, blocks, i) if b.kind == "code" and _is_code(doc, b) else None
-                if lead is not None and presents_code(lead.text, b.info) and code_reference(doc.text[b.start:b.end]):
-                    out.append(Candidate("single_hop", (lead, _block_unit(doc, b)), (1,), style=style))
+                if lead is not None and presents_code(lead[-1].text, b.info) and code_reference(doc.text[b.start:b.end]):
+                    out.append(Candidate("single_hop", (*lead, _block_unit(doc, b)), (len(lead),), style=style))
         elif style == "how_to":
             out.extend(_steps(doc, blocks))
         elif style == "option":
             out.extend(_table_rows(doc, blocks))
         if style != "code_answer":
-            out.extend(c for c in _sentence_candidates(style, sentences)
-                       if not points_elsewhere(doc, c.shown[-1].start, c.shown[-1].end))
-        path = doc.layout.section_path(lo)
+            out.extend(c for c in _sentence_candidates(style, doc, blocks, sentences)
+                       if not any(points_elsewhere(doc, u.start, u.end) for u in c.shown if u.index >= 0))
+        path = named_path(doc, doc.layout.section_path(lo))
         seen: set[tuple[tuple[int, int], ...]] = set()
         for c in out:  # a list item is a block and a sentence: one candidate of it, not two
             spans = tuple((u.start, u.end) for u in c.shown)
@@ -197,8 +369,9 @@ def _steps(doc: Document, blocks: list[Block]) -> Iterator[Candidate]:
             j += 1
         lead = _lead_in(doc, blocks, i) if j - i >= 2 else None
         items = tuple(_block_unit(doc, b) for b in blocks[i:min(j, i + _MAX_STEPS)])
-        if lead is not None and steps(lead.text, [u.text.lstrip("-*0123456789. ") for u in items]):
-            yield Candidate("single_hop", (lead, *items), tuple(range(1, len(items) + 1)), style="how_to")
+        if lead is not None and steps(lead[-1].text, [u.text.lstrip("-*0123456789. ") for u in items]):
+            yield Candidate("single_hop", (*lead, *items), tuple(range(len(lead), len(lead) + len(items))),
+                            style="how_to")
         i = max(j, i + 1)
 
 

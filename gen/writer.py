@@ -35,6 +35,21 @@ TWO_SENTENCE_KINDS = ("multi_hop", "comparative")
 #: A styled answer must hold at least this many content words its question does not, else it restates it (one:
 #: an option's answer may be one name).
 MIN_NEW_ANSWER_WORDS = 1
+# Heading words that name no product or feature ("Usage", "Getting started"): a question that shares only these
+# with the section's titles has not said what it is about.
+_GENERIC_TITLE_KEYS = frozenset(content_words(
+    "usage example examples overview introduction intro install installation installing quickstart quick start "
+    "getting started features guide tutorial documentation docs notes basic basics advanced more reference recap "
+    "summary details setup about first steps readme index contents help"))
+
+
+def names_its_place(question: str, section: str) -> bool:
+    """Whether a documentation question shares a content word with the titles over its text (the document's
+    name first: :func:`gen.styles.named_path`), generic heading words left out: "What happens when a class
+    receives unknown parameters?" over "Dataclasses JSON > Undefined fields" says of what product nowhere.
+    True when the titles hold no such word (nothing to name)."""
+    place = set(content_words(section)) - _GENERIC_TITLE_KEYS
+    return not place or bool(place & set(content_words(question)))
 
 
 class WriteFailed(Exception):
@@ -161,7 +176,9 @@ class LLMWriter:
 
     async def _styled(self, cand: Candidate, topics: list[str], persona: str | None) -> Draft:
         """A documentation style's question (:mod:`gen.styles`, :data:`gen.style_prompts.STYLE_PROMPTS`). A
-        ``code_answer`` question's reference is its code block's code and its evidence the whole block."""
+        ``code_answer`` question's reference is its code block's code and its evidence the whole block. The
+        writer is shown the titles over the text, the document's name first; a question that names none of
+        them is refused here, before the round trip spends a call on it (:func:`names_its_place`)."""
         prompt = STYLE_PROMPTS[str(cand.style)]
         section = " > ".join(cand.section) or (topics[-1] if topics else "")
         data = StyleInput(section=section, sentences=[u.text for u in cand.shown], persona=persona)
@@ -175,6 +192,8 @@ class LLMWriter:
         question = done.parsed.question.replace("`", "").strip()
         if EXAMPLE_PRODUCT in question and EXAMPLE_PRODUCT not in section + " ".join(data.sentences):
             raise WriteFailed(f"the question names the examples' product ({EXAMPLE_PRODUCT}), not this one's")
+        if question and not names_its_place(question, section):
+            raise WriteFailed("the question names neither the product nor anything its section's titles name")
         provenance = {"prompt": f"{prompt.name}@{prompt.version}"}
         if isinstance(done.parsed, CodeQuestion):
             code = cand.shown[cand.required[0]]

@@ -1,0 +1,107 @@
+"""A held-out documentation set nobody has read: the Markdown ``docs/`` folders of well-known Python packages'
+source distributions (issue #34).
+
+The packages and versions are pinned below, chosen before any page was built or read: projects whose docs are
+written in Markdown and which the project's environment does not install (so no README of theirs was in the
+earlier READMEs set, ``benchmarks/package_readmes.py``). Each source distribution is fetched from PyPI with
+``pip download --no-deps --no-binary :all:`` (pip prepares its metadata, so a build backend is fetched too: a
+minute or two a package) and every ``docs/**/*.md`` of it is written to ``OUT/<package>/<path under docs>``;
+a package whose sdist holds no Markdown docs gives its ``README.md`` (``OUT/<package>/README.md``) instead.
+Pages that are no documentation to ask of are left out by name (a changelog, a licence, a code of conduct,
+contributing and security notes), and so are pages shorter than ``--min-chars``.
+
+    python benchmarks/sdist_docs.py /tmp/sdist_docs              # builds the set, prints pages per package
+    python benchmarks/style_candidates.py /tmp/sdist_docs        # candidate counts only (it parses)
+
+Write it outside the repository (its pages are the packages' authors', under their licences); the lead reads
+its questions, nobody else.
+"""
+
+from __future__ import annotations
+
+import argparse
+import subprocess
+import sys
+import tarfile
+import tempfile
+from pathlib import Path, PurePosixPath
+
+#: name -> version, fixed before any output was read. Projects with Markdown docs, none installed here.
+PACKAGES = {
+    "structlog": "24.4.0",
+    "cattrs": "24.1.2",
+    "pipx": "1.7.1",
+    "black": "24.10.0",
+    "hatch": "1.13.0",
+    "typer": "0.12.5",
+    "respx": "0.21.1",
+    "isort": "5.13.2",
+}
+#: File names (without extension, lower case) of pages that are not documentation of how to use the package.
+NOT_DOCS = ("changelog", "changes", "history", "license", "licence", "code_of_conduct", "contributing",
+            "security", "authors", "contributors")
+
+
+def _wanted(name: str, min_chars: int, text: str) -> bool:
+    stem = PurePosixPath(name).stem.lower().replace("-", "_")
+    return not stem.startswith(NOT_DOCS) and len(text.strip()) >= min_chars
+
+
+def docs_pages(sdist: Path, min_chars: int) -> dict[str, str]:
+    """path under the package's folder -> Markdown text: the sdist's ``docs/**/*.md``, else its ``README.md``."""
+    pages: dict[str, str] = {}
+    readme = ""
+    with tarfile.open(sdist) as tar:
+        for member in tar.getmembers():
+            parts = PurePosixPath(member.name).parts[1:]  # below the "<name>-<version>/" folder
+            if not member.isfile() or not parts or not parts[-1].lower().endswith((".md", ".markdown")):
+                continue
+            handle = tar.extractfile(member)
+            text = handle.read().decode("utf-8", errors="replace") if handle is not None else ""
+            if parts[0] == "docs" and len(parts) > 1 and _wanted(parts[-1], min_chars, text):
+                pages[str(PurePosixPath(*parts[1:]))] = text
+            elif len(parts) == 1 and parts[0].lower() == "readme.md":
+                readme = text
+    if not pages and _wanted("README.md", min_chars, readme):
+        pages["README.md"] = readme
+    return pages
+
+
+def download(name: str, version: str, into: Path) -> Path:
+    """The sdist of ``name==version`` from PyPI (pip), in ``into``."""
+    subprocess.run([sys.executable, "-m", "pip", "download", "--quiet", "--no-deps", "--no-binary", ":all:",
+                    f"{name}=={version}", "-d", str(into)], check=True)
+    found = sorted(p for p in into.iterdir() if p.name.lower().replace("_", "-").startswith(f"{name}-{version}")
+                   and p.name.endswith((".tar.gz", ".tgz")))
+    if not found:
+        raise FileNotFoundError(f"{name}=={version}: pip saved no .tar.gz sdist in {into}")
+    return found[0]
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("out", type=Path, help="folder to write the pages to (created; outside the repository)")
+    parser.add_argument("--sdists", type=Path, help="keep the downloaded sdists here (default: a temporary folder)")
+    parser.add_argument("--min-chars", type=int, default=500, help="skip pages shorter than this")
+    args = parser.parse_args(argv)
+    args.out.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory() as tmp:
+        where = args.sdists or Path(tmp)
+        where.mkdir(parents=True, exist_ok=True)
+        for name, version in PACKAGES.items():
+            try:
+                sdist = download(name, version, where)
+            except (subprocess.CalledProcessError, FileNotFoundError) as exc:
+                print(f"{name}=={version}: not fetched ({exc})")
+                continue
+            pages = docs_pages(sdist, args.min_chars)
+            for rel, text in pages.items():
+                path = args.out / name / rel
+                path.parent.mkdir(parents=True, exist_ok=True)
+                path.write_text(text, encoding="utf-8")
+            print(f"{name}=={version}: {len(pages)} pages", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
