@@ -30,7 +30,7 @@ from ragsweep.gen.documents import Corpus
 from ragsweep.gen.drafts import Gating, Passed
 from ragsweep.gen.gates import GateConfig
 from ragsweep.gen.report import Report
-from ragsweep.gen.reword import RewordConfig, reword
+from ragsweep.gen.reword import RewordConfig, reword_passed
 from ragsweep.gen.roundtrip import round_trip
 from ragsweep.gen.schedule import Schedule, kind_quotas
 from ragsweep.gen.styles import cue_counts, interleave, requested, style_candidates
@@ -207,21 +207,19 @@ async def agenerate(corpus: Corpus, writer: Writer, cfg: GenConfig, *,
             try:
                 # a block (gen.styles) is no sentence unit: its document's topic
                 shown_topics = [topics.get((u.doc_id, u.start)) or topic_of(corpus.get(u.doc_id)) for u in cand.shown]
-                draft = await writer.write(cand, shown_topics, *variations(cand, cfg))
+                return await writer.write(cand, shown_topics, *variations(cand, cfg))
             except WriteFailed as exc:
                 return exc
-            llm = getattr(writer, "llm", None)
-            if llm is None or cfg.reword.bias is None:
-                return draft
-            docs = [corpus.get(d).text for d in dict.fromkeys(u.doc_id for u in draft.evidence) if d in corpus]
-            draft = await reword(llm, draft, cand.kind, docs, cfg.reword)
-            if (outcome := draft.provenance.get("reword")) is not None:
-                key = "reworded" if isinstance(outcome, dict) else outcome.split(":")[0].replace(" ", "_")
-                report.reworded[key] = report.reworded.get(key, 0) + 1
-            return draft
+
+    rewording = getattr(writer, "llm", None) if cfg.reword.bias is not None else None
 
     async def check(passed: Passed) -> Passed:
         async with limiter:
+            # Reworded only once every cheap gate let it through: a call is not spent on a question they reject.
+            if rewording is not None:
+                passed = await reword_passed(rewording, passed, gating, cfg.reword)
+            if roundtrip is None:
+                return passed
             return await round_trip(passed, roundtrip, cfg.gates.roundtrip_min_f1, cfg.gates.roundtrip_hops)
 
     while len(samples) < n and not stopped:
@@ -247,7 +245,7 @@ async def agenerate(corpus: Corpus, writer: Writer, cfg: GenConfig, *,
                 break
         # The round trips, only for questions every cheap gate let through (an unanswerable one is asked of the
         # sentences its writer was shown, and must not be answered from them).
-        if roundtrip is not None:
+        if roundtrip is not None or rewording is not None:
             passed = list(await asyncio.gather(*(check(p) for p in passed)))
         usage = usage + _settle(passed, gating, samples)
         bar.n = len(samples)

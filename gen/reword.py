@@ -11,8 +11,10 @@ other words. The reference and the evidence are not touched, and the round trip
 (:mod:`gen.roundtrip`) still has to answer the reworded question from the evidence with the same answer, so
 a rewording that lost the question's meaning is rejected there.
 
-A rewording is kept only when it is a question, keeps every name and number of the original, and shares
-fewer words with the evidence; otherwise the original stays (recorded in the provenance as ``reword``).
+The pass runs on a question only after every cheap gate let it through, before its round trip. A rewording
+is kept only when it is a question, keeps every name and number of the original, shares fewer words with the
+evidence and passes the per-sample and duplicate gates itself; otherwise the original stays (the provenance's
+``reword`` says why).
 """
 
 from __future__ import annotations
@@ -23,6 +25,8 @@ from dataclasses import dataclass, replace
 
 from pydantic import BaseModel
 
+from ragsweep.gen.drafts import Gating, Passed
+from ragsweep.gen.gates import check_sample
 from ragsweep.gen.wording import lexical_overlap
 from ragsweep.gen.writer import Draft
 from ragsweep.metrics import LLM, JudgeError, Prompt, complete
@@ -83,7 +87,10 @@ def evidence_bias(question: str, documents: Sequence[str], value: float) -> Word
     """The words to keep the model off: every form, in ``documents``, of each content word of ``question``
     found there (same :func:`metrics.offline.content_words` key: "mutation" takes "mutations" and "mutated"
     with it), as the model would write it mid-sentence and capitalised; names and numbers are not in it."""
-    shared = set(content_words(question)) & {k for d in documents for k in content_words(d)}
+    # The question's first common content word says what it asks for ("What is the *capacity* of ...", "How
+    # many *sailings* ..."): it stays free, or the model swaps the thing asked for ("how much water can it hold").
+    asked = next((k for w in _WORD.findall(question) if w[0].islower() for k in content_words(w)[:1]), None)
+    shared = set(content_words(question)) & {k for d in documents for k in content_words(d)} - {asked}
     words = [w for text in (question, *documents) for w in _WORD.findall(text) if not any(c.isdigit() for c in w)]
     common = {k for w in words if w[0].islower() for k in content_words(w)[:1]}  # keys written in lower case
     forms: set[str] = set()
@@ -126,3 +133,33 @@ async def reword(llm: LLM, draft: Draft, kind: str, documents: Sequence[str], cf
     return replace(draft, question=new, usage=usage,
                    provenance={**draft.provenance, "reword": {"from": draft.question, "overlap_before":
                                                               round(before.share, 3)}})
+
+
+async def reword_passed(llm: LLM, passed: Passed, gating: Gating, cfg: RewordConfig) -> Passed:
+    """A sample through every cheap gate, reworded (:func:`reword`) before its round trip. The rewording takes
+    the question's place only when it passes the per-sample gates and the duplicate gate too; the report counts
+    what the pass did (``reword``)."""
+    sample, corpus = passed.sample, gating.corpus
+    docs = [corpus.get(d).text for d in dict.fromkeys(s.doc_id for s in sample.evidence) if d in corpus]
+    draft = await reword(llm, Draft(sample.question, sample.reference, ()), sample.kind, docs, cfg)
+    outcome = draft.provenance.get("reword")
+    if outcome is None:
+        return passed
+    usage = passed.usage + draft.usage
+    if isinstance(outcome, dict):
+        overlap = lexical_overlap(draft.question, docs)
+        new = replace(sample, question=draft.question, provenance={
+            **sample.provenance, "reword": outcome, **({"overlap": round(overlap.share, 3)} if overlap else {})})
+        reason = check_sample(new, corpus, gating.gates)
+        if reason is None:
+            gating.dups.discard(sample.question)
+            reason, vec = gating.dups.check(new.question)
+            gating.dups.add(*((new.question, vec) if reason is None else (sample.question, None)))
+        if reason is None:
+            gating.report.reworded["reworded"] = gating.report.reworded.get("reworded", 0) + 1
+            return replace(passed, sample=new, usage=usage,
+                           example={**passed.example, "question": new.question, "reworded_from": sample.question})
+        outcome = f"kept the original: the rewording fails the {reason} gate"
+    key = outcome.split(":")[0].replace(" ", "_")
+    gating.report.reworded[key] = gating.report.reworded.get(key, 0) + 1
+    return replace(passed, sample=replace(sample, provenance={**sample.provenance, "reword": outcome}), usage=usage)

@@ -14,6 +14,7 @@ from ragsweep.gen.wording import lexical_overlap
 from ragsweep.gen.writer import Draft, LLMWriter
 from ragsweep.metrics.errors import InputError, JudgeError
 from ragsweep.metrics.llm import CachedLLM, ScriptedLLM, cache_key, supports_bias
+from tests.gen.test_gen_writer import good_reply
 
 DOC = ("The protein kinase Zarel-4 suppresses tumour growth in Mdm2-null mice. Tumours grew faster without "
        "Zarel-4. Proteins were measured in 2019 by Okonkwo.")
@@ -34,10 +35,13 @@ def test_the_bias_takes_every_form_of_the_copied_words_and_spares_names_and_numb
     words = {w.strip().lower() for w in bias}
     # Each copied word with its other forms in the evidence ("Tumours" opening a sentence is "tumours"),
     # mid-sentence and capitalised, all at the given value.
-    assert {"protein", "proteins", "kinase", "suppress", "suppresses", "tumour", "tumours", "growth", "mice"} <= words
+    assert {"kinase", "suppress", "suppresses", "tumour", "tumours", "growth", "mice"} <= words
     assert " Tumours" in bias and " tumours" in bias and set(bias.values()) == {-5.0}
-    # Names (only ever capitalised, or holding a digit) and words the question does not use stay free.
-    assert not words & {"zarel-4", "mdm2-null", "okonkwo", "measured", "faster", "grew", "2019"}
+    # Names (only ever capitalised, or holding a digit), words the question does not use, and the first common
+    # word, which says what the question asks for, stay free.
+    assert not words & {"zarel-4", "mdm2-null", "okonkwo", "measured", "faster", "grew", "2019", "protein", "proteins"}
+    assert " capacity" not in evidence_bias("What is the capacity of the Skerry Array?",
+                                           ["The Skerry Array has a capacity of 21 megawatts."], -5.0)
     assert names_and_numbers("When did Okonkwo measure 12 proteins in Oslo?") == {"okonkwo", "12", "oslo"}
 
 
@@ -103,10 +107,8 @@ def test_generation_writes_the_reworded_question_and_reports_the_pass():
 
     def reply(messages, schema):
         data = json.loads(messages[-1]["content"])
-        if "sentences" in data and "kind" in data:  # the writer copies its sentence
-            sentence = data["sentences"][0]
-            return {"question": "According to the record, " + sentence.rstrip(".") + ", and when?",
-                    "answer": " ".join(sentence.rstrip(".").split()[-2:]), "used": [1]}
+        if "sentences" in data and "kind" in data:  # the writer asks in its sentence's words
+            return good_reply(messages, schema)
         if list(data) == ["question"]:              # the reword pass: its names and numbers, nothing else copied
             kept = sorted(names_and_numbers(data["question"]))
             return {"question": "Whereabouts might one learn what links " + " and ".join(kept) + "?"}
@@ -119,7 +121,7 @@ def test_generation_writes_the_reworded_question_and_reports_the_pass():
     written = [s for s in result.samples if isinstance(s.provenance.get("reword"), dict)]
     assert written and all(s.question.startswith("Whereabouts") for s in written)
     for s in written:  # the reference and evidence are the first wording's; the overlap recorded is the new one's
-        assert s.provenance["reword"]["from"].startswith("According to the record")
+        assert s.provenance["reword"]["from"].startswith("For ")
         assert s.provenance["overlap"] < s.provenance["reword"]["overlap_before"]
     assert all(c.bias for c in llm.calls if c.prompt.name == "gen.reword_question")
 
