@@ -8,13 +8,13 @@ words away does. The pass gives the written question back to the same model with
 every form, in the evidence documents, of each content word the question shares with them
 (:data:`metrics.llm.base.WordBias`), names and numbers exempt: the model can still say what it asks, in
 other words. The reference and the evidence are not touched, and the round trip
-(:mod:`gen.roundtrip`) still has to answer the reworded question from the evidence with the same answer, so
-a rewording that lost the question's meaning is rejected there.
+(:mod:`gen.roundtrip`) still has to answer the reworded question from the evidence with the same answer.
 
 The pass runs on a question only after every cheap gate let it through, before its round trip. A rewording
 is kept only when it is a question, keeps every name and number of the original, shares fewer words with the
-evidence and passes the per-sample and duplicate gates itself; otherwise the original stays (the provenance's
-``reword`` says why).
+evidence, is judged by the same model to ask what the original asks (:data:`SAME_QUESTION`: the round trip
+does not see a rewording that asks for something else the evidence also answers) and passes the per-sample
+and duplicate gates itself; otherwise the original stays (the provenance's ``reword`` says why).
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from typing import Literal
 
 from pydantic import BaseModel
 
@@ -30,6 +31,7 @@ from ragsweep.gen.gates import check_sample
 from ragsweep.gen.wording import lexical_overlap
 from ragsweep.gen.writer import Draft
 from ragsweep.metrics import LLM, JudgeError, Prompt, complete
+from ragsweep.metrics.judging import verdict_probabilities
 from ragsweep.metrics.llm import WordBias, supports_bias
 from ragsweep.metrics.offline import content_words
 
@@ -74,6 +76,39 @@ REWORD_QUESTION: Prompt[RewordInput, RewordOutput] = Prompt(
          RewordOutput(question="Can taking metformin lower an obese adult's chance of getting type 2 diabetes?")),
     ),
     max_tokens=80,
+    layout="json",
+)
+
+
+class SameInput(BaseModel):
+    first: str
+    second: str
+
+
+class SameOutput(BaseModel):
+    answer: Literal["yes", "no"]
+
+
+#: The rewording's own check: a rewording may keep every name and still ask for something else ("What is the
+#: capacity of the array?" -> "How much water can the array hold?"), and the round trip does not see it when the
+#: evidence answers both. Telling two questions apart is easier for a small model than writing one.
+SAME_QUESTION: Prompt[SameInput, SameOutput] = Prompt(
+    name="gen.same_question",
+    instruction=(
+        "Do the two questions ask for the same information about the same thing, so that one answer is right "
+        "for both and neither adds or changes a detail? Answer yes or no."
+    ),
+    input=SameInput,
+    output=SameOutput,
+    examples=(
+        (SameInput(first="In which year did the Forth Bridge open?", second="When was the Forth Bridge first used?"),
+         SameOutput(answer="yes")),
+        (SameInput(first="How long is the Forth Bridge?", second="How tall is the Forth Bridge?"),
+         SameOutput(answer="no")),
+        (SameInput(first="Who designed the Forth Bridge?", second="Who designed the Forth Bridge's first repairs?"),
+         SameOutput(answer="no")),
+    ),
+    max_tokens=8,
     layout="json",
 )
 
@@ -128,6 +163,14 @@ async def reword(llm: LLM, draft: Draft, kind: str, documents: Sequence[str], cf
     why = ("not a question" if not new.endswith("?") else
            f"lost {', '.join(sorted(missing))}" if missing else
            "no fewer evidence words" if after is None or after.share >= before.share else None)
+    if why is None:
+        try:
+            same = await complete(llm, SAME_QUESTION, SameInput(first=draft.question, second=new), logprobs=True)
+        except JudgeError as exc:
+            return replace(draft, usage=usage, provenance={**draft.provenance, "reword": f"failed: {str(exc)[:120]}"})
+        usage = usage + same.usage
+        if verdict_probabilities(same.logprobs, [same.parsed.answer])[0] < 0.5:
+            why = "asks something else"
     if why is not None:
         return replace(draft, usage=usage, provenance={**draft.provenance, "reword": f"kept the original: {why}"})
     return replace(draft, question=new, usage=usage,

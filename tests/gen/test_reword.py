@@ -9,7 +9,7 @@ from omegaconf import OmegaConf
 from ragsweep.gen.app import gen_config
 from ragsweep.gen.documents import read_shipped
 from ragsweep.gen.generate import GenConfig, generate
-from ragsweep.gen.reword import REWORD_QUESTION, RewordConfig, evidence_bias, names_and_numbers, reword
+from ragsweep.gen.reword import REWORD_QUESTION, SAME_QUESTION, RewordConfig, evidence_bias, names_and_numbers, reword
 from ragsweep.gen.wording import lexical_overlap
 from ragsweep.gen.writer import Draft, LLMWriter
 from ragsweep.metrics.errors import InputError, JudgeError
@@ -46,14 +46,17 @@ def test_the_bias_takes_every_form_of_the_copied_words_and_spares_names_and_numb
 
 
 def test_a_copied_question_is_reworded_under_the_bias_and_the_provenance_keeps_the_first_wording():
-    llm = ScriptedLLM([{"question": "Can the Zarel-4 enzyme stop cancers spreading in Mdm2-null rodents?"}],
-                      word_bias=True)
+    llm = ScriptedLLM([{"question": "Can the Zarel-4 enzyme stop cancers spreading in Mdm2-null rodents?"},
+                       {"answer": "yes"}], word_bias=True)
     out = _run(llm, _draft())
     assert out.question == "Can the Zarel-4 enzyme stop cancers spreading in Mdm2-null rodents?"
     assert out.reference == "yes" and out.provenance["reword"]["from"] == QUESTION
-    (call,) = llm.calls
+    call, same = llm.calls
     assert call.prompt.name == REWORD_QUESTION.name and call.bias == evidence_bias(QUESTION, [DOC], -5.0)
     assert json.loads(call.messages[-1]["content"]) == {"question": QUESTION}  # the question only, no evidence
+    # The same model is asked whether both ask the same thing, with no bias.
+    assert same.prompt.name == SAME_QUESTION.name and same.bias is None and same.logprobs
+    assert json.loads(same.messages[-1]["content"]) == {"first": QUESTION, "second": out.question}
     assert lexical_overlap(out.question, [DOC]).share < lexical_overlap(QUESTION, [DOC]).share
 
 
@@ -66,6 +69,13 @@ def test_a_rewording_that_drops_a_name_is_no_question_or_copies_as_much_keeps_th
     llm = ScriptedLLM([{"question": reply}], word_bias=True)
     out = _run(llm, _draft())
     assert out.question == QUESTION and out.provenance["reword"] == f"kept the original: {why}"
+
+
+def test_a_rewording_the_model_finds_asks_something_else_keeps_the_original():
+    llm = ScriptedLLM([{"question": "How much water can the Zarel-4 enzyme hold in Mdm2-null rodents?"},
+                       {"answer": "no"}], word_bias=True)
+    out = _run(llm, _draft())
+    assert out.question == QUESTION and out.provenance["reword"] == "kept the original: asks something else"
 
 
 def test_no_call_when_the_pass_cannot_or_need_not_run():
@@ -112,6 +122,8 @@ def test_generation_writes_the_reworded_question_and_reports_the_pass():
         if list(data) == ["question"]:              # the reword pass: its names and numbers, nothing else copied
             kept = sorted(names_and_numbers(data["question"]))
             return {"question": "Whereabouts might one learn what links " + " and ".join(kept) + "?"}
+        if list(data) == ["first", "second"]:      # ... which asks the same thing
+            return {"answer": "yes"}
         raise AssertionError(data)
 
     llm = ScriptedLLM(reply, word_bias=True)
