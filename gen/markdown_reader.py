@@ -320,6 +320,7 @@ class _Writer:
             trimmed = _ANCHOR.sub("", children[-1].content)
             if trimmed != children[-1].content:
                 children[-1] = _Text(trimmed.rstrip())
+        children = _without_roles(children)
         gap: tuple[int, int] | None = None  # a tag that breaks words, waiting to be written as one space
         for c in children:
             kind = c.type
@@ -412,5 +413,31 @@ class _Text:
 
     type = "text"
 
-    def __init__(self, content: str) -> None:
+    def __init__(self, content: str, type: str = "text") -> None:
         self.content = content
+        self.type = type
+
+
+#: A MyST / Sphinx role just before an inline code span: {class}`cattrs.BaseValidationError`, {doc}`usage`.
+_ROLE = re.compile(r"\{[A-Za-z][\w:.+-]*\}$")
+#: A role's explicit title: {class}`BaseValidationError <cattrs.BaseValidationError>` shows "BaseValidationError".
+_ROLE_TITLE = re.compile(r"^(?P<title>.*?\S)\s*<[^<>]+>$", re.S)
+
+
+def _without_roles(children: list[Any]) -> list[Any]:
+    """Inline tokens with each MyST role written as a reader sees it: the role's name dropped, its code span's
+    explicit title kept (or, for ``~a.b.C``, the last part, as Sphinx shows it). The source offsets still map:
+    what is dropped is simply not written."""
+    out = list(children)
+    for i in range(len(out) - 1):
+        c, nxt = out[i], out[i + 1]
+        if c.type != "text" or nxt.type != "code_inline" or not (m := _ROLE.search(c.content)):
+            continue
+        out[i] = _Text(c.content[:m.start()])
+        shown = nxt.content
+        if title := _ROLE_TITLE.match(shown):
+            shown = title.group("title")
+        elif shown.startswith("~"):
+            shown = shown[1:].rsplit(".", 1)[-1]
+        out[i + 1] = _Text(shown, "code_inline")
+    return out

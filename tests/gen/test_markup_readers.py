@@ -264,3 +264,20 @@ def test_html_ordered_lists_and_second_paragraphs_of_an_item():
                                 '<ul><li>dot</li></ul>')
     assert text == "3. First\nmore of it\n4. Second\n- dot"
     _verbatim_segments_match(text, layout)
+
+
+def test_myst_roles_read_as_what_sphinx_shows():
+    # Sphinx docs written in MyST (cattrs, structlog) wrap names in roles; the role's name is no text.
+    source = ("# Errors\n\nErrors are raised as a {class}`cattrs.BaseValidationError`, a subclass of "
+              "{class}`BaseValidationError <cattrs.BaseValidationError>`. Add "
+              "{class}`~structlog.processors.CallsiteParameterAdder`; see {doc}`console-output`.\n")
+    text, layout, _ = markdown_text(source, "roles.md")
+    assert "{" not in text and "<" not in text
+    assert ("raised as a cattrs.BaseValidationError, a subclass of BaseValidationError. Add "
+            "CallsiteParameterAdder; see console-output.") in text
+    for phrase, shown in [("cattrs.BaseValidationError", "cattrs.BaseValidationError"),
+                          ("subclass of BaseValidationError", "subclass of {class}`BaseValidationError"),
+                          ("CallsiteParameterAdder", "CallsiteParameterAdder")]:
+        start = text.index(phrase)
+        s, e = layout.to_source(start, start + len(phrase))
+        assert source[s:e] == shown
