@@ -141,6 +141,17 @@ def test_the_real_set_is_labelled_and_split_by_question(bench):
     assert all(len(s) == 1 for s in halves.values())  # a question's answers are all in one half
 
 
+def test_the_fresh_set_is_labelled_for_reporting_on_questions_no_other_set_uses(bench):
+    path = BENCHMARKS / "citation_labels_fresh.json"
+    if not path.is_file() or not (bench.DATA / "corpus.jsonl").is_file():
+        pytest.skip("no fresh set or no HotpotQA data here")
+    items = bench.load(path)  # every sentence labelled, as the metric parses it
+    sentences = [s for i in items for s in i["sentences"]]
+    assert len(sentences) >= 100 and {i["split"] for i in items} == {"report"}
+    first = bench.fresh_first()
+    assert [i["question_id"] for i in items] == [f"dev{first + k}" for k in range(len(items))]
+    assert all(not s["supported"] for s in sentences if not s["cites"])  # citing nothing is unsupported
+
 
 def test_first_answers_keeps_the_split_order(bench):
     items = [{"id": "q1:a"}, {"id": "q2:a"}, {"id": "q1:b"}]
