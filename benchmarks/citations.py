@@ -126,6 +126,40 @@ def real_contexts(n_questions: int, n_distractors: int = 2) -> list[dict[str, An
     return out
 
 
+def fresh_first() -> int:
+    """The first dev question after the last one either labelled set uses (a fresh set takes every
+    question from here on, none skipped)."""
+    used = [i.get("question_id", i["id"]) for path in (LABELS, REAL_LABELS)
+            for i in json.loads(path.read_text(encoding="utf-8"))["items"]]
+    return max(int(q.removeprefix("dev")) for q in used) + 1
+
+
+def retrieved_contexts(n_questions: int, k: int = 4, first: int | None = None) -> list[dict[str, Any]]:
+    """``n_questions`` dev questions from ``first`` (default :func:`fresh_first`) on, in order, each with
+    the ``k`` documents BM25 ranks first for it over the whole HotpotQA corpus, numbered [1]..[k] in rank
+    order: what a lexical retriever hands an application, the gold document there or not (``sources``
+    names each document, ``gold`` the question's). BM25 is the harness's ``retrieval=bm25`` with its
+    defaults (:class:`BM25Spec`). A knowledge text whose two paragraphs the corpus glues together
+    ("...century.First for Women") gets a space there: real documents have one, and a sentence
+    splitter should not be measured on the conversion's slip."""
+    import tempfile
+
+    from ragsweep.harness.pipeline.retrieval import BM25Spec
+
+    corpus = [(r["_id"], r["text"]) for r in map(json.loads, (DATA / "corpus.jsonl").open(encoding="utf-8"))]
+    queries = {r["_id"]: r["text"] for r in map(json.loads, (DATA / "queries_dev.jsonl").open(encoding="utf-8"))}
+    qrels = dict(line.split()[:2] for line in (DATA / "qrels_dev.tsv").read_text().splitlines()[1:])
+    texts = [" ".join(split_knowledge(t) or (t,)).strip() for _, t in corpus]
+    spec = BM25Spec()
+    start = fresh_first() if first is None else first
+    qids = [f"dev{i}" for i in range(start, start + n_questions) if f"dev{i}" in queries]
+    with tempfile.TemporaryDirectory() as folder:
+        spec.build(texts, Path(folder))
+        _, ids = spec.search(BM25Spec.load(Path(folder)), [queries[q].strip() for q in qids], k)
+    return [{"question_id": q, "question": queries[q].strip(), "contexts": [texts[j] for j in row if j >= 0],
+             "sources": [corpus[j][0] for j in row if j >= 0], "gold": qrels.get(q)} for q, row in zip(qids, ids)]
+
+
 def answerer_llm(model: str, threads: int) -> Any:
     """The packaged model as the sweep's ``llm=local`` builds it (cached under ``RAGSWEEP_CACHE_DIR``)."""
     from ragsweep.metrics.llm import factory
@@ -134,18 +168,21 @@ def answerer_llm(model: str, threads: int) -> Any:
     return factory.local(MODELS.get(model, model), threads=threads, cache=bool(cache), cache_dir=cache)
 
 
-def generate(n_questions: int, llm: Any, out: Path) -> None:
+def generate(n_questions: int, llm: Any, out: Path, retrieved: int | None = None) -> None:
     """Answers of the sweep's cited answerer (``answerer=llm answerer.cite=true``, ``llm`` its model) over
     :func:`real_contexts`, with their sentences as :func:`parse_answer` reads them and empty labels;
-    split by question (alternating) into ``tune`` and ``report`` before anyone labels them."""
+    split by question (alternating) into ``tune`` and ``report`` before anyone labels them. With
+    ``retrieved``, over that many BM25 documents per question (:func:`retrieved_contexts`) instead, every
+    answer in ``report``: a fresh set is for reporting, nothing is tuned on it."""
     from ragsweep.harness.pipeline.answerers import LLMAnswerer
 
     answerer = LLMAnswerer(llm, cite=True)
-    items = real_contexts(n_questions)
+    items = real_contexts(n_questions) if retrieved is None else retrieved_contexts(n_questions, retrieved)
     answers = answerer.answer_all([i["question"] for i in items], [i["contexts"] for i in items])
     for k, (item, answer) in enumerate(zip(items, answers)):
         parsed = parse_answer(answer, len(item["contexts"]))
-        item.update(id=f"{item['question_id']}:{answerer.params()['model']}", split="tune" if k % 2 == 0 else "report",
+        split = "report" if retrieved is not None else "tune" if k % 2 == 0 else "report"
+        item.update(id=f"{item['question_id']}:{answerer.params()['model']}", split=split,
                     answer=answer,
                     sentences=[{**c.to_dict(), "supported": None, "relevant": [None] * len(c.cites)}
                                for c in parsed.sentences])
@@ -231,7 +268,7 @@ def compare(items: list[dict[str, Any]], scored: list[dict[str, Any]], split: st
     sentences, citing, citations, mistakes = [], [], [], []
     group = {q: g for g, q in enumerate(dict.fromkeys(i.get("question_id", i["id"]) for i in items))}
     for item, got in zip(items, scored):
-        if item["split"] != split:
+        if split not in ("all", item["split"]):
             continue
         g = group[item.get("question_id", item["id"])]  # two answerers' answers to one question resample together
         for label, row in zip(item["sentences"], got["rows"]):
@@ -252,11 +289,15 @@ def compare(items: list[dict[str, Any]], scored: list[dict[str, Any]], split: st
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--llm", nargs="+", default=["none"], help="none, local (the 1.5B), local_small (the 0.5B)")
-    parser.add_argument("--split", default="report", choices=("tune", "report"))
+    parser.add_argument("--split", default="report", choices=("tune", "report", "all"),
+                        help="the half to score; all: every answer (a set that is all for reporting)")
     parser.add_argument("--threads", type=int, default=1, help="llama.cpp threads")
     parser.add_argument("--out", help="write the figures as JSON here")
     parser.add_argument("--generate", type=int, metavar="N",
                         help="write N questions' cited answers by --model to --labels (unlabelled) and stop")
+    parser.add_argument("--retrieved", type=int, metavar="K",
+                        help="with --generate: the contexts are the question's top K BM25 documents over the "
+                             "HotpotQA corpus, from the first question neither labelled set uses")
     parser.add_argument("--model", default="local", help="the answerer's model for --generate (local, local_small)")
     parser.add_argument("--labels", type=Path, default=LABELS,
                         help=f"the labelled set: {LABELS.name} (hand-written answers) or {REAL_LABELS.name} "
@@ -266,13 +307,13 @@ def main() -> None:
                              "judge; its figures are for those answers only)")
     args = parser.parse_args()
     if args.generate:
-        generate(args.generate, answerer_llm(args.model, args.threads), args.labels)
+        generate(args.generate, answerer_llm(args.model, args.threads), args.labels, args.retrieved)
         return
     items = load(args.labels)
     report: dict[str, Any] = {"split": args.split, "backends": {}}
     for backend in args.llm:
         judge = build_judge(backend, args.threads)
-        chosen = first_answers([i for i in items if i["split"] == args.split], args.answers)
+        chosen = first_answers([i for i in items if args.split in ("all", i["split"])], args.answers)
         started = time.perf_counter()
         scored = asyncio.run(score(chosen, judge))
         seconds = time.perf_counter() - started

@@ -5,7 +5,9 @@ sentence of the reference (the sentences :func:`metrics.offline.sentences` reads
 0-based indices into the sample's ``evidence`` of the spans that sentence rests on. Support is the
 citation metrics' ``llm=none`` check (:mod:`metrics.attribution`): the calibrated number, name and
 word evidence of :func:`metrics.offline.judge_claims`, a set of spans supporting a sentence when
-P(supported) >= 0.5. Per sentence, the cited spans are:
+P(supported) >= 0.5, read, as there, from the spans alone: the question is not evidence, so a reference
+sentence that restates the question cites only spans that state what it restates. Per sentence, the
+cited spans are:
 
 - every span that supports it alone (each is a relevant citation in ALCE's sense), else
 - the smallest set found by dropping, weakest first, each span the others support the sentence
@@ -32,23 +34,25 @@ from ragsweep.metrics import calibrate_rows, content_words, judge_claims, number
 THRESHOLD = 0.5
 
 
-def _p(sentence: str, passages: Sequence[str], question: str | None) -> float:
+def _p(sentence: str, passages: Sequence[str]) -> float:
+    # No question, as metrics.attribution checks citations: a span that states part of a sentence
+    # whose other words the question gave does not support it, and the metrics would say so.
     if not passages:
         return 0.0
-    return float(calibrate_rows(judge_claims([sentence], list(passages), question), None)[0]["p_supported"])
+    return float(calibrate_rows(judge_claims([sentence], list(passages), None), None)[0]["p_supported"])
 
 
-def cite_sentence(sentence: str, spans: Sequence[str], question: str | None = None) -> tuple[int, ...]:
+def cite_sentence(sentence: str, spans: Sequence[str]) -> tuple[int, ...]:
     """The 0-based indices of the spans ``sentence`` rests on (see the module's rules)."""
     if not content_words(sentence):  # "Yes.": every span would "support" it, none is its source
         return ()
-    alone = [_p(sentence, [s], question) for s in spans]
+    alone = [_p(sentence, [s]) for s in spans]
     kept = [i for i, p in enumerate(alone) if p >= THRESHOLD]
-    if not kept and len(spans) > 1 and _p(sentence, spans, question) >= THRESHOLD:
+    if not kept and len(spans) > 1 and _p(sentence, spans) >= THRESHOLD:
         kept = list(range(len(spans)))
         for i in sorted(kept, key=lambda j: (alone[j], j)):
             rest = [j for j in kept if j != i]
-            if _p(sentence, [spans[j] for j in rest], question) >= THRESHOLD:
+            if _p(sentence, [spans[j] for j in rest]) >= THRESHOLD:
                 kept = rest
     return tuple(sorted(kept + _holding_the_rest(sentence, spans, kept))) if kept else ()
 
@@ -72,9 +76,9 @@ def _holding_the_rest(sentence: str, spans: Sequence[str], kept: Sequence[int]) 
     return added
 
 
-def cite_reference(reference: str, spans: Sequence[str], question: str | None = None) -> tuple[tuple[int, ...], ...]:
+def cite_reference(reference: str, spans: Sequence[str]) -> tuple[tuple[int, ...], ...]:
     """Per sentence of ``reference``, the 0-based indices of the evidence ``spans`` it rests on."""
-    return tuple(cite_sentence(s, spans, question) for s in offline_sentences(reference))
+    return tuple(cite_sentence(s, spans) for s in offline_sentences(reference))
 
 
 def with_reference_citations(samples: Sequence[TestSample], corpus: Corpus) -> list[TestSample]:
@@ -85,5 +89,5 @@ def with_reference_citations(samples: Sequence[TestSample], corpus: Corpus) -> l
             out.append(s)
             continue
         spans = [corpus.get(e.doc_id).text[e.start:e.end] for e in s.evidence]
-        out.append(replace(s, reference_citations=cite_reference(s.reference, spans, s.question)))
+        out.append(replace(s, reference_citations=cite_reference(s.reference, spans)))
     return out

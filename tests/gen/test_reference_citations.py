@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 import pytest
 
 from ragsweep.gen.citing import cite_reference
-from ragsweep.gen.testset import read_testset
+from ragsweep.gen.testset import TestSample, read_testset
 from ragsweep.metrics.errors import InputError
 
 SPANS = ["The Harbour Bridge opened in 1932 and was designed by Ada Kerr.",
@@ -28,6 +29,25 @@ def test_a_sentence_no_span_supports_cites_none():
     assert cite_reference("The tunnel closed in 1999.", SPANS) == ((),)  # a date no span states
     assert cite_reference("Yes.", SPANS) == ((),)  # no content word: every span would pass it
     assert cite_reference("The bridge opened in 1932.", []) == ((),)
+
+
+def test_the_question_is_not_evidence_for_a_reference_sentence():
+    # As the citation metrics check a citation: the spans alone must support the sentence. The question
+    # names the North Pier terminal; no span says when it opened, so nothing supports "before" it.
+    from ragsweep.gen.citing import with_reference_citations
+    from ragsweep.gen.corpus import Corpus, Document, Span
+
+    text = " ".join(SPANS)
+    spans = []
+    for s in SPANS:
+        start = text.index(s)
+        spans.append(Span("d", start, start + len(s)))
+    sample = TestSample("a", "Which opened first, the Harbour Bridge or the North Pier terminal?",
+                        "The Harbour Bridge opened in 1932, before the North Pier terminal.", tuple(spans))
+    corpus = Corpus([Document("d", text)], source="test")
+    assert with_reference_citations([sample], corpus)[0].reference_citations == ((),)
+    told = replace(sample, reference="The Harbour Bridge opened in 1932.")
+    assert with_reference_citations([told], corpus)[0].reference_citations == ((0,),)
 
 
 def _gen(tmp_path, monkeypatch, *extra):
