@@ -65,12 +65,23 @@ ANSWER_INSTRUCTION = (
 )
 
 
+CITE_EXAMPLE = "The bridge opened in 1932 [2]."
 CITE_INSTRUCTION = (
     "Answer the question using only the numbered contexts. Be brief: one to three sentences. "
     "End every sentence with the number of each context that supports it, in square brackets, "
-    "like this: \"The bridge opened in 1932 [2].\" or \"... [1][3].\" Cite only contexts that state what "
+    f"like this: \"{CITE_EXAMPLE}\" or \"... [1][3].\" Cite only contexts that state what "
     "the sentence says. If the contexts do not contain the answer, say \"I don't know.\""
 )
+
+
+def without_example(answer: str) -> str | None:
+    """A cited answer without the instruction's example sentence, which a small model sometimes copies in as a
+    sentence of its own; it is never an answer. None when nothing else is left (a missing answer, recorded as
+    such). Any example gets copied, a worked one tied to its own question too, so the copy is taken out rather
+    than the example changed."""
+    if CITE_EXAMPLE not in answer:
+        return answer.strip()
+    return " ".join(answer.replace(CITE_EXAMPLE, " ").split()) or None
 
 
 class LLMAnswerer:
@@ -102,7 +113,7 @@ class LLMAnswerer:
             done = await self.llm.complete(messages, prompt=prompt, max_tokens=self.max_tokens)
         except JudgeError:  # recorded as a missing answer; its metrics say so instead of crashing the job
             return None
-        return done.text.strip()
+        return without_example(done.text) if self.cite else done.text.strip()
 
     def answer_all(self, questions: Sequence[str], contexts: Sequence[Sequence[str]]) -> list[str | None]:
         async def run() -> list[str | None]:

@@ -14,7 +14,7 @@ import pytest
 from ragsweep.harness.app.frameworks import LangChainTarget, LlamaIndexTarget
 from ragsweep.harness.app.replies import TargetError, reply_from
 from ragsweep.harness.app.targets import HttpTarget
-from ragsweep.harness.pipeline.answerers import CITE_INSTRUCTION, LLMAnswerer
+from ragsweep.harness.pipeline.answerers import CITE_EXAMPLE, CITE_INSTRUCTION, LLMAnswerer
 from ragsweep.harness.records import cite_answers
 from ragsweep.metrics.llm import ScriptedLLM
 
@@ -139,6 +139,15 @@ def test_the_citing_answerer_numbers_the_contexts_and_asks_for_markers():
     assert system["content"] == CITE_INSTRUCTION and "[1] The tower is made of iron.\n\n[2] It is brown." in user["content"]
     assert model.calls[0].prompt.name == "answerer.llm_cite"
     assert citing.params()["cite"] is True and "cite" not in plain.params()
+
+
+def test_a_copy_of_the_instruction_example_is_no_part_of_a_cited_answer():
+    replies = iter([f"{CITE_EXAMPLE} It is iron [1].", CITE_EXAMPLE, "It is iron [1].\nIt is brown [2]."])
+    model = ScriptedLLM(lambda messages, schema: next(replies))
+    citing = LLMAnswerer(model, cite=True)
+    got = citing.answer_all(["What is it?"] * 3, [["The tower is made of iron.", "It is brown."]] * 3)
+    # The copy goes; an answer that was only the copy is missing (its metrics say so); others are untouched.
+    assert got == ["It is iron [1].", None, "It is iron [1].\nIt is brown [2]."]
 
 
 def test_sweep_answerer_cite_puts_citation_metrics_on_the_board(tmp_path):
