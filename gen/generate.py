@@ -211,16 +211,9 @@ async def agenerate(corpus: Corpus, writer: Writer, cfg: GenConfig, *,
             except WriteFailed as exc:
                 return exc
 
-    rewording = getattr(writer, "llm", None) if cfg.reword.bias is not None else None
-
     async def check(passed: Passed) -> Passed:
         async with limiter:
-            # Reworded only once every cheap gate let it through: a call is not spent on a question they reject.
-            if rewording is not None:
-                passed = await reword_passed(rewording, passed, gating, cfg.reword)
-            if roundtrip is None:
-                return passed
-            return await round_trip(passed, roundtrip, cfg.gates.roundtrip_min_f1, cfg.gates.roundtrip_hops)
+            return await _reword_and_round_trip(passed, writer, roundtrip, gating, cfg)
 
     while len(samples) < n and not stopped:
         batch = _next_batch(schedule, max(1, cfg.batch or cfg.concurrency))
@@ -245,7 +238,7 @@ async def agenerate(corpus: Corpus, writer: Writer, cfg: GenConfig, *,
                 break
         # The round trips, only for questions every cheap gate let through (an unanswerable one is asked of the
         # sentences its writer was shown, and must not be answered from them).
-        if roundtrip is not None or rewording is not None:
+        if roundtrip is not None or cfg.reword.bias is not None:
             passed = list(await asyncio.gather(*(check(p) for p in passed)))
         usage = usage + _settle(passed, gating, samples)
         bar.n = len(samples)
@@ -257,6 +250,18 @@ async def agenerate(corpus: Corpus, writer: Writer, cfg: GenConfig, *,
     if warning := report.overlap()["warning"]:
         log.warning(warning)
     return Result(samples, report, time.perf_counter() - started, usage, attempts)
+
+
+async def _reword_and_round_trip(passed: Passed, writer: Writer, roundtrip: LLM | None, gating: Gating,
+                                 cfg: GenConfig) -> Passed:
+    """What a sample through every cheap gate meets next: the reword pass with the writer's model (:mod:`gen.reword`;
+    only now, so that no call is spent on a question the gates reject), then its round trip."""
+    rewording = getattr(writer, "llm", None) if cfg.reword.bias is not None else None
+    if rewording is not None:
+        passed = await reword_passed(rewording, passed, gating, cfg.reword)
+    if roundtrip is None:
+        return passed
+    return await round_trip(passed, roundtrip, cfg.gates.roundtrip_min_f1, cfg.gates.roundtrip_hops)
 
 
 def _settle(passed: Sequence[Passed], gating: Gating, samples: list[TestSample]) -> Usage:

@@ -30,10 +30,16 @@ from ragsweep.gen.drafts import Gating, Passed
 from ragsweep.gen.gates import check_sample
 from ragsweep.gen.wording import lexical_overlap
 from ragsweep.gen.writer import Draft
-from ragsweep.metrics import LLM, JudgeError, Prompt, complete
-from ragsweep.metrics.judging import verdict_probabilities
-from ragsweep.metrics.llm import WordBias, supports_bias
-from ragsweep.metrics.offline import content_words
+from ragsweep.metrics import (
+    LLM,
+    JudgeError,
+    Prompt,
+    WordBias,
+    complete,
+    content_words,
+    supports_bias,
+    verdict_probabilities,
+)
 
 #: The kinds whose questions are reworded: an unanswerable question is not about its sentences' words, a
 #: follow-up's wording leans on its first turn, and a documentation style asks in the product's own terms.

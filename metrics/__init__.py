@@ -49,13 +49,13 @@ _FACE = {
     "STOP": "lexicon", "content_words": "offline", "numbers": "offline",
     # ... and the citation metrics' llm=none support check, which gen.citing reuses for reference citations
     "judge_claims": "offline", "offline_sentences": "offline:sentences", "calibrate_rows": "support",
-    # the judge's parts the reranker reuses
-    "clean": "guard", "verdict_probability": "judging",
+    # the judge's parts the reranker (and the generator's reword check) reuse
+    "clean": "guard", "verdict_probability": "judging", "verdict_probabilities": "judging",
     # embedders
     "Embedder": "embedding", "OnnxMiniLM": "embedding", "load_tokenizer": "embedding",
     # the LLM interface, its meter, dry runs, and building one
     "LLM": "llm.base", "Completion": "llm.base", "Logprobs": "llm.base", "PromptId": "llm.base",
-    "Usage": "llm.base", "LLMCost": "llm.meter", "Meter": "llm.meter",
+    "Usage": "llm.base", "WordBias": "llm.base", "supports_bias": "llm.base", "LLMCost": "llm.meter", "Meter": "llm.meter",
     "DryRunEmbedder": "llm.dryrun", "DryRunLLM": "llm.dryrun", "dry_run_report": "llm.dryrun",
     "concurrency_of": "llm.factory", "local_llm": "llm.factory:local", "openai_llm": "llm.factory:openai",
     # typed prompts: one definition each, asked through complete()
