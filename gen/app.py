@@ -25,7 +25,7 @@ from ragsweep.gen.parts import build
 from ragsweep.gen.testset import KINDS, TestSample, read_testset, write_testset
 from ragsweep.gen.topup import append_samples, fresh_ids, read_base
 from ragsweep.gen.units import UNITS
-from ragsweep.metrics import EXIT_NOT_SCORED, InputError, fail, staged
+from ragsweep.metrics import EXIT_NOT_SCORED, InputError, fail, staged, supports_bias
 
 log = logging.getLogger("ragsweep")
 
@@ -222,6 +222,9 @@ def produce(cfg: DictConfig, corpus: Corpus, llm: Any, known: Sequence[TestSampl
     """The test set ``cfg`` asks for, from ``corpus``: what ``ragsweep gen`` and ``ragsweep.generate`` both run.
     Returns the result and what it was written with (:func:`written_with`)."""
     writer, gcfg, embed = writing_parts(cfg, llm, known)
+    if gcfg.reword.bias is not None and not supports_bias(getattr(writer, "llm", None)):
+        log.warning("reword.bias is ignored: the reword pass needs the in-process model as the writer "
+                    "(llm=local or local_small); this writer cannot bias words")
     # Questions are written from originals only, so no evidence is pinned to one of several copies.
     # The round trip's judge is the writer's model (none for the rule writer, whose references are cut from
     # its evidence).

@@ -146,3 +146,12 @@ def test_the_configuration_is_checked():
     for bad in ({"bias": 5}, {"bias": True}, {"above": 2}):
         with pytest.raises(InputError, match="reword"):
             gen_config(OmegaConf.merge(base, {"reword": bad}), 1)
+
+
+def test_a_writer_that_cannot_bias_words_says_the_pass_is_ignored(caplog):
+    from ragsweep.gen.app import produce
+
+    cfg = OmegaConf.merge(OmegaConf.load("conf/gen.yaml"), {"n": 1, "reword": {"bias": -5}, "gates": {"embed": False}})
+    with caplog.at_level("WARNING", logger="ragsweep"):
+        result, _ = produce(cfg, read_shipped(), None)  # the rule writer
+    assert result.samples and "reword.bias is ignored" in caplog.text
