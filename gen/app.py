@@ -19,9 +19,9 @@ from ragsweep.gen.citing import with_reference_citations
 from ragsweep.gen.documents import Corpus
 from ragsweep.gen.followup import follow_up_line
 from ragsweep.gen.gates import GateConfig
-from ragsweep.gen.reword import RewordConfig
 from ragsweep.gen.generate import GenConfig, Result, check_n, generate
 from ragsweep.gen.parts import build
+from ragsweep.gen.reword import RewordConfig
 from ragsweep.gen.testset import KINDS, TestSample, read_testset, write_testset
 from ragsweep.gen.topup import append_samples, fresh_ids, read_base
 from ragsweep.gen.units import UNITS
@@ -52,7 +52,7 @@ def gen_config(cfg: DictConfig, concurrency: int, rule_writer: bool = False) -> 
     if max_overlap is not None and (isinstance(max_overlap, bool) or not isinstance(max_overlap, (int, float))
                                     or not 0 <= max_overlap <= 1):
         raise InputError(f"gates.max_overlap must be a share in [0, 1] or null, got {max_overlap!r}")
-    return GenConfig(reword=_reword(cfg.get("reword")), n=check_n(cfg.n), kinds=tuple(kinds.items()), seed=int(cfg.seed),
+    return GenConfig(n=check_n(cfg.n), kinds=tuple(kinds.items()), seed=int(cfg.seed), reword=_reword(cfg.get("reword")),
                      personas=tuple(cfg.personas or ()), styles=tuple(cfg.styles or ()), max_docs=cfg.max_docs,
                      min_sentence_chars=int(cfg.min_sentence_chars), max_attempts=cfg.max_attempts,
                      concurrency=concurrency,

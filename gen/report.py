@@ -183,7 +183,8 @@ class Report:
                 "accepted_by_style": self.accepted_by_style, "styles_not_written": self.styles_not_written,
                 "rejected_total": self.n_rejected, "rejected": self.rejected,
                 "tried_by_kind": self.tried_by_kind, "rejected_by_kind": self.rejected_by_kind,
-                "roundtrip": self.roundtrip, "reword": self.reworded, "gave_up": self.gave_up, "sentence_units": self.units,
+                "roundtrip": self.roundtrip, "reword": self.reworded, "gave_up": self.gave_up,
+                "sentence_units": self.units,
                 "reasons": REASONS, "exhausted_kinds": self.exhausted, "complete": self.accepted >= self.requested,
                 "message": self.message(), "overlap": self.overlap(), **(extra or {}),
                 "rejected_examples": self.examples}
