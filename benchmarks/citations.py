@@ -309,7 +309,15 @@ def main() -> None:
     if args.generate:
         generate(args.generate, answerer_llm(args.model, args.threads), args.labels, args.retrieved)
         return
-    items = load(args.labels)
+    try:
+        items = load(args.labels)
+    except FileNotFoundError:
+        parser.error(f"--labels {args.labels}: no such file")
+    except json.JSONDecodeError as exc:
+        parser.error(f"--labels {args.labels}: not JSON ({exc.msg} at line {exc.lineno}, column {exc.colno})")
+    except (KeyError, TypeError, AttributeError) as exc:
+        parser.error(f"--labels {args.labels}: not a labels file (a labelled item lacks {exc}; see the "
+                     "layout of benchmarks/citation_labels_real.json)")
     report: dict[str, Any] = {"split": args.split, "backends": {}}
     for backend in args.llm:
         judge = build_judge(backend, args.threads)
