@@ -1,9 +1,9 @@
 """Questions that do not copy their evidence, by construction: a second pass that rewords a written question
 while the model is kept off the evidence's words.
 
-A small writer asked to use its own words still copies its sentence (SciFact: 0.96 of a question's content
-words in its evidence, people's 0.61), and every copied word is a free hit for a lexical retriever, which
-then ranks higher on the generated set than on people's questions. Asking harder does not help; taking the
+A small writer asked to use its own words still copies its sentence, and every copied word is a free hit
+for a lexical retriever, which then ranks higher on the generated set than on people's questions
+(docs/trust/generated-test-sets.md). Asking harder does not help; taking the
 words away does. The pass gives the written question back to the same model with a negative logit bias on
 every form, in the evidence documents, of each content word the question shares with them
 (:data:`metrics.llm.base.WordBias`), names and numbers exempt: the model can still say what it asks, in
