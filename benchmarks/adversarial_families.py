@@ -342,6 +342,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--dump", default=None, help="write the generated cases to this JSON file and stop")
     ap.add_argument("--max-cases", type=int, default=None,
                     help="score at most N cases per half, spread over its topics (and the injections on them)")
+    ap.add_argument("--skip-cases", type=int, default=0,
+                    help="leave out the first N of those cases: a run on cases an earlier --max-cases N did not "
+                         "reach, reported alone (the same spread, so the cases are fresh)")
     ap.add_argument("--out", default=None, help="also write the table to this markdown file")
     ap.add_argument("--correctness", choices=("judge", "sentences", "skip"), default="judge",
                     help="factual_correctness claims= for the reference injections (judge: the metric's default, "
@@ -352,7 +355,8 @@ def main(argv: list[str] | None = None) -> int:
         Path(args.dump).write_text(json.dumps(built, ensure_ascii=False, indent=1), encoding="utf-8")
         return 0
     halves = ("tune", "report") if args.half == "both" else (args.half,)
-    wanted = {c["id"] for h in halves for c in spread([c for c in built["cases"] if c["half"] == h], args.max_cases)}
+    wanted = {c["id"] for h in halves
+              for c in spread([c for c in built["cases"] if c["half"] == h], args.max_cases)[args.skip_cases:]}
     items = [s for s in samples(built) if s.id.split("|")[0] in wanted]
     results = []
     for backend in args.llm:
