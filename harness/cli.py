@@ -111,6 +111,23 @@ def refuse_secrets(overrides: list[str]) -> None:
                  "Put secrets in environment variables and name the variable instead")
 
 
+#: The key a command's first bare argument (no ``=``, no leading ``-``) stands for: ``ragsweep score
+#: results.csv`` is ``input=results.csv``, as a user of any other evaluation tool types it; Hydra would
+#: otherwise reject the path as an override it cannot parse.
+POSITIONAL = {"board": "dir", "rescore": "dir", "score": "input", "convert": "input", "run": "testset"}
+
+
+def positional(command: str, rest: list[str]) -> list[str]:
+    """``rest`` with its first bare argument named by :data:`POSITIONAL` (unchanged for other commands).
+    Bare means no ``=`` and not a flag, a deletion (``~key``) or a flag's value (``--cfg job``)."""
+    key = POSITIONAL.get(command)
+    for i, arg in enumerate(rest if key else []):
+        after_flag = i > 0 and rest[i - 1].startswith("-") and "=" not in rest[i - 1]
+        if "=" not in arg and not arg.startswith(("-", "~", "+")) and not after_flag:
+            return [*rest[:i], f"{key}={arg}", *rest[i + 1:]]
+    return rest
+
+
 def main(argv: list[str] | None = None) -> None:
     """Run one command; its exit code and last line also go to :data:`harness.child.RESULT_ENV`'s file."""
     from ragsweep.harness.child import report
@@ -135,12 +152,11 @@ def _main(argv: list[str] | None) -> None:
     if command not in APPS:
         fail(f"unknown command {command!r}; expected one of: {', '.join(APPS)}")
     module, function, config_name = APPS[command]
-    if command in ("board", "rescore") and rest and "=" not in rest[0] and not rest[0].startswith("-"):
-        rest[0] = f"dir={rest[0]}"
     if command == "score":  # ragas_once's flags (--dataset, --model, --apikey, ...) become overrides
         from ragsweep.harness.ragas_once import apply
 
         rest = apply(rest)
+    rest = positional(command, rest)
     if command == "run":  # target.params.top_k=5 adds a key: an application's settings are open-ended
         from ragsweep.harness.app.targets import open_keys
 

@@ -109,8 +109,7 @@ def _compose(command: str, args: tuple[str, ...]) -> tuple[int, str]:
     end; so a folder given first (``board DIR``) is passed as ``dir=DIR``, as the CLI does itself."""
     from ragsweep.harness import cli
 
-    if command in ("board", "rescore") and args and "=" not in args[0] and not args[0].startswith("-"):
-        args = (f"dir={args[0]}", *args[1:])
+    args = tuple(cli.positional(command, list(args)))
     argv, err, code = sys.argv[:], io.StringIO(), 0
     try:
         with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(err):

@@ -165,3 +165,30 @@ def test_cfg_of_a_multirun_command_shows_its_first_job(tmp_path, ragsweep, args,
     proc = ragsweep(*args, "--cfg", "job", cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert shown in proc.stdout and "showing the first job's config" in proc.stderr
+
+
+@pytest.mark.parametrize("command,args,expected", [
+    ("score", ["results.csv", "llm=none"], ["input=results.csv", "llm=none"]),
+    ("score", ["llm=none", "results.csv"], ["llm=none", "input=results.csv"]),
+    ("convert", ["goldens.json", "out=t.jsonl"], ["input=goldens.json", "out=t.jsonl"]),
+    ("run", ["testset.jsonl", "target=python"], ["testset=testset.jsonl", "target=python"]),
+    ("board", ["outputs/sweeps/x", "top=5"], ["dir=outputs/sweeps/x", "top=5"]),
+    # a flag's value, a deletion and a second bare word stay as they are
+    ("board", ["--cfg", "job", "outputs/x"], ["--cfg", "job", "dir=outputs/x"]),
+    ("score", ["~thresholds", "a.csv", "b.csv"], ["~thresholds", "input=a.csv", "b.csv"]),
+    ("sweep", ["retrieval=bm25"], ["retrieval=bm25"]),
+    ("gen", ["n=2"], ["n=2"]),
+])
+def test_a_bare_first_argument_is_the_file_or_folder_the_command_reads(command, args, expected):
+    from ragsweep.harness.cli import positional
+
+    assert positional(command, args) == expected
+
+
+def test_score_reads_a_file_given_bare_as_other_tools_take_it(tmp_path, ragsweep):
+    data = write_rows(tmp_path / "results.csv")
+    done = ragsweep("score", str(data), "llm=none", "progress=false", "metrics=[exact_match]", "out=scored",
+                    cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    rows = list(csv.DictReader((tmp_path / "scored" / "result.csv").open()))
+    assert [r["question"] for r in rows] == ["Who built the bridge?", "When?"]
