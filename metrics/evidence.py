@@ -94,12 +94,7 @@ def keys_of(text: str) -> set[str]:
     """The content keys of a text (:func:`metrics.offline.content_words`), and its character bigrams
     outside the Latin script: a claim in Chinese, Japanese, Thai or Arabic has no Latin content word,
     and its characters are what it shares with the sentences about it."""
-    keys = set(offline.content_words(text))
-    other = [c for c in text if c.isalpha() and not c.isascii() and not ("\u00c0" <= c <= "\u024f")]
-    if other:
-        run = "".join(other)
-        keys |= {run[i:i + 2] for i in range(len(run) - 1)} | set(run if len(run) == 1 else ())
-    return keys
+    return set(offline.content_words(text)) | offline.script_grams(text)
 
 
 #: A statement's content word missing from the contexts is still covered by a context word this close

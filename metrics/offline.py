@@ -161,6 +161,16 @@ def _content_key(tok: str) -> str | None:
     return _key(tok) if low not in STOP and len(low) > 1 or tok[0].isdigit() else None
 
 
+def script_grams(text: str) -> set[str]:
+    """Character bigrams of ``text``'s letters outside the Latin script (a lone letter as itself): the
+    content a sentence in Chinese, Japanese, Thai, Greek or Arabic carries, where :func:`content_words`
+    (Latin words and numbers) finds none. Empty for Latin text."""
+    other = "".join(c for c in text or "" if c.isalpha() and not c.isascii() and not ("\u00c0" <= c <= "\u024f"))
+    if len(other) == 1:
+        return {other}
+    return {other[i:i + 2] for i in range(len(other) - 1)}
+
+
 def numbers(text: str) -> set[str]:
     """The numbers in ``text``: digit runs without thousands separators, and number words."""
     found = {m.group(0).replace(",", "").rstrip(".") for m in _NUMBER.finditer(text or "")}
@@ -271,6 +281,8 @@ class ContextIndex:
         self.names = names(text)
         self.sentences = [s for c in contexts for s in sentences(c)] or [text]
         self.sentence_words = [set(content_words(s)) for s in self.sentences]
+        self.sentence_grams = [script_grams(s) for s in self.sentences]
+        self.grams = set().union(*self.sentence_grams)
         # Token stream for the relation check, sentences kept apart by a gap wider than the reach:
         # a fact is stated within a sentence ("It was lit in 1871" still ties 1871 to "lit").
         self.stream: list[str] = []
@@ -299,11 +311,17 @@ def evidence(claim: str, index: ContextIndex, question: str | None = None,
     the caller embedded its claims in one batch)."""
     given = set(content_words(question or ""))
     new = [w for w in dict.fromkeys(content_words(claim)) if w not in given]
-    missing = [w for w in new if w not in index.words]
+    words, sentence_words = index.words, index.sentence_words
+    if not new:
+        # No Latin content word: a sentence in another script is checked by its character bigrams, so
+        # it is not passed as "nothing checkable" (0.5) whatever it says.
+        new = sorted(script_grams(claim) - script_grams(question or ""))
+        words, sentence_words = index.grams, index.sentence_grams
+    missing = [w for w in new if w not in words]
     coverage = 1 - len(missing) / len(new) if new else 1.0
     best, window = 0, 0.0
     if new:
-        for i, sw in enumerate(index.sentence_words):
+        for i, sw in enumerate(sentence_words):
             share = sum(w in sw for w in new) / len(new)
             if share > window:
                 best, window = i, share
