@@ -9,14 +9,16 @@ How a question's words compare with its evidence and with other questions is :mo
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 
 from ragsweep.gen.absence import question_words
 from ragsweep.gen.documents import Corpus
-from ragsweep.gen.kinds import kind_problem
+from ragsweep.gen.kinds import KIND_FAMILIES, kind_problems
 from ragsweep.gen.testset import UNANSWERABLE_KIND, TestSample
 from ragsweep.gen.wording import content_tokens, copy_ratio, evidence_overlap, support_ratio
 from ragsweep.metrics import content_words
+from ragsweep.metrics.errors import InputError
 from ragsweep.metrics.lexicon import NOT_NAMES, ORDINALS
 
 _DEICTIC = re.compile(
@@ -114,6 +116,7 @@ class GateConfig:
     roundtrip: bool = True         # roundtrip_disagrees: answer from the evidence with the judge and compare
     roundtrip_hops: bool = True    # one_sentence_answers: multi_hop / comparative asked of each sentence alone
     roundtrip_min_f1: float = 0.5  # ... agreement: content-word F1 at least this (or one answer inside the other)
+    families_off: tuple[str, ...] = ()  # families of FAMILIES switched off (an ablation: benchmarks/gate_audit.py)
 
 
 def verbatim(sample: TestSample, corpus: Corpus) -> str | None:
@@ -132,9 +135,7 @@ def evidence_text(sample: TestSample, corpus: Corpus) -> str:
 
 def self_contained(question: str, cfg: GateConfig) -> bool:
     q = question.strip()
-    return not (_DEICTIC.search(q) or _PRONOUN_START.match(q) or _UNNAMED.search(q) or _UNNAMED_SETTING.search(q)
-                or _unnamed_pronoun(q) or names_nothing(q)
-                or len(q.split()) < cfg.min_question_words)
+    return not any(f in _SELF_CONTAINED and f not in cfg.families_off and test(q, cfg) for f, test in _QUESTION_TESTS)
 
 
 def definition_question(question: str) -> bool:
@@ -261,47 +262,106 @@ def inverted_relation(question: str, reference: str, evidence: str) -> bool:
     return False
 
 
+#: Every family of rules :func:`check_sample` runs, in order -> the reason it rejects under
+#: (:data:`gen.report.REASONS`). ``gates.families_off`` switches families off by these names; ``verbatim`` is not one
+#: (the evidence must be in its document for the other gates to read it).
+FAMILIES: dict[str, str] = {
+    "deictic": "not_self_contained",           # _DEICTIC: "according to the passage", "this study"
+    "pronoun_start": "not_self_contained",     # _PRONOUN_START: "It ...", "They ..."
+    "unnamed_thing": "not_self_contained",     # _UNNAMED: "the band", "the town", "on board"
+    "unnamed_setting": "not_self_contained",   # _UNNAMED_SETTING: "the study", "the patients", "the two groups"
+    "unnamed_pronoun": "not_self_contained",   # _AUX_PRONOUN: "did he", "was it" before any name
+    "names_nothing": "not_self_contained",     # names_nothing: no name, number or quote after the wh-word
+    "short": "not_self_contained",             # fewer than gates.min_question_words words
+    "definition": "definition",                # definition_question (gates.definitions=true also lets them in)
+    "support": "unsupported",                  # support_ratio below gates.min_support, or an empty reference
+    "unstated_ordinal": "unstated_ordinal",
+    "inverted_relation": "inverted_relation",
+    "empty_reference": "empty_reference",      # a reference without a content word
+    "generic_reference": "empty_reference",    # a name asked for, a generic noun given ("The film, marking ...")
+    "bare_title": "empty_reference",           # _BARE_TITLE: "HMS", "Sir"
+    "restated": "restated",
+    "partial_name": "partial_name",
+    "unresolved_subject": "unresolved_subject",
+    "copy": "trivial",                         # copy_ratio above gates.max_copy
+    "gives_away": "trivial",                   # the question holds every content word of its reference
+    "high_overlap": "high_overlap",            # gates.max_overlap (None: no cap)
+    **{family: "wrong_kind" for family in KIND_FAMILIES},  # gen.kinds (gates.kind_check)
+}
+_SELF_CONTAINED = ("deictic", "pronoun_start", "unnamed_thing", "unnamed_setting", "unnamed_pronoun", "names_nothing",
+                   "short")
+_QUESTION_TESTS: tuple[tuple[str, Callable[[str, GateConfig], bool]], ...] = (
+    ("deictic", lambda q, cfg: bool(_DEICTIC.search(q))),
+    ("pronoun_start", lambda q, cfg: bool(_PRONOUN_START.match(q))),
+    ("unnamed_thing", lambda q, cfg: bool(_UNNAMED.search(q))),
+    ("unnamed_setting", lambda q, cfg: bool(_UNNAMED_SETTING.search(q))),
+    ("unnamed_pronoun", lambda q, cfg: _unnamed_pronoun(q)),
+    ("names_nothing", lambda q, cfg: names_nothing(q)),
+    ("short", lambda q, cfg: len(q.split()) < cfg.min_question_words),
+    ("definition", lambda q, cfg: not cfg.definitions and definition_question(q)),
+)
+
+
+def _failures(sample: TestSample, corpus: Corpus, cfg: GateConfig) -> Iterator[tuple[str, str]]:
+    """The families ``sample`` fails, lazily and in order, as (family, reason); families in ``cfg.families_off`` are
+    skipped. A failed verbatim check ends it (the other gates could not read the evidence)."""
+    if reason := verbatim(sample, corpus):
+        yield "verbatim", reason
+        return
+    q, ref, off = sample.question.strip(), sample.reference, set(cfg.families_off)
+    for family, test in _QUESTION_TESTS:
+        if family not in off and test(q, cfg):
+            yield family, FAMILIES[family]
+    if sample.kind == UNANSWERABLE_KIND and not sample.evidence:
+        return
+    ev = evidence_text(sample, corpus)
+    tests: tuple[tuple[str, Callable[[], object]], ...] = (
+        ("support", lambda: not ref.strip() or support_ratio(ref, ev) < cfg.min_support),
+        ("unstated_ordinal", lambda: unstated_ordinal(q, ev)),
+        ("inverted_relation", lambda: inverted_relation(q, ref, ev)),
+        ("empty_reference", lambda: not content_tokens(ref)),
+        ("generic_reference", lambda: _ASKS_NAME.search(q) and _UNNAMED.match(ref[:1].lower() + ref[1:])),
+        ("bare_title", lambda: _BARE_TITLE.fullmatch(ref.strip(" .,\"'"))),
+        ("restated", lambda: restates(q, ref)),
+        ("partial_name", lambda: bare_surname(q, ref)),
+        # Every evidence sentence: the question may be about one and its answer in another ("Where did
+        # Shakespeare appear in ...?" from "He has also appeared on stage in ..." and "It is located in ...").
+        ("unresolved_subject", lambda: any(unresolved_subject(q, ref, corpus.get(sp.doc_id).text, sp.start, sp.end)
+                                           for sp in sample.evidence)),
+        ("copy", lambda: copy_ratio(q, ev) > cfg.max_copy),
+        ("gives_away", lambda: gives_away(q, ref)),
+        ("high_overlap", lambda: cfg.max_overlap is not None and (o := evidence_overlap(sample, corpus)) is not None
+         and o.share > cfg.max_overlap),
+    )
+    for family, test in tests:
+        if family not in off and test():
+            yield family, FAMILIES[family]
+    if cfg.kind_check:
+        for family, _ in kind_problems(sample.kind, q, ref,
+                                       [corpus.get(s.doc_id).text[s.start:s.end] for s in sample.evidence],
+                                       sample.provenance.get("bridge")):
+            if family not in off:
+                yield family, FAMILIES[family]
+
+
 def check_sample(sample: TestSample, corpus: Corpus, cfg: GateConfig) -> str | None:
     """The per-sample gates, in order: verbatim, self-contained, definition, answerability, unstated ordinal,
     inverted relation, empty reference, restated, partial name, unresolved subject, trivial, overlap cap, kind.
-    An ``unanswerable`` sample (no evidence) gets the self-contained gate here; its absence gate is
-    :class:`gen.absence.AbsenceCheck`."""
-    if reason := verbatim(sample, corpus):
-        return reason
-    q = sample.question.strip()
-    if not self_contained(q, cfg):
-        return "not_self_contained"
-    if not cfg.definitions and definition_question(q):
-        return "definition"
-    if sample.kind == UNANSWERABLE_KIND and not sample.evidence:
-        return None
-    ev = evidence_text(sample, corpus)
-    if not sample.reference.strip() or support_ratio(sample.reference, ev) < cfg.min_support:
-        return "unsupported"
-    if unstated_ordinal(q, ev):
-        return "unstated_ordinal"
-    if inverted_relation(q, sample.reference, ev):
-        return "inverted_relation"
-    ref = content_tokens(sample.reference)
-    if (not ref or (_ASKS_NAME.search(q) and _UNNAMED.match(sample.reference[:1].lower() + sample.reference[1:]))
-            or _BARE_TITLE.fullmatch(sample.reference.strip(" .,\"'"))):
-        return "empty_reference"
-    if restates(q, sample.reference):
-        return "restated"
-    if bare_surname(q, sample.reference):
-        return "partial_name"
-    # Every evidence sentence: the question may be about one and its answer in another ("Where did
-    # Shakespeare appear in ...?" from "He has also appeared on stage in ..." and "It is located in ...").
-    if any(unresolved_subject(q, sample.reference, corpus.get(sp.doc_id).text, sp.start, sp.end)
-           for sp in sample.evidence):
-        return "unresolved_subject"
-    if copy_ratio(q, ev) > cfg.max_copy or gives_away(q, sample.reference):
-        return "trivial"
-    if cfg.max_overlap is not None and (o := evidence_overlap(sample, corpus)) is not None and o.share > cfg.max_overlap:
-        return "high_overlap"
-    if cfg.kind_check and kind_problem(sample.kind, q, sample.reference,
-                                       [corpus.get(s.doc_id).text[s.start:s.end] for s in sample.evidence],
-                                       sample.provenance.get("bridge")):
-        return "wrong_kind"
-    return None
+    The reason of the first that rejects ``sample``, or None. An ``unanswerable`` sample (no evidence) gets
+    the self-contained gate here; its absence gate is :class:`gen.absence.AbsenceCheck`."""
+    return next((reason for _, reason in _failures(sample, corpus, cfg)), None)
 
+
+def all_reasons(sample: TestSample, corpus: Corpus, cfg: GateConfig) -> list[tuple[str, str]]:
+    """Every family of :data:`FAMILIES` that rejects ``sample`` (not only the first), as (family, reason) in
+    :func:`check_sample`'s order: the audit of which family catches what alone (benchmarks/gate_audit.py)."""
+    return list(_failures(sample, corpus, cfg))
+
+
+def check_families(off: Iterable[str]) -> tuple[str, ...]:
+    """``gates.families_off`` as a tuple, or :class:`InputError` naming the unknown families."""
+    names = tuple(off)
+    if unknown := [f for f in names if f not in FAMILIES]:
+        raise InputError(f"gates.families_off: unknown gate families {', '.join(map(repr, unknown))}; "
+                         f"known: {', '.join(FAMILIES)}")
+    return names
