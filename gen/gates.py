@@ -194,8 +194,8 @@ def unresolved_subject(question: str, reference: str, doc_text: str, start: int,
     sentence = doc_text[start:end]
     if not _PRONOUN_SUBJECT.match(sentence):
         return False
-    q = question.split(None, 1)
-    asked = _names(q[1] if len(q) > 1 else "") | _names(reference)
+    # The whole question: its opening word may be the name ("Cadmium Chloride is ..."); NOT_NAMES drops "What".
+    asked = _names(question) | _names(reference)
     before = _names(doc_text[max(0, start - 300):start]) | _names(doc_text[:min(100, start)])
     # The reference may name the referent ("Who drew ...?" -> the name the sentence before gives). Names
     # are compared word by word ("Jamaal Charles" in the question, "Charles" before).
