@@ -1,8 +1,11 @@
 """The per-sample quality gates of generated samples.
 
-Each gate is a small function returning a reason (a key of :data:`gen.report.REASONS`) or None. The
-generator runs them in order on every candidate (:func:`check_sample`); a rejected candidate is counted
-under its first failing reason in the run's report (:mod:`gen.report`) and replaced by the next candidate.
+Each gate is a family of rules (:data:`FAMILIES`: a regex or word list, a threshold, or one test of the kind
+check) with the reason it rejects under (a key of :data:`gen.report.REASONS`). The generator runs them in
+order on every candidate (:func:`check_sample`); a rejected candidate is counted under its first failing
+reason in the run's report (:mod:`gen.report`) and replaced by the next candidate. :func:`all_reasons`
+gives every family a candidate fails, and ``gates.families_off`` switches families off: what each family
+catches alone is ``benchmarks/gate_audit.py``.
 How a question's words compare with its evidence and with other questions is :mod:`gen.wording`.
 """
 
@@ -82,7 +85,6 @@ def names_nothing(question: str) -> bool:
 # "What team did he play for ...?": a pronoun subject with no name before it to refer to (one of
 # people's 1,909 questions trips it, a typo: "what was he population").
 _AUX_PRONOUN = re.compile(r"\b(?:did|does|do|was|is|were|are|has|have|had|will|would|can|could)\s+(?:he|she|they|it)\b")
-_NAME = re.compile(r"\b(?:name|title|called)\b|^\W*(?:who|which)\b", re.I)
 _NAME = re.compile(r"[A-Z][\w'’.-]+")
 # An evidence sentence whose subject is a pronoun: "He drew ...", "It is 84.5 km in diameter", "In 1886 he
 # was made ...", "Born into a family of ... Andrey Somov, he became ...".
@@ -156,8 +158,8 @@ def restates(question: str, reference: str, min_words: int = 3) -> bool:
     return len(words) >= min_words and words <= set(content_words(reference))
 
 
-# A question that offers its answer among others: a comparison. 128 of people's 160 HotpotQA questions that
-# name their answer have "or" (benchmarks/results/2026-11-26-gate-ablation.md).
+# A question that offers its answer among others, as people's comparisons do ("Who was born first, A or B?";
+# benchmarks/results/2026-11-26-gate-ablation.md).
 _CHOICE = re.compile(r"\b(?:or|between|which one|either)\b", re.I)
 # "yes" and "no" are stop words, yet answers: gen.kinds accepts them for a multi_hop question.
 _YES_NO = re.compile(r"(?i:yes|no)\W*")

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import pytest
-
-from ragsweep.gen.corpus import Corpus, Document, Span
+from ragsweep.gen.corpus import Corpus, Document
 from ragsweep.gen.gates import FAMILIES, GateConfig
 from ragsweep.gen.testset import TestSample
+
 from tests.benchmarks.scripts import loaded
 
 
