@@ -20,8 +20,7 @@ from ragsweep.gen.documents import Corpus
 from ragsweep.gen.kinds import KIND_FAMILIES, kind_problems
 from ragsweep.gen.testset import UNANSWERABLE_KIND, TestSample
 from ragsweep.gen.wording import content_tokens, copy_ratio, evidence_overlap, support_ratio
-from ragsweep.metrics import content_words
-from ragsweep.metrics.errors import InputError
+from ragsweep.metrics import InputError, content_words
 from ragsweep.metrics.lexicon import NOT_NAMES, ORDINALS
 
 _DEICTIC = re.compile(
