@@ -18,7 +18,7 @@ from omegaconf import DictConfig, OmegaConf
 from ragsweep.gen.citing import with_reference_citations
 from ragsweep.gen.documents import Corpus
 from ragsweep.gen.followup import follow_up_line
-from ragsweep.gen.gates import GateConfig
+from ragsweep.gen.gates import GateConfig, check_families
 from ragsweep.gen.generate import GenConfig, Result, check_n, generate
 from ragsweep.gen.parts import build
 from ragsweep.gen.reword import RewordConfig
@@ -68,7 +68,8 @@ def gen_config(cfg: DictConfig, concurrency: int, rule_writer: bool = False) -> 
                                       named_subject=_flag(g, "named_subject", True),
                                       kind_check=_flag(g, "kind_check", True), roundtrip=_flag(g, "roundtrip", True),
                                       roundtrip_hops=_flag(g, "roundtrip_hops", True),
-                                      roundtrip_min_f1=_share(g, "roundtrip_min_f1", 0.5)))
+                                      roundtrip_min_f1=_share(g, "roundtrip_min_f1", 0.5),
+                                      families_off=_off(g.get("families_off"))))
 
 
 def _reword(node: Any) -> RewordConfig:
@@ -94,6 +95,15 @@ def _flag(gates: DictConfig, key: str, default: bool) -> bool:
     if not isinstance(value, bool):
         raise InputError(f"gates.{key} must be true or false, got {value!r}")
     return value
+
+
+def _off(value: Any) -> tuple[str, ...]:
+    """``gates.families_off``: a list of gate families (gen.gates.FAMILIES) to switch off, or null / []."""
+    if value is None:
+        return ()
+    if isinstance(value, str) or not isinstance(value, Sequence):
+        raise InputError(f"gates.families_off must be a list of gate families, e.g. [copy, unnamed_thing], got {value!r}")
+    return check_families(str(v) for v in value)
 
 
 def _share(gates: DictConfig, key: str, default: float) -> float:
@@ -143,7 +153,12 @@ def write_outputs(result: Result, corpus: Corpus, out: Path, extra: dict[str, An
 
 def gates_record(gates: GateConfig, embed: bool) -> dict[str, Any]:
     """Every gate setting as a report records it (``gates``), with whether the embedding checks ran."""
-    return {**dataclasses.asdict(gates), "embed": embed}
+    record = {**dataclasses.asdict(gates), "embed": embed}
+    if not record["families_off"]:  # so that a set written before families could be switched off is not stale
+        del record["families_off"]
+    else:
+        record["families_off"] = list(record["families_off"])
+    return record
 
 
 def written_with(corpus: Corpus, writer: Any, gcfg: GenConfig, embed: bool) -> dict[str, Any]:

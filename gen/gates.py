@@ -1,22 +1,26 @@
 """The per-sample quality gates of generated samples.
 
-Each gate is a small function returning a reason (a key of :data:`gen.report.REASONS`) or None. The
-generator runs them in order on every candidate (:func:`check_sample`); a rejected candidate is counted
-under its first failing reason in the run's report (:mod:`gen.report`) and replaced by the next candidate.
+Each gate is a family of rules (:data:`FAMILIES`: a regex or word list, a threshold, or one test of the kind
+check) with the reason it rejects under (a key of :data:`gen.report.REASONS`). The generator runs them in
+order on every candidate (:func:`check_sample`); a rejected candidate is counted under its first failing
+reason in the run's report (:mod:`gen.report`) and replaced by the next candidate. :func:`all_reasons`
+gives every family a candidate fails, and ``gates.families_off`` switches families off: what each family
+catches alone is ``benchmarks/gate_audit.py``.
 How a question's words compare with its evidence and with other questions is :mod:`gen.wording`.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 
 from ragsweep.gen.absence import question_words
 from ragsweep.gen.documents import Corpus
-from ragsweep.gen.kinds import kind_problem
+from ragsweep.gen.kinds import KIND_FAMILIES, kind_problems
 from ragsweep.gen.testset import UNANSWERABLE_KIND, TestSample
 from ragsweep.gen.wording import content_tokens, copy_ratio, evidence_overlap, support_ratio
-from ragsweep.metrics import content_words
+from ragsweep.metrics import InputError, content_words
 from ragsweep.metrics.lexicon import NOT_NAMES, ORDINALS
 
 _DEICTIC = re.compile(
@@ -26,7 +30,9 @@ _DEICTIC = re.compile(
     r"|the (?:document|article|paper|study|report|authors?) (?:above|mentioned|described|says?|states?)"
     r"|mentioned above|described above|in the (?:document|article|paper)\b"
     r"|(?:first|second|last|previous|next|other) (?:sentence|passage|paragraph)\b)", re.I)
-_PRONOUN_START = re.compile(r"^(?:it|they|he|she|this|these|those|its|their)\b", re.I)
+# A personal pronoun only: "This ..." opens people's riddle-style questions ("This fast-food restaurant company was
+# spun off from ..."), and "This museum ..." is the unnamed-thing family's.
+_PRONOUN_START = re.compile(r"^(?:it|they|he|she|its|their)\b", re.I)
 # A thing the question takes as known without naming it: "What caused the town to flood?", "In which year
 # did the band play at Super Bowl XXXIII?", "the gold coins on board". A generic noun after "the" / "this" /
 # "that" passes when a name, a quote, a relative clause or a participle follows and says which one
@@ -42,8 +48,9 @@ _UNNAMED = re.compile(
     r"character|man|woman|person|country|state|region|area|district|duo|trio|quartet|couple|pair|"
     r"terminal|store|shop|restaurant|hospital|factory|prison|agency|organi[sz]ation|institution|college|league|"
     r"division|campaign|war|competition|network|channel|label|brand|vehicle|aircraft|car|policy|treaty)\b"
-    r"(?!\s+(?:[A-Z\"'“‘(]|that\b|which\b|who\b|"
-    r"whose\b|where\b|named\b|called\b|known\b|of\b|from\b|for\b|with\b|\w+ed\b|\w+en\b))|\bon board\b")
+    r"(?!,?\s+(?:[A-Z\"'“‘(]|that\b|which\b|who\b|"
+    r"whose\b|where\b|named\b|called\b|known\b|of\b|from\b|for\b|with\b|\w+ed\b|\w+en\b|\w+ing\b|"
+    r"(?:in|on|at|by|to|into|under|through)\s+(?:which|whom)\b))|\bon board\b")
 # The setting of a report, taken as known: "What is the objective of the study?", "the age range of the
 # individuals examined", "between the eccentric and non-eccentric groups" (SciFact abstracts, 1.5B writer).
 # Only a name, a quote, a number, a relative clause or a preposition that goes on to say which lets it
@@ -77,9 +84,6 @@ def names_nothing(question: str) -> bool:
 # "What team did he play for ...?": a pronoun subject with no name before it to refer to (one of
 # people's 1,909 questions trips it, a typo: "what was he population").
 _AUX_PRONOUN = re.compile(r"\b(?:did|does|do|was|is|were|are|has|have|had|will|would|can|could)\s+(?:he|she|they|it)\b")
-# A question that asks for a name, answered with a generic noun ("What is the name of the film that Tom
-# Dey directed?" -> "The film, marking the directorial debut of Tom Dey").
-_ASKS_NAME = re.compile(r"\b(?:name|title|called)\b|^\W*(?:who|which)\b", re.I)
 _NAME = re.compile(r"[A-Z][\w'’.-]+")
 # An evidence sentence whose subject is a pronoun: "He drew ...", "It is 84.5 km in diameter", "In 1886 he
 # was made ...", "Born into a family of ... Andrey Somov, he became ...".
@@ -114,6 +118,7 @@ class GateConfig:
     roundtrip: bool = True         # roundtrip_disagrees: answer from the evidence with the judge and compare
     roundtrip_hops: bool = True    # one_sentence_answers: multi_hop / comparative asked of each sentence alone
     roundtrip_min_f1: float = 0.5  # ... agreement: content-word F1 at least this (or one answer inside the other)
+    families_off: tuple[str, ...] = ()  # families of FAMILIES switched off (an ablation: benchmarks/gate_audit.py)
 
 
 def verbatim(sample: TestSample, corpus: Corpus) -> str | None:
@@ -132,9 +137,7 @@ def evidence_text(sample: TestSample, corpus: Corpus) -> str:
 
 def self_contained(question: str, cfg: GateConfig) -> bool:
     q = question.strip()
-    return not (_DEICTIC.search(q) or _PRONOUN_START.match(q) or _UNNAMED.search(q) or _UNNAMED_SETTING.search(q)
-                or _unnamed_pronoun(q) or names_nothing(q)
-                or len(q.split()) < cfg.min_question_words)
+    return not any(f in _SELF_CONTAINED and f not in cfg.families_off and test(q, cfg) for f, test in _QUESTION_TESTS)
 
 
 def definition_question(question: str) -> bool:
@@ -142,24 +145,6 @@ def definition_question(question: str) -> bool:
     Canty Bay known for?"), not a fact about it ("Who is Yulia Zagoruychenko's dance partner?")."""
     m = _DEFINITION.match(question.strip())
     return bool(m) and not _DEFINITION_NOT.search(m.group("name"))
-
-
-# A question that asks for a person: "Who ...?", "Which actress ...?", "What is the name of the player ...?".
-_ASKS_PERSON = re.compile(
-    r"^\W*(?:who\b|(?:which|what)\s+(?:is\s+the\s+name\s+of\s+the\s+)?(?:actor|actress|player|singer|"
-    r"musician|writer|author|director|composer|poet|painter|artist|politician|person|man|woman|footballer|coach|"
-    r"scientist|athlete|rapper|comedian|presenter|producer)\b)", re.I)
-
-
-def bare_surname(question: str, reference: str) -> bool:
-    """Whether a question that asks for a person is answered with one capitalised word ("Which actress is
-    best known for her films from the 1980s Korean cinema?" -> "Lee"; "Who was named the Most Valuable
-    Player of Super Bowl XLVIII?" -> "Smith"): a surname many people share, which HotpotQA's mid-article
-    paragraphs use for someone they name in full elsewhere. An acronym or a name with a digit passes; a
-    one-word company answering "Who" ("Pfizer") is rejected too, which costs one candidate."""
-    ref = reference.strip().rstrip(".")
-    one_word = re.fullmatch(r"[^\W\d_]{2}[\w'’-]*", ref) is not None
-    return bool(_ASKS_PERSON.match(question)) and one_word and ref[0].isupper() and ref[1].islower()
 
 
 def restates(question: str, reference: str, min_words: int = 3) -> bool:
@@ -172,9 +157,19 @@ def restates(question: str, reference: str, min_words: int = 3) -> bool:
     return len(words) >= min_words and words <= set(content_words(reference))
 
 
+# A question that offers its answer among others, as people's comparisons do ("Who was born first, A or B?";
+# benchmarks/results/2026-11-26-gate-ablation.md).
+_CHOICE = re.compile(r"\b(?:or|between|which one|either)\b", re.I)
+# "yes" and "no" are stop words, yet answers: gen.kinds accepts them for a multi_hop question.
+_YES_NO = re.compile(r"(?i:yes|no)\W*")
+
+
 def gives_away(question: str, reference: str) -> bool:
     """Whether the question holds every content word of its reference, a bracketed aside ("(2012)") left
-    out: "What is the name of the movie Prometheus?" -> "Prometheus (2012)"."""
+    out: "What is the name of the movie Prometheus?" -> "Prometheus (2012)". A question that offers a
+    choice ("Who was born first, Pablo Trapero or Aleksander Ford?") names its answer by design."""
+    if _CHOICE.search(question):
+        return False
     core = content_tokens(re.sub(r"\s*[(\[][^)\]]*[)\]]", "", reference)) or content_tokens(reference)
     return bool(core) and set(core) <= set(content_tokens(question))
 
@@ -200,8 +195,8 @@ def unresolved_subject(question: str, reference: str, doc_text: str, start: int,
     sentence = doc_text[start:end]
     if not _PRONOUN_SUBJECT.match(sentence):
         return False
-    q = question.split(None, 1)
-    asked = _names(q[1] if len(q) > 1 else "") | _names(reference)
+    # The whole question: its opening word may be the name ("Cadmium Chloride is ..."); NOT_NAMES drops "What".
+    asked = _names(question) | _names(reference)
     before = _names(doc_text[max(0, start - 300):start]) | _names(doc_text[:min(100, start)])
     # The reference may name the referent ("Who drew ...?" -> the name the sentence before gives). Names
     # are compared word by word ("Jamaal Charles" in the question, "Charles" before).
@@ -236,9 +231,6 @@ def unstated_ordinal(question: str, evidence: str) -> str | None:
     return None
 
 
-#: A title or prefix standing for the name it belongs to ("What ship was involved in the Dieppe Raid?" -> "HMS").
-_BARE_TITLE = re.compile(r"(?i:the\s+)?(?:HMS|HMAS|HMCS|USS|RMS|SS|MV|Sir|Dame|Dr|Mr|Mrs|Ms|St|Saint|Lord|Lady|"
-                         r"King|Queen|Prince|Princess|General|President|Senator|Mount|Lake|Fort)")
 _POSSESSIVE = re.compile(r"(?P<owner>[A-Z][\w.'’-]*(?:\s+[A-Z][\w.'’-]*)*)['’]s\s+"
                          r"(?P<rel>[a-z]+(?:\s+[a-z]+)?)\b")
 
@@ -261,47 +253,100 @@ def inverted_relation(question: str, reference: str, evidence: str) -> bool:
     return False
 
 
-def check_sample(sample: TestSample, corpus: Corpus, cfg: GateConfig) -> str | None:
-    """The per-sample gates, in order: verbatim, self-contained, definition, answerability, unstated ordinal,
-    inverted relation, empty reference, restated, partial name, unresolved subject, trivial, overlap cap, kind.
-    An ``unanswerable`` sample (no evidence) gets the self-contained gate here; its absence gate is
-    :class:`gen.absence.AbsenceCheck`."""
+#: Every family of rules :func:`check_sample` runs, in order -> the reason it rejects under
+#: (:data:`gen.report.REASONS`). ``gates.families_off`` switches families off by these names; ``verbatim`` is not one
+#: (the evidence must be in its document for the other gates to read it).
+FAMILIES: dict[str, str] = {
+    "deictic": "not_self_contained",           # _DEICTIC: "according to the passage", "this study"
+    "pronoun_start": "not_self_contained",     # _PRONOUN_START: "It ...", "They ..."
+    "unnamed_thing": "not_self_contained",     # _UNNAMED: "the band", "the town", "on board"
+    "unnamed_setting": "not_self_contained",   # _UNNAMED_SETTING: "the study", "the patients", "the two groups"
+    "unnamed_pronoun": "not_self_contained",   # _AUX_PRONOUN: "did he", "was it" before any name
+    "names_nothing": "not_self_contained",     # names_nothing: no name, number or quote after the wh-word
+    "short": "not_self_contained",             # fewer than gates.min_question_words words
+    "definition": "definition",                # definition_question (gates.definitions=true also lets them in)
+    "support": "unsupported",                  # support_ratio below gates.min_support, or an empty reference
+    "unstated_ordinal": "unstated_ordinal",
+    "inverted_relation": "inverted_relation",
+    "empty_reference": "empty_reference",      # a reference without a content word, yes or no aside
+    "restated": "restated",
+    "unresolved_subject": "unresolved_subject",
+    "copy": "trivial",                         # copy_ratio above gates.max_copy
+    "gives_away": "trivial",                   # the question holds every content word of its reference
+    "high_overlap": "high_overlap",            # gates.max_overlap (None: no cap)
+    **{family: "wrong_kind" for family in KIND_FAMILIES},  # gen.kinds (gates.kind_check)
+}
+_SELF_CONTAINED = ("deictic", "pronoun_start", "unnamed_thing", "unnamed_setting", "unnamed_pronoun", "names_nothing",
+                   "short")
+_QUESTION_TESTS: tuple[tuple[str, Callable[[str, GateConfig], bool]], ...] = (
+    ("deictic", lambda q, cfg: bool(_DEICTIC.search(q))),
+    ("pronoun_start", lambda q, cfg: bool(_PRONOUN_START.match(q))),
+    ("unnamed_thing", lambda q, cfg: bool(_UNNAMED.search(q))),
+    ("unnamed_setting", lambda q, cfg: bool(_UNNAMED_SETTING.search(q))),
+    ("unnamed_pronoun", lambda q, cfg: _unnamed_pronoun(q)),
+    ("names_nothing", lambda q, cfg: names_nothing(q)),
+    ("short", lambda q, cfg: len(q.split()) < cfg.min_question_words),
+    ("definition", lambda q, cfg: not cfg.definitions and definition_question(q)),
+)
+
+
+def _failures(sample: TestSample, corpus: Corpus, cfg: GateConfig) -> Iterator[tuple[str, str]]:
+    """The families ``sample`` fails, lazily and in order, as (family, reason); families in ``cfg.families_off`` are
+    skipped. A failed verbatim check ends it (the other gates could not read the evidence)."""
     if reason := verbatim(sample, corpus):
-        return reason
-    q = sample.question.strip()
-    if not self_contained(q, cfg):
-        return "not_self_contained"
-    if not cfg.definitions and definition_question(q):
-        return "definition"
+        yield "verbatim", reason
+        return
+    q, ref, off = sample.question.strip(), sample.reference, set(cfg.families_off)
+    for family, test in _QUESTION_TESTS:
+        if family not in off and test(q, cfg):
+            yield family, FAMILIES[family]
     if sample.kind == UNANSWERABLE_KIND and not sample.evidence:
-        return None
+        return
     ev = evidence_text(sample, corpus)
-    if not sample.reference.strip() or support_ratio(sample.reference, ev) < cfg.min_support:
-        return "unsupported"
-    if unstated_ordinal(q, ev):
-        return "unstated_ordinal"
-    if inverted_relation(q, sample.reference, ev):
-        return "inverted_relation"
-    ref = content_tokens(sample.reference)
-    if (not ref or (_ASKS_NAME.search(q) and _UNNAMED.match(sample.reference[:1].lower() + sample.reference[1:]))
-            or _BARE_TITLE.fullmatch(sample.reference.strip(" .,\"'"))):
-        return "empty_reference"
-    if restates(q, sample.reference):
-        return "restated"
-    if bare_surname(q, sample.reference):
-        return "partial_name"
-    # Every evidence sentence: the question may be about one and its answer in another ("Where did
-    # Shakespeare appear in ...?" from "He has also appeared on stage in ..." and "It is located in ...").
-    if any(unresolved_subject(q, sample.reference, corpus.get(sp.doc_id).text, sp.start, sp.end)
-           for sp in sample.evidence):
-        return "unresolved_subject"
-    if copy_ratio(q, ev) > cfg.max_copy or gives_away(q, sample.reference):
-        return "trivial"
-    if cfg.max_overlap is not None and (o := evidence_overlap(sample, corpus)) is not None and o.share > cfg.max_overlap:
-        return "high_overlap"
-    if cfg.kind_check and kind_problem(sample.kind, q, sample.reference,
+    tests: tuple[tuple[str, Callable[[], object]], ...] = (
+        ("support", lambda: not ref.strip() or support_ratio(ref, ev) < cfg.min_support),
+        ("unstated_ordinal", lambda: unstated_ordinal(q, ev)),
+        ("inverted_relation", lambda: inverted_relation(q, ref, ev)),
+        ("empty_reference", lambda: not content_tokens(ref) and not _YES_NO.fullmatch(ref.strip())),
+        ("restated", lambda: restates(q, ref)),
+        # Every evidence sentence: the question may be about one and its answer in another ("Where did
+        # Shakespeare appear in ...?" from "He has also appeared on stage in ..." and "It is located in ...").
+        ("unresolved_subject", lambda: any(unresolved_subject(q, ref, corpus.get(sp.doc_id).text, sp.start, sp.end)
+                                           for sp in sample.evidence)),
+        ("copy", lambda: copy_ratio(q, ev) > cfg.max_copy),
+        ("gives_away", lambda: gives_away(q, ref)),
+        ("high_overlap", lambda: cfg.max_overlap is not None and (o := evidence_overlap(sample, corpus)) is not None
+         and o.share > cfg.max_overlap),
+    )
+    for family, test in tests:
+        if family not in off and test():
+            yield family, FAMILIES[family]
+    if cfg.kind_check:
+        for family, _ in kind_problems(sample.kind, q, ref,
                                        [corpus.get(s.doc_id).text[s.start:s.end] for s in sample.evidence],
                                        sample.provenance.get("bridge")):
-        return "wrong_kind"
-    return None
+            if family not in off:
+                yield family, FAMILIES[family]
 
+
+def check_sample(sample: TestSample, corpus: Corpus, cfg: GateConfig) -> str | None:
+    """The per-sample gates, in order: verbatim, self-contained, definition, answerability, unstated ordinal,
+    inverted relation, empty reference, restated, unresolved subject, trivial, overlap cap, kind (:data:`FAMILIES`).
+    The reason of the first that rejects ``sample``, or None. An ``unanswerable`` sample (no evidence) gets
+    the self-contained gate here; its absence gate is :class:`gen.absence.AbsenceCheck`."""
+    return next((reason for _, reason in _failures(sample, corpus, cfg)), None)
+
+
+def all_reasons(sample: TestSample, corpus: Corpus, cfg: GateConfig) -> list[tuple[str, str]]:
+    """Every family of :data:`FAMILIES` that rejects ``sample`` (not only the first), as (family, reason) in
+    :func:`check_sample`'s order: the audit of which family catches what alone (benchmarks/gate_audit.py)."""
+    return list(_failures(sample, corpus, cfg))
+
+
+def check_families(off: Iterable[str]) -> tuple[str, ...]:
+    """``gates.families_off`` as a tuple, or :class:`InputError` naming the unknown families."""
+    names = tuple(off)
+    if unknown := [f for f in names if f not in FAMILIES]:
+        raise InputError(f"gates.families_off: unknown gate families {', '.join(map(repr, unknown))}; "
+                         f"known: {', '.join(FAMILIES)}")
+    return names

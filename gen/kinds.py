@@ -25,7 +25,7 @@ in order), on content words (:func:`metrics.offline.content_words`):
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 
 from ragsweep.metrics import content_words
 
@@ -56,36 +56,56 @@ def _own_words(sentences: Sequence[str]) -> list[set[str]]:
     return [w - set().union(*(o for j, o in enumerate(words) if j != i)) for i, w in enumerate(words)]
 
 
-def kind_problem(kind: str, question: str, reference: str, sentences: Sequence[str],
-                 bridge: str | None = None) -> str | None:
-    """Why ``question`` is not a ``kind`` question (a short phrase), or None when it is. ``bridge``: the
-    entity a multi_hop bridge candidate links its sentences by (:attr:`gen.candidates.Candidate.bridge`)."""
+#: The kind check's tests, each a family of :mod:`gen.gates` (``gates.off`` switches one off):
+#: name -> what a question that fails it does.
+KIND_FAMILIES: dict[str, str] = {
+    "kind_two_questions": "multi_hop, comparative: two questions joined by 'and'",
+    "kind_bridge_named": "multi_hop bridge candidate: the question names the bridge entity or asks for it",
+    "kind_one_sentence": "multi_hop: the question and its answer draw on one sentence only",
+    "kind_names_both": "comparative: the question does not name both things compared",
+    "kind_comparison_cue": "comparative: no comparison cue (_COMPARE)",
+    "kind_condition": "conditional: neither the question nor its answer states a condition",
+}
+
+
+def kind_problems(kind: str, question: str, reference: str, sentences: Sequence[str],
+                  bridge: str | None = None) -> list[tuple[str, str]]:
+    """Every test of :data:`KIND_FAMILIES` that ``question`` fails as a ``kind`` question, in order, as
+    (family, a short phrase); empty when it is of its kind. ``bridge``: the entity a multi_hop bridge
+    candidate links its sentences by (:attr:`gen.candidates.Candidate.bridge`)."""
     q = set(content_words(question))
+    found: list[tuple[str, str]] = []
     if kind == "multi_hop" and len(sentences) >= 2:
         if _TWO_QUESTIONS.search(question):
-            return "two questions joined by 'and', not one that needs both sentences"
+            found.append(("kind_two_questions", "two questions joined by 'and', not one that needs both sentences"))
         link = set(content_words(bridge or ""))
         if link and link <= set(content_words(reference)) | q:
-            return "the question names the bridge or asks for it, so one sentence answers it"
+            found.append(("kind_bridge_named", "the question names the bridge or asks for it, so one sentence "
+                                               "answers it"))
         own = _own_words(sentences)
         a = set(content_words(reference))
         in_q = [bool(q & w) for w in own]
         in_a = [bool(a & w) for w in own]
-        bridge = any(in_a[i] and in_q[j] for i in range(len(own)) for j in range(len(own)) if i != j)
-        if bridge or (_YES_NO.match(reference) and all(in_q)):
-            return None
-        return "the question and its answer draw on one sentence only"
-    if kind == "comparative" and len(sentences) >= 2:
+        crosses = any(in_a[i] and in_q[j] for i in range(len(own)) for j in range(len(own)) if i != j)
+        if not (crosses or (_YES_NO.match(reference) and all(in_q))):
+            found.append(("kind_one_sentence", "the question and its answer draw on one sentence only"))
+    elif kind == "comparative" and len(sentences) >= 2:
         if _TWO_QUESTIONS.search(question):
-            return "two questions joined by 'and', not one comparison"
+            found.append(("kind_two_questions", "two questions joined by 'and', not one comparison"))
         if not all(q & w for w in _own_words(sentences)):
-            return "the question does not name both things compared"
+            found.append(("kind_names_both", "the question does not name both things compared"))
         if not _COMPARE.search(_AMOUNT.sub(" ", question)):
-            return "the question asks for no comparison"
-        return None
-    if kind == "conditional":
+            found.append(("kind_comparison_cue", "the question asks for no comparison"))
+    elif kind == "conditional":
         bare = _QUOTED.sub("", question)
-        if _CONDITION.search(bare) or _WHEN_CLAUSE.search(bare) or _CONDITION_ANSWER.match(reference):
-            return None
-        return "neither the question nor its answer states a condition"
-    return None
+        if not (_CONDITION.search(bare) or _WHEN_CLAUSE.search(bare) or _CONDITION_ANSWER.match(reference)):
+            found.append(("kind_condition", "neither the question nor its answer states a condition"))
+    return found
+
+
+def kind_problem(kind: str, question: str, reference: str, sentences: Sequence[str],
+                 bridge: str | None = None, off: Collection[str] = ()) -> str | None:
+    """Why ``question`` is not a ``kind`` question (a short phrase), or None when it is: the first of
+    :func:`kind_problems` whose family is not in ``off``."""
+    return next((why for family, why in kind_problems(kind, question, reference, sentences, bridge)
+                 if family not in off), None)

@@ -18,9 +18,8 @@ REASONS: dict[str, str] = {
     "unsupported": "the reference answer is not supported by its evidence (lexical support below threshold)",
     "not_self_contained": "the question points at an unseen text ('according to the passage', 'this study') or at a "
                           "thing it does not name ('the town', 'the band', 'on board')",
-    "trivial": "the question copies its evidence, or gives its own answer away",
-    "empty_reference": "the reference names nothing: a pronoun ('He'), stop words only, a generic noun where "
-                       "a name is asked ('The film, marking ...'), or a title without its name ('HMS')",
+    "trivial": "the question copies its evidence, or gives its own answer away (a choice, 'A or B?', may name it)",
+    "empty_reference": "the reference names nothing: a pronoun ('He') or stop words only (a yes or no is an answer)",
     "unresolved_subject": "the evidence sentence's subject is a pronoun ('He drew all the illustrations ...') and "
                           "the question names nobody the document names before it, so it may pin the fact on "
                           "another name in the sentence",
@@ -32,8 +31,6 @@ REASONS: dict[str, str] = {
     "restated": "the reference holds every content word of its question: it restates a sentence instead of "
                 "answering ('What was the critical success of the album Shotgun Willie?' -> 'The album Shotgun "
                 "Willie (1973) was critically successful.')",
-    "partial_name": "the question asks for a person and the reference is one capitalised word ('Lee', 'Smith'): a "
-                    "surname, not the person",
     "definition": "the question only asks who or what a named thing is ('Who was Kevin Mark DuBrow?', 'What is "
                   "Canty Bay known for?'): its reference can only restate a sentence (gates.definitions)",
     "unspecific": "another document holds every content word of the question, so it does not say which document it "

@@ -52,8 +52,10 @@ def test_gates_in_order():
     assert check_sample(sample("When did the Saltgate Bridge open to traffic?", "In 1954"), CORPUS, cfg) == "unsupported"
     copied = "The Saltgate Bridge opened in 1932 and carries four lanes across the River Ashby?"
     assert check_sample(sample(copied, "four lanes"), CORPUS, cfg) == "trivial"
-    gives_away = sample("Did the Saltgate Bridge open in 1932 or later?", "1932")
+    gives_away = sample("In which year did the Saltgate Bridge open, 1932?", "1932")
     assert check_sample(gives_away, CORPUS, cfg) == "trivial"
+    # a choice names its answer by design (people's HotpotQA comparisons: "Who was born first, A or B?")
+    assert check_sample(sample("Did the Saltgate Bridge open in 1932 or later?", "1932"), CORPUS, cfg) is None
 
 
 def test_overlap_cap():
@@ -125,3 +127,81 @@ def test_max_overlap_setting_is_checked():
 
     with pytest.raises(InputError, match="max_overlap"):
         ragsweep.generate("shipped", 2, gates={"max_overlap": 1.5})
+
+
+# --- rule families: every failure at once (all_reasons), and switched off (gates.families_off) -------------
+
+def test_all_reasons_lists_every_family_a_sample_fails_in_order():
+    from ragsweep.gen.gates import FAMILIES, all_reasons
+
+    cfg = GateConfig()
+    both = sample("It is said the town was opened in what year?", "1932")  # a pronoun start and an unnamed town
+    assert all_reasons(both, CORPUS, cfg) == [("pronoun_start", "not_self_contained"),
+                                              ("unnamed_thing", "not_self_contained")]
+    assert check_sample(both, CORPUS, cfg) == "not_self_contained"  # the first reason, as before
+    assert all_reasons(sample("In which year did the Saltgate Bridge over the River Ashby open?", "1932"), CORPUS,
+                       cfg) == []
+    copied = sample("The Saltgate Bridge opened in 1932 and carries four lanes across the River Ashby?", "four lanes")
+    assert ("copy", "trivial") in all_reasons(copied, CORPUS, cfg)
+    assert all(reason for reason in FAMILIES.values())
+
+
+def test_a_family_switched_off_no_longer_rejects_and_the_others_still_do():
+    both = sample("It is said the town was opened in what year?", "1932")
+    assert check_sample(both, CORPUS, GateConfig(families_off=("pronoun_start",))) == "not_self_contained"
+    assert check_sample(both, CORPUS, GateConfig(families_off=("pronoun_start", "unnamed_thing"))) is None
+    copied = sample("The Saltgate Bridge opened in 1932 and carries four lanes across the River Ashby?", "four lanes")
+    assert check_sample(copied, CORPUS, GateConfig(families_off=("copy",))) == "trivial"  # it gives "four lanes" away
+    assert check_sample(copied, CORPUS, GateConfig(families_off=("copy", "gives_away"))) is None
+    multi = TestSample("m", "When did the Saltgate Bridge open?", "1932", (Span("d", 0, 40), Span("d", 40, len(TEXT))),
+                       "multi_hop", {}, (TEXT[:40], TEXT[40:]))
+    assert check_sample(multi, CORPUS, GateConfig()) == "wrong_kind"
+    assert check_sample(multi, CORPUS, GateConfig(families_off=("kind_one_sentence",))) is None
+
+
+def test_unknown_families_are_an_input_error_naming_them():
+    from ragsweep.gen.gates import check_families
+    from ragsweep.metrics.errors import InputError
+
+    assert check_families(["copy", "deictic"]) == ("copy", "deictic")
+    with pytest.raises(InputError, match="'partial_name'"):
+        check_families(["copy", "partial_name"])
+
+
+def test_families_off_from_the_config():
+    from ragsweep.gen.app import gates_record, gen_config
+    from ragsweep.harness.api import gen_settings_config
+    from ragsweep.metrics.errors import InputError
+
+    cfg = gen_settings_config(settings={"gates": {"families_off": ["copy", "names_nothing"]}})
+    gates = gen_config(cfg, 1).gates
+    assert gates.families_off == ("copy", "names_nothing")
+    assert gates_record(gates, True)["families_off"] == ["copy", "names_nothing"]
+    assert "families_off" not in gates_record(gen_config(gen_settings_config(), 1).gates, True)  # old sets stay fresh
+    for bad, message in ((["nope"], "unknown gate families 'nope'"), ("copy", "must be a list")):
+        with pytest.raises(InputError, match=message):
+            gen_config(gen_settings_config(settings={"gates": {"families_off": bad}}), 1)
+
+
+@pytest.mark.parametrize("question, reference, family", [
+    # people's HotpotQA questions the families rejected before (benchmarks/results/2026-11-26-gate-ablation.md)
+    ("Are Wenling and Xinzheng both in China?", "yes", None),
+    ("Who was born first, Pablo Trapero or Aleksander Ford?", "Aleksander Ford", None),
+    ("How long is the river on which Wilbur Dam is located?", "56 km", None),
+    ("Brutti di notte is a parody of the film starring which actress?", "Gina Lollobrigida", None),
+    ("This fast-food restaurant company was spun off from which American company?", "PepsiCo", None),
+    # ... and what they still catch
+    ("Who was born first in the Trapero family?", "", "empty_reference"),
+    ("What is the name of the movie Prometheus?", "Prometheus (2012)", "gives_away"),
+    ("The museum had 84,000 visitors in what year?", "2019", "unnamed_thing"),
+    ("It was founded by Pablo Trapero in what year?", "1999", "pronoun_start"),
+])
+def test_families_on_people_and_generated_questions(question, reference, family):
+    from ragsweep.gen.gates import all_reasons
+
+    text = f"Notes. {question} {reference} Aleksander Ford Pablo Trapero Wenling Xinzheng China Gina Lollobrigida PepsiCo 56 km."
+    corpus = Corpus([Document("p", text)], source="mem")
+    s = TestSample("p", question, reference, (Span("p", 0, len(text)),), "single_hop", {}, (text,))
+    families = {f for f, _ in all_reasons(s, corpus, GateConfig(min_question_words=1, max_copy=1.0))}
+    families -= {"restated", "support"}  # the evidence here is built from the question itself
+    assert families == ({family} if family else set())
