@@ -49,38 +49,29 @@ _NUMBER = re.compile(r"\d[\d,]*(?:\.\d+)?")
 #: Why a removed sentence (see :mod:`metrics.guard`) counts as unsupported.
 REMOVED_REASON = "addressed the evaluator, not the question: removed before judging and counted as unsupported"
 
-#: Logistic weights over the features of :func:`features` (intercept first); fitted on ``tune``.
-#: Fitted by logistic regression on 150 HaluEval pairs, 80 QAGS summaries and 200 BEGIN responses of
-#: ``tune`` (each set weighted equally), rounded; ``numbers_ok`` is held at 1.0 as a rule (a number
-#: that is not in the contexts is the textbook hallucination, though these sets rarely test it).
-#: The embedding cosine measured worse than nothing on HaluEval (its hallucinated answers
-#: paraphrase the knowledge closely: AUC 0.31 alone) and +0.03 on QAGS/BEGIN, so its weight is 0
-#: and no embedding is computed.
-#: ``detached`` (the share of the claim's numbers and names found in the contexts only away from the
-#: words they are attached to, :func:`detached_anchors`) was added later, its weight chosen on the same
-#: ``tune`` halves (every row) over 0, -1, -2, -3: HaluEval pairwise 0.877 / 0.901 / 0.904 / 0.906, QAGS
-#: and BEGIN flat; -2 taken (0.908 after names at a sentence's start became anchors). Held out once,
-#: every row: HaluEval pairwise 0.873 -> 0.919, ROC-AUC 0.881 -> 0.929; QAGS, BEGIN within 0.002.
+#: Logistic weights over the features of :func:`features` (intercept first), fitted by logistic
+#: regression on the ``tune`` halves of HaluEval, QAGS and BEGIN (each set weighted equally), rounded.
+#: ``numbers_ok`` is held at 1.0 as a rule: a number that is not in the contexts is the textbook
+#: hallucination, though these sets rarely test it. The cosine gets no weight (and no embedding is
+#: computed): HaluEval's hallucinations paraphrase their knowledge closely, so it misleads there.
+#: ``detached`` (:func:`detached_anchors`) was chosen later on the same halves. The fits' figures:
+#: ``benchmarks/results/2026-11-26-offline-comment-measurements.md``.
 WEIGHTS: dict[str, float] = {
     "intercept": -5.6, "coverage": 2.8, "window": 2.8, "numbers_ok": 1.0, "names_ok": 0.5, "cosine": 0.0,
     "detached": -2.0,
 }
 #: For correctness (answer sentences against a long reference and back) the steep faithfulness
-#: weights saturate; a gentler slope ranks RAGChecker's pairs better (``tune``: Pearson 0.47 vs 0.31).
-#: ``detached`` stays 0 here: on RAGChecker's ``tune`` half every negative weight lowered the
-#: correctness Pearson (0.551 at 0, 0.548 at -1, 0.542 at -2).
+#: weights saturate; a gentler slope ranks RAGChecker's ``tune`` pairs better, and ``detached`` stays 0
+#: (every negative weight lowered the correctness Pearson there).
 CORRECTNESS_WEIGHTS: dict[str, float] = {
     "intercept": -2.0, "coverage": 2.0, "window": 2.0, "numbers_ok": 1.0, "names_ok": 1.0, "cosine": 0.0,
     "detached": 0.0,
 }
 #: Correctness evidence with the embedding cosine (``factual_correctness(cosine=True)``): a
 #: paraphrase of a reference sentence shares few words with it but sits close to it in MiniLM's
-#: space. Chosen on RAGChecker's ``tune`` half (140 pairs, F-0.5) over cosine weights 0-6 and
-#: intercepts -1.5 to -4: correctness Pearson of the evidence alone 0.575 -> 0.595, blended with
-#: the 1.5B's grade 0.603 -> 0.612 (weight 3 at -4 tied; the smaller was taken). Measured once on
-#: the held-out half: 0.493 -> 0.502 alone, 0.498 -> 0.504 blended. Unlike faithfulness (where
-#: HaluEval's hallucinations paraphrase their knowledge and the cosine misleads, see
-#: :data:`WEIGHTS`), a wrong answer here rarely sits close to the reference.
+#: space. Chosen on RAGChecker's ``tune`` half. Unlike faithfulness (where HaluEval's hallucinations
+#: paraphrase their knowledge and the cosine misleads, see :data:`WEIGHTS`), a wrong answer here
+#: rarely sits close to the reference.
 CORRECTNESS_WEIGHTS_COSINE: dict[str, float] = {**CORRECTNESS_WEIGHTS, "intercept": -3.0, "cosine": 2.0}
 
 
@@ -124,12 +115,9 @@ def sentences(text: str) -> list[str]:
 
     The claims of the no-LLM metrics and of the sentence judge. It is kept apart from the nupunkt
     splitter of ``gen`` (:func:`gen.chunking.sentence_spans`, whose spans chunking and question
-    writing need) because the calibrated figures were fitted and measured with this one; with
-    nupunkt in its place (measured on the calibration sets, every row) the sentence lists differ
-    for 85.9% of QAGS articles, 25.6% of BEGIN snippets, 21.5% of RAGChecker responses, 11.4% of
-    its references and 5.6% of HaluEval knowledge passages, and the documented ``llm=none`` figures
-    move: QAGS sentence ROC-AUC 0.724 -> 0.720 and summary Spearman 0.359 -> 0.297, RAGChecker
-    correctness Pearson 0.502 -> 0.495 and completeness 0.619 -> 0.612 (HaluEval, BEGIN equal).
+    writing need) because the calibrated figures were fitted and measured with this one: with nupunkt
+    in its place the sentence lists and the documented ``llm=none`` figures move
+    (``benchmarks/results/2026-11-26-offline-comment-measurements.md``).
     """
     out: list[str] = []
     for piece in (s.strip() for s in _SENT.split(text or "")):
