@@ -84,8 +84,8 @@ def read_folder(path: str | Path, suffixes: Iterable[str] = TEXT_SUFFIXES, min_c
     if empty:
         log.warning("%s: left out %d empty file(s) of %d: %s", root, len(empty), len(empty) + len(docs),
                     _first(empty))
-    if product is not None and not isinstance(product, (str, Mapping)):  # Hydra passes a mapping as a DictConfig
-        from omegaconf import OmegaConf
+    if product is not None and not isinstance(product, (str, Mapping)) and hasattr(product, "_get_node"):
+        from omegaconf import OmegaConf  # Hydra passes a list as a ListConfig: refused below, as a list
 
         product = OmegaConf.to_container(product)  # type: ignore[assignment]
     corpus = Corpus(check_documents(with_products(docs, product), str(root)), source=str(root), empty=tuple(empty))
