@@ -274,6 +274,10 @@ def run(cfg: DictConfig, run_dir: Path) -> dict[str, Any]:
         print(line)
     if line := follow_up_line(rep):
         print(line)
+    if (made := extra.get("products", {})).get("several"):
+        print(f"products: {len(made['pages'])} ({', '.join(f'{k} {v}' for k, v in made['pages'].items())} pages); "
+              f"of the questions on one, {made['named']} name it, {made['named_by_identifier']} an identifier of "
+              f"its own only, {made['added']} had it added (gates.product={made['mode']})")
     print(rep.checks_line())
     print(rep.overlap_line())
     print(f"report:   {paths['report']}")
