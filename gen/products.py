@@ -124,8 +124,9 @@ def _found(docs: Sequence[Document]) -> dict[str, str]:
 
 def with_products(docs: list[Document], product: str | Mapping[str, Any] | None = None) -> list[Document]:
     """``docs`` with ``metadata["product"]`` set where a product is known (module docstring). ``product``: None
-    (found from the folder), a name (every page's), or a mapping from a subfolder (``"hatch"``, ``"a/b"``: the
-    longest that holds a page wins) to a product name; a page's front matter ``product`` comes first."""
+    (found from the folder), a name (every page's), or a mapping from a subfolder or a page (``"hatch"``,
+    ``"a/b"``, ``"attrs.md"``: the longest that holds a page wins) to a product name; a page's front matter
+    ``product`` comes first."""
     if isinstance(product, str):
         if not product.strip():
             raise InputError("corpus.product must be a product name, a mapping {subfolder: name}, or null")
@@ -134,7 +135,7 @@ def with_products(docs: list[Document], product: str | Mapping[str, Any] | None 
         folders = sorted(((str(k).strip("/"), str(v).strip()) for k, v in product.items()), key=lambda kv: -len(kv[0]))
         if any(not k or not v for k, v in folders):
             raise InputError(f"corpus.product: a mapping needs a subfolder and a name in each entry, got {dict(product)}")
-        given = {d.id: next((v for k, v in folders if d.id.startswith(k + "/")), "") for d in docs}
+        given = {d.id: next((v for k, v in folders if d.id == k or d.id.startswith(k + "/")), "") for d in docs}
         given = {k: v for k, v in given.items() if v}
     elif product is None:
         given = _found(docs)

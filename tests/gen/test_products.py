@@ -116,6 +116,9 @@ def test_corpus_product_sets_it_and_front_matter_comes_first(two, tmp_path):
     assert [mapped.get(i).metadata.get(PRODUCT) for i in ("quillmark/index.md", "tesselate/guide.md", "index.md")] \
         == ["Quill Mark", "Tess", None]
     assert names("How do I open a quill-mark shell?", "Quill Mark")
+    paged = read_folder(two, product={"index.md": "Toolbox", "quillmark": "Quillmark"})  # a page, a folder
+    assert [paged.get(i).metadata.get(PRODUCT) for i in ("index.md", "quillmark/index.md", "tesselate/guide.md")] \
+        == ["Toolbox", "Quillmark", None]
     fm = _folder(tmp_path / "fm", {"a/x.md": "---\nproduct: Inkwell\n---\n" + QUILL, "b/y.md": TESS})
     assert read_folder(fm).get("a/x.md").metadata[PRODUCT] == "Inkwell"
     with pytest.raises(InputError, match="corpus.product"):
