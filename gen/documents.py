@@ -85,7 +85,8 @@ def read_folder(path: str | Path, suffixes: Iterable[str] = TEXT_SUFFIXES, min_c
         log.warning("%s: left out %d empty file(s) of %d: %s", root, len(empty), len(empty) + len(docs),
                     _first(empty))
     if product is not None and not isinstance(product, (str, Mapping)) and hasattr(product, "_get_node"):
-        from omegaconf import OmegaConf  # Hydra passes a list as a ListConfig: refused below, as a list
+        # Hydra passes a list as a ListConfig: made a list, which with_products refuses
+        from omegaconf import OmegaConf
 
         product = OmegaConf.to_container(product)  # type: ignore[assignment]
     corpus = Corpus(check_documents(with_products(docs, product), str(root)), source=str(root), empty=tuple(empty))

@@ -39,8 +39,8 @@ PRODUCT = "product"
 MODES = ("repair", "refuse", "off")
 
 # A relative link target in Markdown or HTML source: "](../x.md)", "href='x.html'" (no scheme, no site root, no anchor)
-_LINK = re.compile(r"\]\(\s*<?([^)\s>]+)|\bhref\s*=\s*[\"']([^\"']+)[\"']", re.I)
-_SCHEME = re.compile(r"^[a-z][a-z0-9+.-]*:", re.I)
+_LINK = re.compile(r"\]\(\s*<?([^)\s>]+)|\bhref\s*=\s*[\"']([^\"']+)[\"']", re.IGNORECASE)
+_SCHEME = re.compile(r"^[a-z][a-z0-9+.-]*:", re.IGNORECASE)
 # A name that reads as code: a dotted name (structlog.stdlib), snake_case, CamelCase with an inner capital, a --flag
 _IDENTIFIER = re.compile(r"(?<![\w.-])(?:--[a-z][\w-]{2,}|[A-Za-z_]\w*(?:\.[A-Za-z_]\w+)+|[A-Za-z]\w*_\w+|"
                          r"[A-Z][a-z0-9]+[A-Z]\w*|[a-z]+[A-Z]\w*)(?![\w-])")
@@ -74,7 +74,7 @@ def _prose(doc: Document) -> str:
 
 def spelling(name: str, docs: Sequence[Document]) -> str:
     """``name`` as ``docs`` write it most often in their prose (case aside), ``name`` itself when they never do."""
-    pattern = re.compile(rf"(?<![\w.-]){re.escape(name)}(?![\w-])", re.I)
+    pattern = re.compile(rf"(?<![\w.-]){re.escape(name)}(?![\w-])", re.IGNORECASE)
     forms = Counter(m.group(0) for d in docs for m in pattern.finditer(_prose(d)))
     return max(forms.items(), key=lambda kv: (kv[1], kv[0] != kv[0].lower()))[0] if forms else name
 
@@ -116,7 +116,7 @@ def _found(docs: Sequence[Document]) -> dict[str, str]:
         members = [d for d in pages if _top(d.id) in group]
         folders = [f for f in group if f]
         named = Counter({f: len(re.findall(rf"(?<![\w.-]){re.escape(f)}(?![\w-])", " ".join(map(_prose, members)),
-                                           re.I)) for f in folders})
+                                           re.IGNORECASE)) for f in folders})
         name = spelling(max(folders, key=lambda f: (named[f], -folders.index(f))), members)
         out.update({d.id: name for d in members})
     return out
@@ -158,7 +158,7 @@ def names(question: str, product: str) -> bool:
     """Whether ``question`` names ``product``: a word of it starts with the name ("blackd", "Hatchling" name Black
     and Hatch), case aside; a name of several words or with dashes matches with spaces or dashes between them."""
     parts = [re.escape(p) for p in re.split(r"[\s_-]+", product.strip()) if p]
-    return bool(parts) and re.search(r"(?<![\w.])" + r"[\s_-]*".join(parts), question, re.I) is not None
+    return bool(parts) and re.search(r"(?<![\w.])" + r"[\s_-]*".join(parts), question, re.IGNORECASE) is not None
 
 
 def identifiers(text: str) -> set[str]:
