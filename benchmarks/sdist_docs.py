@@ -12,6 +12,11 @@ contributing and security notes), and so are pages shorter than ``--min-chars``.
 
     python benchmarks/sdist_docs.py /tmp/sdist_docs              # builds the set, prints pages per package
     python benchmarks/style_candidates.py /tmp/sdist_docs        # candidate counts only (it parses)
+    python benchmarks/sdist_docs.py /tmp/sdist_docs2 --set heldout2   # the second set (below)
+
+``--set heldout`` (the default) is the first list; it was read (2026-11-26-doc-styles-sdist-heldout.md) and is
+tune data since. ``--set heldout2`` is a second list, pinned before anything of it was built: other packages
+with Markdown docs, none installed in the project's environment and none of the first list.
 
 Write it outside the repository (its pages are the packages' authors', under their licences); the lead reads
 its questions, nobody else.
@@ -37,6 +42,29 @@ PACKAGES = {
     "respx": "0.21.1",
     "isort": "5.13.2",
 }
+#: The second held-out list (issue #34, the product named): pinned before any page of it was built or read.
+#: None of these is installed in the project's venv (``pip list``), none is in :data:`PACKAGES`.
+PACKAGES2 = {
+    "jupytext": "1.16.4",
+    "copier": "9.3.1",
+    "pdm": "2.19.1",
+    "pipenv": "2024.1.0",
+    "sqlmodel": "0.0.22",
+    "commitizen": "3.29.1",
+    "httpie": "3.2.3",
+    "environs": "11.0.0",
+    "mike": "2.1.3",
+    # Added after the nine above were built (page counts only, nothing read: eight of them ship no docs/ in their
+    # sdist, only a README), before any page of these was built: projects whose sdists ship a Markdown docs/.
+    "svcs": "24.1.0",
+    "stamina": "24.3.0",
+    "doc2dash": "3.1.0",
+    "environ-config": "24.1.0",
+    "cibuildwheel": "2.21.3",
+    "dirty-equals": "0.8.0",
+    "bump-my-version": "0.26.0",
+}
+SETS = {"heldout": PACKAGES, "heldout2": PACKAGES2}
 #: File names (without extension, lower case) of pages that are not documentation of how to use the package.
 NOT_DOCS = ("changelog", "changes", "history", "license", "licence", "code_of_conduct", "contributing",
             "security", "authors", "contributors")
@@ -82,13 +110,14 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("out", type=Path, help="folder to write the pages to (created; outside the repository)")
     parser.add_argument("--sdists", type=Path, help="keep the downloaded sdists here (default: a temporary folder)")
+    parser.add_argument("--set", choices=sorted(SETS), default="heldout", help="which pinned list to build")
     parser.add_argument("--min-chars", type=int, default=500, help="skip pages shorter than this")
     args = parser.parse_args(argv)
     args.out.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory() as tmp:
         where = args.sdists or Path(tmp)
         where.mkdir(parents=True, exist_ok=True)
-        for name, version in PACKAGES.items():
+        for name, version in SETS[args.set].items():
             try:
                 sdist = download(name, version, where)
             except (subprocess.CalledProcessError, FileNotFoundError) as exc:

@@ -14,12 +14,13 @@ import collections
 from pathlib import Path
 
 from ragsweep.gen.documents import read_folder
+from ragsweep.gen.products import products
 from ragsweep.gen.styles import DOC_STYLES, section_candidates
 from ragsweep.gen.units import document_units
 
 
-def counts(folder: Path, show: str | None = None) -> tuple[int, dict[str, int]]:
-    """(pages read, style -> candidates) of every page under ``folder``."""
+def counts(folder: Path, show: str | None = None) -> tuple[int, dict[str, int], dict[str, int]]:
+    """(pages read, style -> candidates, product -> pages) of every page under ``folder`` (no product: one)."""
     corpus = read_folder(str(folder))
     total: collections.Counter[str] = collections.Counter()
     pages = 0
@@ -32,7 +33,7 @@ def counts(folder: Path, show: str | None = None) -> tuple[int, dict[str, int]]:
             for c in found if style == show else ():
                 print("==", doc.id, " > ".join(c.section), "| required", c.required)
                 print("   " + "\n   ".join(u.text[:300].replace("\n", "\n   ") for u in c.shown))
-    return pages, {s: total[s] for s in DOC_STYLES}
+    return pages, {s: total[s] for s in DOC_STYLES}, products(corpus).pages
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -40,11 +41,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("folders", type=Path, nargs="+")
     parser.add_argument("--show", choices=DOC_STYLES, help="print this style's candidates (tune sets only)")
     args = parser.parse_args(argv)
-    print("| folder | pages | " + " | ".join(DOC_STYLES) + " |")
-    print("| --- | --- | " + " | ".join("---" for _ in DOC_STYLES) + " |")
+    print("| folder | pages | products | " + " | ".join(DOC_STYLES) + " |")
+    print("| --- | --- | --- | " + " | ".join("---" for _ in DOC_STYLES) + " |")
     for folder in args.folders:
-        pages, found = counts(folder, args.show)
-        print(f"| {folder} | {pages} | " + " | ".join(str(found[s]) for s in DOC_STYLES) + " |")
+        pages, found, made = counts(folder, args.show)
+        print(f"| {folder} | {pages} | {len(made) or 1} | " + " | ".join(str(found[s]) for s in DOC_STYLES) + " |")
     return 0
 
 

@@ -21,6 +21,7 @@ from ragsweep.gen.followup import follow_up_line
 from ragsweep.gen.gates import GateConfig, check_families
 from ragsweep.gen.generate import GenConfig, Result, check_n, generate
 from ragsweep.gen.parts import build
+from ragsweep.gen.products import MODES, products, summary
 from ragsweep.gen.reword import RewordConfig
 from ragsweep.gen.testset import KINDS, TestSample, read_testset, write_testset
 from ragsweep.gen.topup import append_samples, fresh_ids, read_base
@@ -69,7 +70,15 @@ def gen_config(cfg: DictConfig, concurrency: int, rule_writer: bool = False) -> 
                                       kind_check=_flag(g, "kind_check", True), roundtrip=_flag(g, "roundtrip", True),
                                       roundtrip_hops=_flag(g, "roundtrip_hops", True),
                                       roundtrip_min_f1=_share(g, "roundtrip_min_f1", 0.5),
-                                      families_off=_off(g.get("families_off"))))
+                                      families_off=_off(g.get("families_off")),
+                                      product=_product_mode(g)))
+
+
+def _product_mode(gates: DictConfig) -> str:
+    value = gates.get("product", "repair")
+    if value not in MODES:
+        raise InputError(f"gates.product must be one of {', '.join(MODES)}, got {value!r}")
+    return str(value)
 
 
 def _reword(node: Any) -> RewordConfig:
@@ -246,7 +255,10 @@ def produce(cfg: DictConfig, corpus: Corpus, llm: Any, known: Sequence[TestSampl
     result = generate(corpus.originals(), writer, gcfg, embed=embed, judge=llm, progress=progress)
     if cfg.get("reference_citations"):
         result = replace(result, samples=with_reference_citations(result.samples, corpus))
-    return result, written_with(corpus, writer, gcfg, embed is not None)
+    extra = written_with(corpus, writer, gcfg, embed is not None)
+    if found := summary(products(corpus), result.samples, gcfg.gates.product):
+        extra["products"] = found
+    return result, extra
 
 
 def run(cfg: DictConfig, run_dir: Path) -> dict[str, Any]:
@@ -277,6 +289,10 @@ def run(cfg: DictConfig, run_dir: Path) -> dict[str, Any]:
         print(line)
     if line := follow_up_line(rep):
         print(line)
+    if (made := extra.get("products", {})).get("several"):
+        print(f"products: {len(made['pages'])} ({', '.join(f'{k} {v}' for k, v in made['pages'].items())} pages); "
+              f"of the questions on one, {made['named']} name it, {made['named_by_identifier']} an identifier of "
+              f"its own only, {made['added']} had it added (gates.product={made['mode']})")
     print(rep.checks_line())
     print(rep.overlap_line())
     print(f"report:   {paths['report']}")

@@ -56,6 +56,8 @@ class Candidate:
         style: A documentation style chosen by what the section holds (:mod:`gen.styles`); None: a style is
             drawn from ``styles`` as for any question.
         section: The heading titles over a style candidate's text, outermost first (shown to the writer).
+        product: The product a style candidate's page documents (:mod:`gen.products`; shown to the writer, who
+            names it), None when the corpus does not say.
     """
 
     kind: str
@@ -64,6 +66,7 @@ class Candidate:
     bridge: str | None = None
     style: str | None = None
     section: tuple[str, ...] = ()
+    product: str | None = None
 
     @property
     def key(self) -> str:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import gzip
 import json
 import logging
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +22,7 @@ from ragsweep.gen.corpus import (  # noqa: F401 - the types, re-exported: every 
     check_documents,
     with_duplicates,
 )
+from ragsweep.gen.products import with_products
 from ragsweep.metrics import InputError
 
 log = logging.getLogger(__name__)
@@ -44,7 +45,8 @@ def _read_pdf(path: Path) -> str:
 
 
 def read_folder(path: str | Path, suffixes: Iterable[str] = TEXT_SUFFIXES, min_chars: int = 1,
-                duplicates: str = "equal", near_duplicates: float | None = 0.9, markup: str = "parse") -> Corpus:
+                duplicates: str = "equal", near_duplicates: float | None = 0.9, markup: str = "parse",
+                product: str | Mapping[str, Any] | None = None) -> Corpus:
     """Read every text-like file below ``path``; the id is the path relative to it (POSIX form).
 
     The reader is chosen by extension. With ``markup="parse"`` (the default) Markdown (.md, .markdown) and HTML
@@ -56,6 +58,8 @@ def read_folder(path: str | Path, suffixes: Iterable[str] = TEXT_SUFFIXES, min_c
     A file with fewer than ``min_chars`` characters of text (whitespace only, or a PDF with no text layer)
     is left out, logged and recorded in :attr:`Corpus.empty`; only a folder where no file has text is an
     error. ``duplicates`` and ``near_duplicates``: how copies among the documents count (:func:`with_duplicates`).
+    ``product``: what product each page documents (:func:`gen.products.with_products`: None finds it from the
+    folder; a name for every page; a mapping from subfolder to name), kept as ``metadata["product"]``.
     """
     root = Path(path)
     if not root.is_dir():
@@ -80,7 +84,12 @@ def read_folder(path: str | Path, suffixes: Iterable[str] = TEXT_SUFFIXES, min_c
     if empty:
         log.warning("%s: left out %d empty file(s) of %d: %s", root, len(empty), len(empty) + len(docs),
                     _first(empty))
-    corpus = Corpus(check_documents(docs, str(root)), source=str(root), empty=tuple(empty))
+    if product is not None and not isinstance(product, (str, Mapping)) and hasattr(product, "_get_node"):
+        # Hydra passes a list as a ListConfig: made a list, which with_products refuses
+        from omegaconf import OmegaConf
+
+        product = OmegaConf.to_container(product)  # type: ignore[assignment]
+    corpus = Corpus(check_documents(with_products(docs, product), str(root)), source=str(root), empty=tuple(empty))
     return with_duplicates(corpus, duplicates, near_duplicates)
 
 

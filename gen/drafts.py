@@ -16,6 +16,7 @@ from ragsweep.gen.candidates import Candidate
 from ragsweep.gen.documents import Corpus, Span
 from ragsweep.gen.followup import check_follow_up
 from ragsweep.gen.gates import GateConfig, check_sample
+from ragsweep.gen.products import PRODUCT, Products, products, with_product
 from ragsweep.gen.report import Report
 from ragsweep.gen.testset import FOLLOW_UP_KIND, UNANSWERABLE_KIND, TestSample
 from ragsweep.gen.units import Unit
@@ -111,6 +112,26 @@ class Gating:
     words: CorpusWords | None = None
     units: dict[str, list[Unit]] | None = None
     topics: dict[tuple[str, int], str] | None = None
+    products: Products = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.products = products(self.corpus)
+
+    def _name_product(self, draft: Draft, cand: Candidate) -> Draft | None:
+        """``draft`` with the product it asks about in its provenance and, on a corpus of several products,
+        named in its question (``gates.product``: added at its end, or None to reject it). A follow-up's second
+        turn leaves its subject to the first, so only its product is recorded."""
+        asked = self.products.of(cand.doc_ids)
+        if not asked:
+            return draft
+        provenance = {**draft.provenance, PRODUCT: asked[0] if len(asked) == 1 else asked}
+        missing = [] if cand.kind == FOLLOW_UP_KIND else self.products.missing(draft.question, cand.doc_ids)
+        if missing and self.gates.product == "refuse":
+            return None
+        if missing and self.gates.product == "repair":
+            return replace(draft, question=with_product(draft.question, missing),
+                           provenance={**provenance, "product_added": True})
+        return replace(draft, provenance=provenance)
 
     def gate(self, draft: Draft, cand: Candidate, variation: tuple[str | None, str | None]) -> Passed | None:
         """The deterministic gates (and the absence gate) in order; None when one rejected the draft (it is
@@ -118,6 +139,12 @@ class Gating:
         duplicate gate at once, so the next of its batch is checked against it."""
         corpus, gates, writer, units, words, absence = (self.corpus, self.gates, self.writer, self.units, self.words,
                                                          self.absence)
+        named = self._name_product(draft, cand)
+        if named is None:
+            self.report.reject("unnamed_product", {"candidate": cand.key, "question": draft.question,
+                                                   "product": self.products.of(cand.doc_ids)}, cand.kind)
+            return None
+        draft = named
         unanswerable = cand.kind == UNANSWERABLE_KIND
         if unanswerable:  # whatever the writer said: no evidence, and the one reference
             draft = replace(draft, reference=UNANSWERABLE, evidence=())

@@ -119,6 +119,7 @@ class GateConfig:
     roundtrip_hops: bool = True    # one_sentence_answers: multi_hop / comparative asked of each sentence alone
     roundtrip_min_f1: float = 0.5  # ... agreement: content-word F1 at least this (or one answer inside the other)
     families_off: tuple[str, ...] = ()  # families of FAMILIES switched off (an ablation: benchmarks/gate_audit.py)
+    product: str = "repair"        # a corpus of several products: a question that names none (gen.products)
 
 
 def verbatim(sample: TestSample, corpus: Corpus) -> str | None:

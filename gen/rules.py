@@ -53,6 +53,7 @@ from ragsweep.gen.candidates import Candidate
 from ragsweep.gen.documents import Corpus
 from ragsweep.gen.followup import follow_up_info, pronoun_of, pronounise
 from ragsweep.gen.language import language_of
+from ragsweep.gen.products import names
 from ragsweep.gen.styles import code_reference
 from ragsweep.gen.units import Phrase, Unit, answer_phrases
 from ragsweep.gen.wording import normalise
@@ -376,13 +377,17 @@ _LANGUAGE_WORDS = {"console": "command", "bash": "command", "sh": "command", "sh
 
 def code_question(cand: Candidate, topic: str) -> Draft:
     """A ``code_answer`` question from the titles over a code block: "How do I <task> (<page>)?" when the section
-    title names a task, else "What is the <language> code for <title> (<page>)?"; the reference is the code."""
+    title names a task, else "What is the <language> code for <title> (<page>)?"; the reference is the code. The
+    page's product (:mod:`gen.products`), when known and not in the titles, goes before the page: "(Hatch:
+    <page>)"."""
     code = cand.shown[cand.required[0]]
     fence = code.text.lstrip().split("\n", 1)[0].lstrip("`~").strip()
     body = code_reference(code.text)
     titles = [re.sub(r"\s+", " ", t).strip().rstrip("?:. ") for t in cand.section if t.strip()] or [topic]
     title, page = titles[-1], titles[0]
     where = f" ({page})" if page.lower() not in title.lower() else ""
+    if cand.product and not names(" ".join(titles), cand.product):
+        where = f" ({cand.product}: {page})" if where else f" ({cand.product})"
     words = title.split()
     if not body or not words:
         raise WriteFailed("no code or no section title to ask it by")

@@ -19,6 +19,7 @@ from ragsweep.metrics import Prompt
 class StyleInput(BaseModel):
     """What the writer sees for a documentation style: where the text stands and the text, numbered."""
 
+    product: str | None = Field(default=None, description="the product the docs are of, when the docs say")
     section: str = Field(description="the page and the headings above the text, outermost first")
     sentences: list[str] = Field(description="numbered text of the section: sentences, list items or a code block")
     persona: str | None = None
@@ -31,8 +32,8 @@ class CodeQuestion(BaseModel):
 
 
 _RULES = (
-    "The question stands on its own for someone who has not read the page: it names the product or the feature "
-    "(take it from the section's titles) and never says 'the section', 'the page', 'the text', 'the example' or "
+    "The question stands on its own for someone who has not read the page: it names the product (the 'product' "
+    "given, else take it from the section's titles) and never says 'the section', 'the page', 'the text', 'the example' or "
     "'the code below'. Write it as a user types it: plain words, no Markdown, no backticks, no links, no code "
     "blocks (a parameter or function name may stand as a plain word). Follow the persona when given."
 )
@@ -43,6 +44,7 @@ _ANSWER = (" The answer is short and uses the text's own words; it answers only 
 _HARBOUR = "Harbourline CLI > Tutorial > Scheduling departures"
 #: The made-up product of the examples: a question that names it where the shown text does not copied the example.
 EXAMPLE_PRODUCT = "Harbourline"
+
 
 def _style_prompt(style: str, ask: str, example: tuple[StyleInput, BaseModel]) -> Prompt[StyleInput, Any]:
     """A style's prompt: what it asks for, the rules every style shares, one example; a code answer's writer
@@ -60,7 +62,7 @@ WRITE_HOW_TO = _style_prompt("how_to", (
     f"You write one question that {_ASKS_OF}, of the kind 'How do I "
     "...?' or 'How can I ...?', from numbered text of one section. Ask for the goal the text reaches, not for "
     "one of its steps. "),
-    (StyleInput(section=_HARBOUR, sentences=[
+    (StyleInput(product=EXAMPLE_PRODUCT, section=_HARBOUR, sentences=[
         "To run a departure every day, add a schedule to the route:",
         "- Open harbour.toml.",
         "- Add a [schedule] table with daily = true and the time as at = \"07:30\"."]),
@@ -72,7 +74,7 @@ WRITE_TROUBLESHOOTING = _style_prompt("troubleshooting", (
     "wrong: what an error means, why it happens, or how to fix or avoid it ('Why does ... return a 422 "
     "error?', 'What causes ...Error when ...?', 'How do I fix ...?'), from numbered text of one section. "
     "The answer gives the cause or the fix. "),
-    (StyleInput(section=_HARBOUR, sentences=[
+    (StyleInput(product=EXAMPLE_PRODUCT, section=_HARBOUR, sentences=[
         "Each departure needs a berth.",
         "If two departures claim the same berth at the same time, harbour plan stops with a BerthConflictError "
         "naming both."]),
@@ -83,7 +85,7 @@ WRITE_OPTION = _style_prompt("option", (
     f"You write one question that {_ASKS_OF} about an option, a "
     "parameter or a setting: which one does something ('Which parameter ...?', 'How do I set ...?') or what "
     "one does or defaults to ('What does ... do?'), from numbered text of one section. "),
-    (StyleInput(section=_HARBOUR, sentences=[
+    (StyleInput(product=EXAMPLE_PRODUCT, section=_HARBOUR, sentences=[
         "Departures wait for late passengers.",
         "The grace_minutes setting says how long a departure waits; it defaults to 5."]),
      WriteOutput(question="Which Harbourline setting controls how long a departure waits for late passengers?",
@@ -94,7 +96,7 @@ WRITE_CODE_QUESTION = _style_prompt("code_answer", (
     "last numbered item, a code block (a program, a command or a configuration): how to do what that code "
     "does, as the text before it and the section's titles say it ('How do I ... in ...?', 'What command "
     "...?'). Do not quote the code. "),
-    (StyleInput(section=_HARBOUR, sentences=[
+    (StyleInput(product=EXAMPLE_PRODUCT, section=_HARBOUR, sentences=[
         "You can check a schedule before you publish it:",
         "```console\n$ harbour plan --dry-run routes/ferry.toml\n```"]),
      CodeQuestion(question="How do I check a Harbourline schedule without publishing it?")))

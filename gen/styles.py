@@ -44,6 +44,7 @@ from ragsweep.gen.candidates import Candidate, round_robin
 from ragsweep.gen.chunking import sentence_spans
 from ragsweep.gen.documents import Corpus, Document
 from ragsweep.gen.layout import Block
+from ragsweep.gen.products import product_of
 from ragsweep.gen.style_checks import (
     MIN_PROSE_WORDS,
     commands,
@@ -356,7 +357,7 @@ def section_candidates(doc: Document, units: Sequence[Unit], style: str) -> list
             spans = tuple((u.start, u.end) for u in c.shown)
             if spans not in seen:
                 seen.add(spans)
-                found.append(replace(c, section=path))
+                found.append(replace(c, section=path, product=product_of(doc)))
     return found
 
 

@@ -177,11 +177,14 @@ class LLMWriter:
     async def _styled(self, cand: Candidate, topics: list[str], persona: str | None) -> Draft:
         """A documentation style's question (:mod:`gen.styles`, :data:`gen.style_prompts.STYLE_PROMPTS`). A
         ``code_answer`` question's reference is its code block's code and its evidence the whole block. The
-        writer is shown the titles over the text, the document's name first; a question that names none of
-        them is refused here, before the round trip spends a call on it (:func:`names_its_place`)."""
+        writer is shown the titles over the text, the document's name first, and the product its page documents
+        when the corpus says (:mod:`gen.products`); a question that names none of the titles is refused here,
+        before the round trip spends a call on it (:func:`names_its_place`). Whether it names its product is the
+        gates' to check (``gates.product``), for every writer."""
         prompt = STYLE_PROMPTS[str(cand.style)]
         section = " > ".join(cand.section) or (topics[-1] if topics else "")
-        data = StyleInput(section=section, sentences=[u.text for u in cand.shown], persona=persona)
+        data = StyleInput(product=cand.product, section=section, sentences=[u.text for u in cand.shown],
+                          persona=persona)
         self.calls += 1
         try:
             done = await complete(self.llm, prompt, data, max_tokens=max(self.max_tokens, prompt.max_tokens))

@@ -1,0 +1,189 @@
+"""Each page's product (gen.products): found from a docs folder, set by corpus.product, told to the writers, and
+named by every question on a folder of several products (gates.product)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+import ragsweep
+from ragsweep.gen.documents import read_folder
+from ragsweep.gen.gates import GateConfig
+from ragsweep.gen.generate import GenConfig, generate
+from ragsweep.gen.products import PRODUCT, names, products, spelling, with_product
+from ragsweep.gen.rules import RuleWriter
+from ragsweep.gen.styles import section_candidates
+from ragsweep.gen.units import document_units
+from ragsweep.gen.writer import LLMWriter
+from ragsweep.metrics import InputError
+from ragsweep.metrics.llm import ScriptedLLM
+
+# Two made-up products whose docs share their words ("environment", "shell", "Getting started"), each with a
+# name of its own as code (quill_notebook, TessGrid) and one code name both use (env_name).
+QUILL = """# Getting started
+
+Quillmark keeps your notes in plain text files and syncs them between machines. Quillmark works in a notebook
+environment that holds the notes of one project, and every notebook has its own settings file.
+
+## Launching a shell
+
+To work inside a specific environment, you can open a shell with the notebook named by quill_notebook:
+
+```console
+$ quill shell --notebook work
+```
+
+## Environment settings
+
+The env_name setting names the environment a shell opens, and quillmark reads it from the settings file of
+the notebook when no notebook is given on the command line.
+"""
+
+TESS = """# Getting started
+
+Tesselate builds map tiles from survey data and keeps each build apart in an environment of its own. Each
+environment of Tesselate holds the survey files and the TessGrid layout of one map.
+
+## Launching a shell
+
+To work inside a specific environment, you can open a shell with the build environment loaded:
+
+```console
+$ tess shell --env coast
+```
+
+## Environment settings
+
+The env_name setting names the environment a shell opens, and the tiles of every build go to its own folder
+below the output folder of the project.
+"""
+
+INDEX = "# Our tools\n\nThe docs of [Quillmark](quillmark/index.md) and [Tesselate](tesselate/guide.md) are here.\n"
+
+
+def _folder(root: Path, pages: dict[str, str]) -> Path:
+    for rel, text in pages.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text, encoding="utf-8")
+    return root
+
+
+@pytest.fixture()
+def two(tmp_path):
+    return _folder(tmp_path / "docs", {"quillmark/index.md": QUILL, "tesselate/guide.md": TESS, "index.md": INDEX})
+
+
+def test_each_subfolder_of_a_folder_of_several_products_is_one_spelled_as_its_pages_spell_it(two):
+    corpus = read_folder(two)
+    assert corpus.get("quillmark/index.md").metadata[PRODUCT] == "Quillmark"  # not the folder's "quillmark"
+    assert corpus.get("tesselate/guide.md").metadata[PRODUCT] == "Tesselate"
+    assert PRODUCT not in corpus.get("index.md").metadata  # a page at the root, linking to both, is of neither
+    index = products(corpus)
+    assert index.several and index.pages == {"Quillmark": 1, "Tesselate": 1}
+    assert "quill_notebook" in index.unique["Quillmark"] and "tessgrid" in index.unique["Tesselate"]
+    assert "env_name" not in index.unique["Quillmark"] | index.unique["Tesselate"]  # both products' pages hold it
+
+
+def test_a_question_names_its_product_or_a_name_only_its_pages_hold(two):
+    index = products(read_folder(two))
+    doc = ["quillmark/index.md"]
+    assert index.missing("How do I launch a shell within a specific environment?", doc) == ["Quillmark"]
+    assert index.missing("How do I launch a shell within a Quillmark environment?", doc) == []
+    assert index.missing("What does quill_notebook name when I open a shell?", doc) == []  # its own code name
+    assert index.missing("What does the env_name setting name?", doc) == ["Quillmark"]  # a name both hold
+    assert index.missing("How do I launch a shell in Tesselate?", doc) == ["Quillmark"]  # another product
+    assert index.missing("How do I launch a shell?", ["index.md"]) == []  # a page of no product: nothing asked
+
+
+def test_sections_of_one_products_docs_that_link_to_each_other_are_one_product(tmp_path):
+    folder = _folder(tmp_path / "site", {
+        "tutorial/shell.md": QUILL + "\nThe [settings](../advanced/settings.md) page says more.\n",
+        "advanced/settings.md": QUILL.replace("# Getting started", "# Settings"),
+        "index.md": INDEX})
+    corpus = read_folder(folder)
+    assert all(PRODUCT not in d.metadata for d in corpus.documents)
+    assert not products(corpus).several
+    assert products(corpus).missing("How do I launch a shell?", ["tutorial/shell.md"]) == []
+
+
+def test_corpus_product_sets_it_and_front_matter_comes_first(two, tmp_path):
+    one = read_folder(two, product="Toolbox")
+    assert {d.metadata[PRODUCT] for d in one.documents} == {"Toolbox"}
+    assert not products(one).several  # one product: a question need not name it
+    mapped = read_folder(two, product={"quillmark": "Quill Mark", "tesselate/": "Tess"})
+    assert [mapped.get(i).metadata.get(PRODUCT) for i in ("quillmark/index.md", "tesselate/guide.md", "index.md")] \
+        == ["Quill Mark", "Tess", None]
+    assert names("How do I open a quill-mark shell?", "Quill Mark")
+    paged = read_folder(two, product={"index.md": "Toolbox", "quillmark": "Quillmark"})  # a page, a folder
+    assert [paged.get(i).metadata.get(PRODUCT) for i in ("index.md", "quillmark/index.md", "tesselate/guide.md")] \
+        == ["Toolbox", "Quillmark", None]
+    fm = _folder(tmp_path / "fm", {"a/x.md": "---\nproduct: Inkwell\n---\n" + QUILL, "b/y.md": TESS})
+    assert read_folder(fm).get("a/x.md").metadata[PRODUCT] == "Inkwell"
+    with pytest.raises(InputError, match="corpus.product"):
+        read_folder(two, product=["quillmark"])
+
+
+def test_names_and_the_repair():
+    assert names("What causes blackd to return a 400 error?", "Black")  # a word that starts with the name
+    assert not names("What does the setting do?", "Black")
+    assert with_product("How do I open a shell?", ["Quillmark"]) == "How do I open a shell in Quillmark?"
+    assert with_product("Open a shell", ["A", "B"]) == "Open a shell (A and B)"
+    assert spelling("quillmark", []) == "quillmark"
+
+
+def test_the_rule_writer_names_the_product_of_every_question(two):
+    corpus = read_folder(two)
+    result = generate(corpus, RuleWriter(), GenConfig(n=6, styles=("docs",), kinds=(("single_hop", 1.0),),
+                                                      gates=GateConfig(specific=False)))
+    assert any(PRODUCT in s.provenance for s in result.samples)
+    for s in result.samples:
+        product = corpus.get(s.evidence[0].doc_id).metadata.get(PRODUCT)
+        assert s.provenance.get(PRODUCT) == product  # none for the root page
+        assert product is None or names(s.question, product), s.question
+    code = [s for s in result.samples if s.provenance.get("style") == "code_answer"]
+    assert code and all(not s.provenance.get("product_added") for s in code)  # it writes the name itself
+
+
+def _writes_no_product(messages, schema):
+    data = json.loads(messages[-1]["content"])
+    if "whose answer is the last numbered item" in messages[0]["content"]:
+        return {"question": "How do I launch a shell within a specific environment?"}
+    return {"question": "Which setting names the environment that a shell opens?",
+            "answer": " ".join(data["sentences"][-1].rstrip(".").split()[-5:]), "used": [len(data["sentences"])]}
+
+
+@pytest.mark.parametrize("mode", ["repair", "refuse", "off"])
+def test_a_question_that_names_no_product_is_repaired_refused_or_kept(two, mode):
+    corpus = read_folder(two)
+    llm = ScriptedLLM(_writes_no_product)
+    result = generate(corpus, LLMWriter(llm), GenConfig(n=4, styles=("code_answer",), kinds=(("single_hop", 1.0),),
+                                                        gates=GateConfig(specific=False, product=mode)))
+    shown = [json.loads(c.messages[-1]["content"]) for c in llm.calls]
+    code_inputs = [s for s in shown if "product" in s]
+    assert code_inputs and {s["product"] for s in code_inputs} <= {"Quillmark", "Tesselate"}  # the writer is told
+    if mode == "refuse":
+        assert not result.samples and result.report.rejected["unnamed_product"] >= 2
+        return
+    assert result.samples
+    for s in result.samples:
+        product = s.provenance[PRODUCT]
+        if mode == "repair":
+            assert s.question.endswith(f" in {product}?") and s.provenance["product_added"]
+        else:
+            assert not names(s.question, product) and "product_added" not in s.provenance
+
+
+def test_style_candidates_carry_the_product_and_the_report_counts_the_named(two):
+    corpus = read_folder(two)
+    doc = corpus.get("tesselate/guide.md")
+    found = section_candidates(doc, document_units(doc), "code_answer")
+    assert found and {c.product for c in found} == {"Tesselate"}
+    ts = ragsweep.generate(str(two), n=4, styles=["docs"], kinds={"single_hop": 1.0},
+                           gates={"embed": False, "specific": False})
+    rep = ts.report["products"]
+    assert rep["several"] and rep["pages"] == {"Quillmark": 1, "Tesselate": 1}
+    asked = [s for s in ts.samples if PRODUCT in s.provenance]  # the root page's are of no product
+    assert asked and sum(rep["accepted"].values()) == len(asked)
+    assert rep["named"] + rep["named_by_identifier"] + rep["added"] == len(asked)
