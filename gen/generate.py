@@ -215,11 +215,14 @@ async def agenerate(corpus: Corpus, writer: Writer, cfg: GenConfig, *,
         async with limiter:
             return await _reword_and_round_trip(passed, writer, roundtrip, gating, cfg)
 
+    report.time("setup", time.perf_counter() - started)
     while len(samples) < n and not stopped:
+        clock = time.perf_counter()
         batch = _next_batch(schedule, max(1, cfg.batch or cfg.concurrency))
         if not batch:
             break
         drafts = await asyncio.gather(*(attempt(c) for c in batch))
+        clock = _lap(report, "write", clock)
         passed: list[Passed] = []  # through every deterministic gate, in candidate order
         for cand, draft in zip(batch, drafts):
             if len(samples) + len(passed) >= n:
@@ -230,16 +233,21 @@ async def agenerate(corpus: Corpus, writer: Writer, cfg: GenConfig, *,
                 stopped = True
             if isinstance(draft, WriteFailed):
                 report.reject("write_failed", {"candidate": cand.key, "error": str(draft)[:300]}, cand.kind)
+                report.spend("write_failed", 1, 0)
             else:
                 usage = usage + draft.usage
                 if (ok := gating.gate(draft, cand, variations(cand, cfg))) is not None:
                     passed.append(ok)
+                else:
+                    report.spend(str(report.last_reason), 1, draft.usage.completion_tokens)
             if stopped:
                 break
+        clock = _lap(report, "gates", clock)
         # The round trips, only for questions every cheap gate let through (an unanswerable one is asked of the
         # sentences its writer was shown, and must not be answered from them).
         if roundtrip is not None or cfg.reword.bias is not None:
             passed = list(await asyncio.gather(*(check(p) for p in passed)))
+            _lap(report, "roundtrip", clock)
         usage = usage + _settle(passed, gating, samples)
         bar.n = len(samples)
         bar.set_postfix(accepted=report.accepted, rejected=report.n_rejected, refresh=False)
@@ -264,12 +272,20 @@ async def _reword_and_round_trip(passed: Passed, writer: Writer, roundtrip: LLM 
     return await round_trip(passed, roundtrip, cfg.gates.roundtrip_min_f1, cfg.gates.roundtrip_hops)
 
 
+def _lap(report: Report, stage: str, since: float) -> float:
+    """Add the seconds since ``since`` to ``stage`` in the report; return the time now."""
+    now = time.perf_counter()
+    report.time(stage, now - since)
+    return now
+
+
 def _settle(passed: Sequence[Passed], gating: Gating, samples: list[TestSample]) -> Usage:
     """The round trips' verdicts: each sample they let through is numbered and joins ``samples``, each one they
     turned down leaves the duplicate gate and is counted in the report. Returns what the round trips used."""
     usage = Usage()
     for p in passed:
         usage = usage + p.usage
+        gating.report.spend(p.reason or "accepted", 1 + p.calls, p.written.completion_tokens + p.usage.completion_tokens)
         if p.outcome is not None:
             gating.report.count_roundtrip(p.outcome)
         if p.reason is not None:
