@@ -21,8 +21,9 @@
    package), taking turns, so two versions are compared in one session on the same machine state:
 
     python benchmarks/gen.py cold --n-local 10 --seed 0 1                  # this tree, seeds 0 and 1
-    python benchmarks/gen.py cold --trees ../../base . --seed 0 1 --gen llm.threads=1
+    python benchmarks/gen.py cold --trees /src/before /src/after --seed 0 1 --threads 1
     python benchmarks/gen.py cold --corpus ../shared/data/docs-fastapi --gen 'styles=[docs]'
+    python benchmarks/gen.py cold --trees /src/before /src/after --seed 0 1 --together   # both at once
 
    Wall time moves with whatever else the cores run; the CPU minutes of the process (user + system)
    move less, so both are printed.
@@ -145,7 +146,6 @@ def cold(tree: Path, n: int, seed: int, overrides: list[str] = (), corpus_path: 
     """One cold ``ragsweep gen`` in a fresh process, run from ``tree`` (a folder holding the ``ragsweep`` package),
     on a fresh LLM cache (the assembled model is kept). Returns wall and CPU seconds, and the run's report."""
     import json
-    import resource
     import subprocess
 
     with tempfile.TemporaryDirectory() as tmp:
@@ -154,16 +154,17 @@ def cold(tree: Path, n: int, seed: int, overrides: list[str] = (), corpus_path: 
         cmd = [sys.executable, "-m", "ragsweep.harness.cli", "gen", f"n={n}", f"seed={seed}", f"cache.dir={tmp}",
                f"out={out}", "progress=false", *([f"llm.threads={threads}"] if threads else []), *corpus, *overrides]
         env = {**os.environ, "PYTHONPATH": str(Path(tree).resolve())}
-        before = resource.getrusage(resource.RUSAGE_CHILDREN)
         started = time.perf_counter()
-        done = subprocess.run(cmd, env=env, cwd=tmp, capture_output=True, text=True)
-        wall = time.perf_counter() - started
-        after = resource.getrusage(resource.RUSAGE_CHILDREN)
-        if done.returncode not in (0, 3):
-            raise SystemExit(f"{' '.join(cmd)} exited {done.returncode}:\n{done.stderr[-2000:]}")
+        with open(Path(tmp) / "stderr.txt", "w+") as err:
+            proc = subprocess.Popen(cmd, env=env, cwd=tmp, stdout=subprocess.DEVNULL, stderr=err)
+            _, status, usage = os.wait4(proc.pid, 0)  # this child's own CPU time, whatever else runs beside it
+            proc.returncode = os.waitstatus_to_exitcode(status)
+            wall = time.perf_counter() - started
+            if proc.returncode not in (0, 3):
+                err.seek(0)
+                raise SystemExit(f"{' '.join(cmd)} exited {proc.returncode}:\n{err.read()[-2000:]}")
         report = json.loads(out.with_name(out.stem + ".report.json").read_text())
-    cpu = after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
-    return {"tree": str(tree), "seed": seed, "wall": wall, "cpu": cpu, "report": report}
+    return {"tree": str(tree), "seed": seed, "wall": wall, "cpu": usage.ru_utime + usage.ru_stime, "report": report}
 
 
 def cold_lines(r: dict) -> list[str]:
@@ -261,6 +262,9 @@ def main() -> None:
     parser.add_argument("--trees", nargs="+", default=[str(ROOT.parent)],
                         help="cold: source trees to run ragsweep gen from (each holds a ragsweep package), in turn")
     parser.add_argument("--threads", type=int, help="cold: llm.threads (default: the config's)")
+    parser.add_argument("--together", action="store_true",
+                        help="cold: run each seed's trees at the same time (on cores other work keeps busy, both "
+                             "then meet the same load) instead of in turn")
     parser.add_argument("--beir", default=str(ROOT.parent / "shared" / "data" / "scifact"))
     parser.add_argument("--split", default="dev")
     args = parser.parse_args()
@@ -272,9 +276,17 @@ def main() -> None:
     if args.command == "cold":
         runs = []
         for seed in args.seed:
-            for tree in args.trees:
-                runs.append(cold(Path(tree), args.n_local, seed, args.gen, args.corpus, args.threads))
-                print("\n".join(cold_lines(runs[-1])), flush=True)
+            if args.together:  # each seed's trees at the same time: the same machine state for each
+                from concurrent.futures import ThreadPoolExecutor
+
+                with ThreadPoolExecutor(len(args.trees)) as pool:
+                    done = list(pool.map(lambda t: cold(Path(t), args.n_local, seed, args.gen, args.corpus,
+                                                        args.threads), args.trees))
+            else:
+                done = [cold(Path(t), args.n_local, seed, args.gen, args.corpus, args.threads) for t in args.trees]
+            for r in done:
+                runs.append(r)
+                print("\n".join(cold_lines(r)), flush=True)
         print("\n".join(cold_table(runs)))
         return
     if args.gen:

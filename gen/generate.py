@@ -215,6 +215,7 @@ async def agenerate(corpus: Corpus, writer: Writer, cfg: GenConfig, *,
         async with limiter:
             return await _reword_and_round_trip(passed, writer, roundtrip, gating, cfg)
 
+    write_calls = 0 if getattr(writer, "llm", None) is None else 1  # the rule writer calls no model
     report.time("setup", time.perf_counter() - started)
     while len(samples) < n and not stopped:
         clock = time.perf_counter()
@@ -233,13 +234,13 @@ async def agenerate(corpus: Corpus, writer: Writer, cfg: GenConfig, *,
                 stopped = True
             if isinstance(draft, WriteFailed):
                 report.reject("write_failed", {"candidate": cand.key, "error": str(draft)[:300]}, cand.kind)
-                report.spend("write_failed", 1, 0)
+                report.spend("write_failed", write_calls, 0)
             else:
                 usage = usage + draft.usage
                 if (ok := gating.gate(draft, cand, variations(cand, cfg))) is not None:
                     passed.append(ok)
                 else:
-                    report.spend(str(report.last_reason), 1, draft.usage.completion_tokens)
+                    report.spend(str(report.last_reason), write_calls, draft.usage.completion_tokens)
             if stopped:
                 break
         clock = _lap(report, "gates", clock)
@@ -248,7 +249,7 @@ async def agenerate(corpus: Corpus, writer: Writer, cfg: GenConfig, *,
         if roundtrip is not None or cfg.reword.bias is not None:
             passed = list(await asyncio.gather(*(check(p) for p in passed)))
             _lap(report, "roundtrip", clock)
-        usage = usage + _settle(passed, gating, samples)
+        usage = usage + _settle(passed, gating, samples, write_calls)
         bar.n = len(samples)
         bar.set_postfix(accepted=report.accepted, rejected=report.n_rejected, refresh=False)
         bar.refresh()
@@ -279,13 +280,15 @@ def _lap(report: Report, stage: str, since: float) -> float:
     return now
 
 
-def _settle(passed: Sequence[Passed], gating: Gating, samples: list[TestSample]) -> Usage:
+def _settle(passed: Sequence[Passed], gating: Gating, samples: list[TestSample], write_calls: int = 1) -> Usage:
     """The round trips' verdicts: each sample they let through is numbered and joins ``samples``, each one they
-    turned down leaves the duplicate gate and is counted in the report. Returns what the round trips used."""
+    turned down leaves the duplicate gate and is counted in the report, with what it cost (``write_calls``: the
+    model calls a write made). Returns what the round trips used."""
     usage = Usage()
     for p in passed:
         usage = usage + p.usage
-        gating.report.spend(p.reason or "accepted", 1 + p.calls, p.written.completion_tokens + p.usage.completion_tokens)
+        gating.report.spend(p.reason or "accepted", write_calls + p.calls,
+                            p.written.completion_tokens + p.usage.completion_tokens)
         if p.outcome is not None:
             gating.report.count_roundtrip(p.outcome)
         if p.reason is not None:

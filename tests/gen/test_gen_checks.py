@@ -580,3 +580,14 @@ def test_the_report_says_what_each_outcome_cost_in_calls_and_time():
     line = rep.time_line()
     assert line.startswith("time:     setup ") and f"{len(llm.calls)} model calls" in line
     assert f"{spent['accepted']['calls']} of them for accepted questions" in line
+
+
+def test_the_rule_writer_spends_no_model_call():
+    from ragsweep.gen.rules import RuleWriter
+
+    result = generate(read_shipped(), RuleWriter(), GenConfig(n=5, seed=0))
+    spent = result.report.spent
+    assert spent["accepted"]["candidates"] == len(result.samples) == 5
+    assert sum(v["candidates"] for v in spent.values()) == result.attempts
+    assert all(v["calls"] == 0 and v["generated_tokens"] == 0 for v in spent.values())
+    assert "model calls" not in result.report.time_line()
