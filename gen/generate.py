@@ -171,14 +171,9 @@ def _next_batch(schedule: Schedule, size: int) -> list[Candidate]:
     return batch
 
 
-async def agenerate(corpus: Corpus, writer: Writer, cfg: GenConfig, *,
-                    embed: Callable[[list[str]], np.ndarray] | None = None, judge: LLM | None = None,
-                    progress: bool = False) -> Result:
-    """See :func:`generate`."""
-    from tqdm import tqdm
-
-    started = time.perf_counter()
-    n = check_n(cfg.n)
+def _prepare(corpus: Corpus, writer: Writer, cfg: GenConfig, embed: Callable[[list[str]], np.ndarray] | None,
+             max_attempts: int) -> tuple[Report, Gating, Schedule, dict[tuple[str, int], str]]:
+    """A run's report, gates, schedule of candidates, and each sampled unit's topic."""
     units = _sampled_units(corpus, writer, cfg)
     # Each unit's topic, shown to the writer beside its sentence: its document's, or its own article's in a
     # document that glues several together (gen.units.unit_topics).
@@ -187,14 +182,26 @@ async def agenerate(corpus: Corpus, writer: Writer, cfg: GenConfig, *,
     prepare = getattr(writer, "prepare", None)  # optional: a writer that learns from the corpus's sentences
     if prepare is not None:
         prepare(units, requested(cfg.styles)[1])
-    report = Report(requested=n)
+    report = Report(requested=cfg.n)
     gating = _gating(corpus, writer, cfg, mix, units, topics, embed, report)
     streams = _streams(corpus, writer, cfg, mix, units, topics, report)
     unnamed = sum(not names_subject(u.text) for us in units.values() for u in us)
     report.units = {"sentences": sum(map(len, units.values())), "unnamed_subject": unnamed,
                     "left_out": unnamed if cfg.gates.named_subject else 0, **getattr(writer, "left_out", {})}
+    schedule = Schedule(kind_quotas(cfg.n, mix), streams, report, cfg.max_tries_per_sample, max_attempts)
+    return report, gating, schedule, topics
+
+
+async def agenerate(corpus: Corpus, writer: Writer, cfg: GenConfig, *,
+                    embed: Callable[[list[str]], np.ndarray] | None = None, judge: LLM | None = None,
+                    progress: bool = False) -> Result:
+    """See :func:`generate`."""
+    from tqdm import tqdm
+
+    started = time.perf_counter()
+    n = check_n(cfg.n)
     max_attempts = cfg.max_attempts or 20 * n + 50
-    schedule = Schedule(kind_quotas(n, mix), streams, report, cfg.max_tries_per_sample, max_attempts)
+    report, gating, schedule, topics = _prepare(corpus, writer, cfg, embed, max_attempts)
     samples: list[TestSample] = []
     usage, attempts, stopped = Usage(), 0, False
     bar = tqdm(total=n, desc="gen", unit="q", disable=not progress, dynamic_ncols=True)
