@@ -194,7 +194,9 @@ class LocalLLM(StructuredBackend):
             except Exception:  # noqa: BLE001 - raised again, with its message, by the first call
                 pass
 
-        threading.Thread(target=load, name="llama-load", daemon=True).start()
+        # Not a daemon: a command that fails while the model loads waits for the load to end before it exits,
+        # rather than tearing llama.cpp down under a thread still inside it.
+        threading.Thread(target=load, name="llama-load").start()
 
     def _load(self) -> Any:
         with self._load_lock:
