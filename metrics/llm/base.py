@@ -142,8 +142,8 @@ Generate = Callable[[list[Message], dict[str, Any] | None, bool, int | None], Aw
 
 #: What a JSON schema holds to ask for its reply laid out as ``json.dumps`` lays it out (``{"a": 1, "b": [2]}``: no line
 #: break, no indentation), as the ``json`` prompt layout shows its examples. Under a free layout the packaged 1.5B
-#: writes each reply indented over several lines, and every line break and indent is a token generated one at a
-#: time: a third of a written question's tokens. Read by llama.cpp's grammar engine (LLGuidance's ``x-guidance``
+#: writes most replies indented over several lines, and every line break and indent is a token generated one at a
+#: time (benchmarks/results/2026-11-26-gen-speed-cold.md). Read by llama.cpp's grammar engine (LLGuidance's ``x-guidance``
 #: options); the other backends drop it (:func:`without_layout`). Being part of the schema, it is part of the
 #: cache key and of the prompt's version.
 COMPACT_JSON: dict[str, Any] = {"x-guidance": {"whitespace_flexible": False, "item_separator": ", ",
