@@ -14,7 +14,21 @@
    prefix its cache replays too), LLM calls per accepted pair and the round trips' agreement; under it, the
    accepted questions' styles and where the time went (model minutes and calls per prompt, and the rest).
 
-2. Specificity: the share of a test set's questions whose source document the all-MiniLM-L6-v2
+2. Cold: the real ``ragsweep gen`` command timed from process start to exit (imports, corpus, model load
+   and all), each run in a fresh process on a fresh LLM cache, with where its time went (from the run's
+   report: seconds per stage, model load, calls and tokens per prompt, the calls spent on each rejection
+   reason). ``--trees`` runs the same command from other source trees (each a folder holding a ``ragsweep``
+   package), taking turns, so two versions are compared in one session on the same machine state:
+
+    python benchmarks/gen.py cold --n-local 10 --seed 0 1                  # this tree, seeds 0 and 1
+    python benchmarks/gen.py cold --trees /src/before /src/after --seed 0 1 --threads 1
+    python benchmarks/gen.py cold --corpus ../shared/data/docs-fastapi --gen 'styles=[docs]'
+    python benchmarks/gen.py cold --trees /src/before /src/after --seed 0 1 --together   # both at once
+
+   Wall time moves with whatever else the cores run; the CPU minutes of the process (user + system)
+   move less, so both are printed.
+
+3. Specificity: the share of a test set's questions whose source document the all-MiniLM-L6-v2
    Flat retriever (whole documents, no chunking) finds in its top 10:
 
     python benchmarks/gen.py specificity TESTSET.jsonl --beir ../shared/data/scifact --split dev
@@ -127,6 +141,81 @@ def _evaluated(llm: object) -> int:
     return int(getattr(llm, "prompt_evaluated", 0) or 0)
 
 
+def cold(tree: Path, n: int, seed: int, overrides: list[str] = (), corpus_path: str | None = None,
+         threads: int | None = None) -> dict:
+    """One cold ``ragsweep gen`` in a fresh process, run from ``tree`` (a folder holding the ``ragsweep`` package),
+    on a fresh LLM cache (the assembled model is kept). Returns wall and CPU seconds, and the run's report."""
+    import json
+    import subprocess
+
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "testset.jsonl"
+        corpus = ["corpus=folder", f"corpus.path={Path(corpus_path).resolve()}"] if corpus_path else []
+        cmd = [sys.executable, "-m", "ragsweep.harness.cli", "gen", f"n={n}", f"seed={seed}", f"cache.dir={tmp}",
+               f"out={out}", "progress=false", *([f"llm.threads={threads}"] if threads else []), *corpus, *overrides]
+        env = {**os.environ, "PYTHONPATH": str(Path(tree).resolve())}
+        started = time.perf_counter()
+        with open(Path(tmp) / "stderr.txt", "w+") as err:
+            proc = subprocess.Popen(cmd, env=env, cwd=tmp, stdout=subprocess.DEVNULL, stderr=err)
+            _, status, usage = os.wait4(proc.pid, 0)  # this child's own CPU time, whatever else runs beside it
+            proc.returncode = os.waitstatus_to_exitcode(status)
+            wall = time.perf_counter() - started
+            if proc.returncode not in (0, 3):
+                err.seek(0)
+                raise SystemExit(f"{' '.join(cmd)} exited {proc.returncode}:\n{err.read()[-2000:]}")
+        report = json.loads(out.with_name(out.stem + ".report.json").read_text())
+    return {"tree": str(tree), "seed": seed, "wall": wall, "cpu": usage.ru_utime + usage.ru_stime, "report": report}
+
+
+def cold_lines(r: dict) -> list[str]:
+    """A cold run's line and, when its report has them, where its time went."""
+    rep = r["report"]
+    accepted, wall, cpu = rep["accepted"], r["wall"], r["cpu"]
+    tokens = rep.get("llm_tokens") or {}
+    lines = [f"{Path(r['tree']).name or r['tree']:14s} s{r['seed']}  accepted {accepted:3d}  rejected "
+             f"{rep['rejected_total']:3d}  wall {wall:7.1f} s  {accepted / wall * 60 if wall else 0:5.2f}/min  cpu "
+             f"{cpu:7.1f} s  {accepted / cpu * 60 if cpu else 0:5.2f}/cpu-min  generated tokens "
+             f"{tokens.get('completion', 0)}"]
+    lines.append("    rejected: " + (", ".join(f"{k}={v}" for k, v in rep["rejected"].items() if v) or "none"))
+    if rep.get("accepted_by_style"):
+        lines.append("    by style: " + ", ".join(f"{k}={v}" for k, v in sorted(rep["accepted_by_style"].items())))
+    stages = rep.get("stage_seconds")
+    if stages:
+        model = rep.get("model_time") or {}
+        lines.append("    stages (s): " + ", ".join(f"{k} {v:.1f}" for k, v in stages.items())
+                     + f"; model file {model.get('resolve_seconds', 0):.1f}, load {model.get('load_seconds', 0):.1f}"
+                     + " (inside the first write); outside generation "
+                     + f"{wall - rep.get('seconds', 0):.1f} (start-up, imports, corpus, writing the files)")
+        for name, t in (model.get("prompts") or {}).items():
+            calls = int(t["calls"]) or 1
+            lines.append(f"    {name:28s} {int(t['calls']):3d} calls {t['seconds']:7.1f} s  per call: prompt "
+                         f"{t['prompt_tokens'] / calls:5.0f} tokens, evaluated {t['evaluated'] / calls:5.0f} "
+                         f"(the rest from llama.cpp's prompt cache), generated {t['completion_tokens'] / calls:4.0f}")
+        spent = rep.get("spent") or {}
+        calls = sum(v["calls"] for v in spent.values())
+        if calls and accepted:
+            lines.append(f"    calls per accepted question {calls / accepted:.2f}; spent on rejected candidates: "
+                         + ", ".join(f"{k} {v['calls']} calls/{v['generated_tokens']} tok"
+                                     for k, v in sorted(spent.items(), key=lambda kv: -kv[1]['calls'])
+                                     if k != "accepted"))
+    return lines
+
+
+def cold_table(runs: list[dict]) -> list[str]:
+    """Per tree: accepted questions a minute over all its runs (wall and CPU), and each tree's ratio to the first."""
+    out, first = [], None
+    for tree in dict.fromkeys(r["tree"] for r in runs):
+        mine = [r for r in runs if r["tree"] == tree]
+        acc = sum(r["report"]["accepted"] for r in mine)
+        wall, cpu = sum(r["wall"] for r in mine), sum(r["cpu"] for r in mine)
+        rate, cpu_rate = acc / wall * 60, acc / cpu * 60
+        first = first or (rate, cpu_rate)
+        out.append(f"{tree}: {acc} accepted in {wall / 60:.2f} min = {rate:.2f}/min (per run: "
+                   + ", ".join(f"{r['report']['accepted'] / r['wall'] * 60:.2f}" for r in mine)
+                   + f"); {cpu_rate:.2f} per CPU minute; x{rate / first[0]:.2f} wall, x{cpu_rate / first[1]:.2f} CPU")
+    return out
+
+
 def specificity(testset: str, beir: str, split: str, k: int = 10) -> None:
     """Print the share of questions whose source document is in the retriever's top k."""
     from ragsweep.gen.chunking import WholeDocument
@@ -156,7 +245,7 @@ def specificity(testset: str, beir: str, split: str, k: int = 10) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("command", nargs="?", default="throughput", choices=["throughput", "specificity"])
+    parser.add_argument("command", nargs="?", default="throughput", choices=["throughput", "cold", "specificity"])
     parser.add_argument("testset", nargs="?", help="specificity: the test set to check")
     parser.add_argument("--backends", nargs="+", default=["none", "local"])
     parser.add_argument("--n", type=int, default=20, help="samples for llm=none")
@@ -170,6 +259,12 @@ def main() -> None:
     parser.add_argument("--out", help="throughput: write the last run's accepted samples here (JSONL), to read them")
     parser.add_argument("--cache", help="throughput: keep the LLM calls in this folder (default: a fresh one per run), "
                                          "so a stopped run resumes; replayed calls cost nothing in the figures")
+    parser.add_argument("--trees", nargs="+", default=[str(ROOT.parent)],
+                        help="cold: source trees to run ragsweep gen from (each holds a ragsweep package), in turn")
+    parser.add_argument("--threads", type=int, help="cold: llm.threads (default: the config's)")
+    parser.add_argument("--together", action="store_true",
+                        help="cold: run each seed's trees at the same time (on cores other work keeps busy, both "
+                             "then meet the same load) instead of in turn")
     parser.add_argument("--beir", default=str(ROOT.parent / "shared" / "data" / "scifact"))
     parser.add_argument("--split", default="dev")
     args = parser.parse_args()
@@ -177,6 +272,22 @@ def main() -> None:
         if not args.testset:
             parser.error("specificity needs a test-set path")
         specificity(args.testset, args.beir, args.split)
+        return
+    if args.command == "cold":
+        runs = []
+        for seed in args.seed:
+            if args.together:  # each seed's trees at the same time: the same machine state for each
+                from concurrent.futures import ThreadPoolExecutor
+
+                with ThreadPoolExecutor(len(args.trees)) as pool:
+                    done = list(pool.map(lambda t: cold(Path(t), args.n_local, seed, args.gen, args.corpus,
+                                                        args.threads), args.trees))
+            else:
+                done = [cold(Path(t), args.n_local, seed, args.gen, args.corpus, args.threads) for t in args.trees]
+            for r in done:
+                runs.append(r)
+                print("\n".join(cold_lines(r)), flush=True)
+        print("\n".join(cold_table(runs)))
         return
     if args.gen:
         print("overrides: " + " ".join(args.gen))

@@ -26,7 +26,7 @@ from ragsweep.gen.reword import RewordConfig
 from ragsweep.gen.testset import KINDS, TestSample, read_testset, write_testset
 from ragsweep.gen.topup import append_samples, fresh_ids, read_base
 from ragsweep.gen.units import UNITS
-from ragsweep.metrics import EXIT_NOT_SCORED, InputError, fail, staged, supports_bias
+from ragsweep.metrics import EXIT_NOT_SCORED, InputError, Meter, fail, staged, supports_bias
 
 log = logging.getLogger("ragsweep")
 
@@ -245,20 +245,47 @@ def produce(cfg: DictConfig, corpus: Corpus, llm: Any, known: Sequence[TestSampl
             progress: bool = False) -> tuple[Result, dict[str, Any]]:
     """The test set ``cfg`` asks for, from ``corpus``: what ``ragsweep gen`` and ``ragsweep.generate`` both run.
     Returns the result and what it was written with (:func:`written_with`)."""
-    writer, gcfg, embed = writing_parts(cfg, llm, known)
+    writer_llm = Meter(llm) if llm is not None else None  # counts each prompt's calls, seconds and tokens
+    gen_config(cfg, 1, rule_writer=llm is None)  # a bad setting fails here, before the model starts loading
+    preload(llm)
+    writer, gcfg, embed = writing_parts(cfg, writer_llm, known)
     if gcfg.reword.bias is not None and not supports_bias(getattr(writer, "llm", None)):
         log.warning("reword.bias is ignored: the reword pass needs the in-process model as the writer "
                     "(llm=local or local_small); this writer cannot bias words")
     # Questions are written from originals only, so no evidence is pinned to one of several copies.
     # The round trip's judge is the writer's model (none for the rule writer, whose references are cut from
     # its evidence).
-    result = generate(corpus.originals(), writer, gcfg, embed=embed, judge=llm, progress=progress)
+    result = generate(corpus.originals(), writer, gcfg, embed=embed, judge=writer_llm, progress=progress)
     if cfg.get("reference_citations"):
         result = replace(result, samples=with_reference_citations(result.samples, corpus))
-    extra = written_with(corpus, writer, gcfg, embed is not None)
+    extra = {**written_with(corpus, writer, gcfg, embed is not None), **model_time(writer_llm)}
     if found := summary(products(corpus), result.samples, gcfg.gates.product):
         extra["products"] = found
     return result, extra
+
+
+def preload(llm: Any) -> None:
+    """Start loading the in-process model (wrapped in a cache or not) in the background: it loads while the
+    embedder loads and the corpus's sentences, candidates and indexes are built, not after them."""
+    for _ in range(8):
+        if llm is None or hasattr(llm, "preload"):
+            break
+        llm = getattr(llm, "inner", None)
+    if llm is not None:
+        llm.preload()
+
+
+def model_time(meter: Meter | None) -> dict[str, Any]:
+    """The report's ``model_time``: seconds to find and load the model, and per prompt the calls, seconds and
+    tokens (prompt tokens sent, those llama.cpp ``evaluated`` rather than took from its prompt cache, generated)."""
+    if meter is None:
+        return {}
+    inner = meter.inner
+    while not hasattr(inner, "load_seconds") and getattr(inner, "inner", None) is not None:
+        inner = inner.inner
+    return {"model_time": {"resolve_seconds": round(getattr(inner, "resolve_seconds", 0.0), 2),
+                           "load_seconds": round(getattr(inner, "load_seconds", 0.0), 2),
+                           "prompts": meter.prompt_table()}}
 
 
 def run(cfg: DictConfig, run_dir: Path) -> dict[str, Any]:
@@ -294,6 +321,7 @@ def run(cfg: DictConfig, run_dir: Path) -> dict[str, Any]:
               f"of the questions on one, {made['named']} name it, {made['named_by_identifier']} an identifier of "
               f"its own only, {made['added']} had it added (gates.product={made['mode']})")
     print(rep.checks_line())
+    print(rep.time_line() + _load_line(extra))
     print(rep.overlap_line())
     print(f"report:   {paths['report']}")
     if "parquet" in paths:
@@ -302,6 +330,12 @@ def run(cfg: DictConfig, run_dir: Path) -> dict[str, Any]:
         print(f"topped up: {len(result.samples)} new after the {len(known)} of {base}")
     print(f"test set: {paths['testset']}")
     return {**paths, "n_new": len(result.samples)}
+
+
+def _load_line(extra: dict[str, Any]) -> str:
+    """The model's load time for the summary's time line ("" without a model)."""
+    load = (extra.get("model_time") or {}).get("load_seconds")
+    return f"; model load {load:.0f} s" if load else ""
 
 
 def gen_app(cfg: DictConfig) -> None:

@@ -35,6 +35,8 @@ class Passed:
     reason: str | None = None           # set by the round trip when it disagrees or fails
     outcome: str | None = None          # the round trip's: "agreed", why it disagreed, or "failed"
     usage: Usage = field(default_factory=Usage)
+    calls: int = 0                      # model calls its round trip (and reword pass) made
+    written: Usage = field(default_factory=Usage)  # what writing it used
 
 
 
@@ -188,4 +190,4 @@ class Gating:
         self.dups.add(draft.question, vec)
         # An unanswerable question has no evidence: its round trip reads the sentences its writer was shown.
         texts = tuple(u.text for u in (cand.shown if unanswerable else draft.evidence))
-        return Passed(sample, example, texts)
+        return Passed(sample, example, texts, written=draft.usage)

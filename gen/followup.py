@@ -40,7 +40,7 @@ from ragsweep.gen.report import Report
 from ragsweep.gen.testset import FOLLOW_UP_KIND, TestSample
 from ragsweep.gen.units import Unit
 from ragsweep.gen.wording import content_tokens, normalise, tokens
-from ragsweep.metrics import Prompt
+from ragsweep.metrics import CompactReply, Prompt
 from ragsweep.metrics.lexicon import BACK_REFERENCES, PRONOUN_FORMS
 
 #: How an elliptical follow-up opens ("And in 2023?", "What about the Wrenmouth route?").
@@ -159,7 +159,7 @@ class FollowUpInput(BaseModel):
     style: str | None = None
 
 
-class FollowUpOutput(BaseModel):
+class FollowUpOutput(CompactReply):
     """A first question and its answer, then a follow-up that needs the first turn to be understood."""
 
     first_question: str

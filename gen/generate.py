@@ -171,14 +171,9 @@ def _next_batch(schedule: Schedule, size: int) -> list[Candidate]:
     return batch
 
 
-async def agenerate(corpus: Corpus, writer: Writer, cfg: GenConfig, *,
-                    embed: Callable[[list[str]], np.ndarray] | None = None, judge: LLM | None = None,
-                    progress: bool = False) -> Result:
-    """See :func:`generate`."""
-    from tqdm import tqdm
-
-    started = time.perf_counter()
-    n = check_n(cfg.n)
+def _prepare(corpus: Corpus, writer: Writer, cfg: GenConfig, embed: Callable[[list[str]], np.ndarray] | None,
+             max_attempts: int) -> tuple[Report, Gating, Schedule, dict[tuple[str, int], str]]:
+    """A run's report, gates, schedule of candidates, and each sampled unit's topic."""
     units = _sampled_units(corpus, writer, cfg)
     # Each unit's topic, shown to the writer beside its sentence: its document's, or its own article's in a
     # document that glues several together (gen.units.unit_topics).
@@ -187,14 +182,26 @@ async def agenerate(corpus: Corpus, writer: Writer, cfg: GenConfig, *,
     prepare = getattr(writer, "prepare", None)  # optional: a writer that learns from the corpus's sentences
     if prepare is not None:
         prepare(units, requested(cfg.styles)[1])
-    report = Report(requested=n)
+    report = Report(requested=cfg.n)
     gating = _gating(corpus, writer, cfg, mix, units, topics, embed, report)
     streams = _streams(corpus, writer, cfg, mix, units, topics, report)
     unnamed = sum(not names_subject(u.text) for us in units.values() for u in us)
     report.units = {"sentences": sum(map(len, units.values())), "unnamed_subject": unnamed,
                     "left_out": unnamed if cfg.gates.named_subject else 0, **getattr(writer, "left_out", {})}
+    schedule = Schedule(kind_quotas(cfg.n, mix), streams, report, cfg.max_tries_per_sample, max_attempts)
+    return report, gating, schedule, topics
+
+
+async def agenerate(corpus: Corpus, writer: Writer, cfg: GenConfig, *,
+                    embed: Callable[[list[str]], np.ndarray] | None = None, judge: LLM | None = None,
+                    progress: bool = False) -> Result:
+    """See :func:`generate`."""
+    from tqdm import tqdm
+
+    started = time.perf_counter()
+    n = check_n(cfg.n)
     max_attempts = cfg.max_attempts or 20 * n + 50
-    schedule = Schedule(kind_quotas(n, mix), streams, report, cfg.max_tries_per_sample, max_attempts)
+    report, gating, schedule, topics = _prepare(corpus, writer, cfg, embed, max_attempts)
     samples: list[TestSample] = []
     usage, attempts, stopped = Usage(), 0, False
     bar = tqdm(total=n, desc="gen", unit="q", disable=not progress, dynamic_ncols=True)
@@ -215,11 +222,15 @@ async def agenerate(corpus: Corpus, writer: Writer, cfg: GenConfig, *,
         async with limiter:
             return await _reword_and_round_trip(passed, writer, roundtrip, gating, cfg)
 
+    write_calls = 0 if getattr(writer, "llm", None) is None else 1  # the rule writer calls no model
+    report.time("setup", time.perf_counter() - started)
     while len(samples) < n and not stopped:
+        clock = time.perf_counter()
         batch = _next_batch(schedule, max(1, cfg.batch or cfg.concurrency))
         if not batch:
             break
         drafts = await asyncio.gather(*(attempt(c) for c in batch))
+        clock = _lap(report, "write", clock)
         passed: list[Passed] = []  # through every deterministic gate, in candidate order
         for cand, draft in zip(batch, drafts):
             if len(samples) + len(passed) >= n:
@@ -230,17 +241,22 @@ async def agenerate(corpus: Corpus, writer: Writer, cfg: GenConfig, *,
                 stopped = True
             if isinstance(draft, WriteFailed):
                 report.reject("write_failed", {"candidate": cand.key, "error": str(draft)[:300]}, cand.kind)
+                report.spend("write_failed", write_calls, 0)
             else:
                 usage = usage + draft.usage
                 if (ok := gating.gate(draft, cand, variations(cand, cfg))) is not None:
                     passed.append(ok)
+                else:
+                    report.spend(str(report.last_reason), write_calls, draft.usage.completion_tokens)
             if stopped:
                 break
+        clock = _lap(report, "gates", clock)
         # The round trips, only for questions every cheap gate let through (an unanswerable one is asked of the
         # sentences its writer was shown, and must not be answered from them).
         if roundtrip is not None or cfg.reword.bias is not None:
             passed = list(await asyncio.gather(*(check(p) for p in passed)))
-        usage = usage + _settle(passed, gating, samples)
+            _lap(report, "roundtrip", clock)
+        usage = usage + _settle(passed, gating, samples, write_calls)
         bar.n = len(samples)
         bar.set_postfix(accepted=report.accepted, rejected=report.n_rejected, refresh=False)
         bar.refresh()
@@ -264,12 +280,22 @@ async def _reword_and_round_trip(passed: Passed, writer: Writer, roundtrip: LLM 
     return await round_trip(passed, roundtrip, cfg.gates.roundtrip_min_f1, cfg.gates.roundtrip_hops)
 
 
-def _settle(passed: Sequence[Passed], gating: Gating, samples: list[TestSample]) -> Usage:
+def _lap(report: Report, stage: str, since: float) -> float:
+    """Add the seconds since ``since`` to ``stage`` in the report; return the time now."""
+    now = time.perf_counter()
+    report.time(stage, now - since)
+    return now
+
+
+def _settle(passed: Sequence[Passed], gating: Gating, samples: list[TestSample], write_calls: int = 1) -> Usage:
     """The round trips' verdicts: each sample they let through is numbered and joins ``samples``, each one they
-    turned down leaves the duplicate gate and is counted in the report. Returns what the round trips used."""
+    turned down leaves the duplicate gate and is counted in the report, with what it cost (``write_calls``: the
+    model calls a write made). Returns what the round trips used."""
     usage = Usage()
     for p in passed:
         usage = usage + p.usage
+        gating.report.spend(p.reason or "accepted", write_calls + p.calls,
+                            p.written.completion_tokens + p.usage.completion_tokens)
         if p.outcome is not None:
             gating.report.count_roundtrip(p.outcome)
         if p.reason is not None:

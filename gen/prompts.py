@@ -12,7 +12,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from ragsweep.metrics import Prompt
+from ragsweep.metrics import CompactReply, Prompt
 
 Kind = Literal["single_hop", "multi_hop", "comparative", "conditional"]
 
@@ -30,7 +30,7 @@ class WriteInput(BaseModel):
     style: str | None = None
 
 
-class WriteOutput(BaseModel):
+class WriteOutput(CompactReply):
     """One question, its reference answer and the sentence numbers it relies on."""
 
     question: str
@@ -99,7 +99,7 @@ class UnanswerableInput(BaseModel):
     style: str | None = None
 
 
-class UnanswerableOutput(BaseModel):
+class UnanswerableOutput(CompactReply):
     """A question the sentences do not answer, and what it asks that they leave out."""
 
     question: str
@@ -147,7 +147,7 @@ class RoundTripInput(BaseModel):
     sentences: list[str] = Field(description="numbered evidence sentences, [1] first")
 
 
-class RoundTripOutput(BaseModel):
+class RoundTripOutput(CompactReply):
     """The shortest answer the sentences give."""
 
     answer: str

@@ -81,6 +81,11 @@ class Report:
     styles_not_written: dict[str, int] = field(default_factory=dict)
     # The reword pass (gen.reword): questions reworded, and those that kept their first wording, and why.
     reworded: dict[str, int] = field(default_factory=dict)
+    # Where the run's time went: seconds per stage (setup, write, gates, round trip), and the model calls and
+    # generated tokens spent on candidates per outcome ("accepted", or the reason they were rejected for).
+    seconds: dict[str, float] = field(default_factory=dict)
+    spent: dict[str, dict[str, int]] = field(default_factory=dict)
+    last_reason: str | None = None  # the reason of the last rejection (what the candidate's cost is counted under)
     max_examples: int = 5
 
     @property
@@ -152,7 +157,31 @@ class Report:
         why = ", ".join(f"{k} {v}" for k, v in rt.items() if k not in ("checked", "agreed"))
         return line + f"; round trip agreed on {rt.get('agreed', 0)} of {rt['checked']}" + (f" ({why})" if why else "")
 
+    def time(self, stage: str, seconds: float) -> None:
+        """Add ``seconds`` to a stage of the run (``setup``, ``write``, ``gates``, ``roundtrip``)."""
+        self.seconds[stage] = self.seconds.get(stage, 0.0) + seconds
+
+    def spend(self, outcome: str, calls: int, generated: int) -> None:
+        """One candidate's cost (model calls, generated tokens), under ``accepted`` or its rejection reason."""
+        row = self.spent.setdefault(outcome, {"candidates": 0, "calls": 0, "generated_tokens": 0})
+        row["candidates"] += 1
+        row["calls"] += calls
+        row["generated_tokens"] += generated
+
+    def time_line(self) -> str:
+        """One plain line: seconds per stage, and the calls spent on candidates the gates or round trip rejected."""
+        stages = ", ".join(f"{k} {v:.0f} s" for k, v in self.seconds.items())
+        calls = {k: v["calls"] for k, v in self.spent.items()}
+        wasted = sum(v for k, v in calls.items() if k != "accepted")
+        total = sum(calls.values())
+        line = f"time:     {stages or 'none'}"
+        if total:
+            line += (f"; {total} model calls, {calls.get('accepted', 0)} of them for accepted questions, {wasted} "
+                     "for rejected ones")
+        return line
+
     def reject(self, reason: str, example: dict[str, Any], kind: str | None = None) -> None:
+        self.last_reason = reason
         self.rejected[reason] = self.rejected.get(reason, 0) + 1
         if kind is not None:
             by = self.rejected_by_kind.setdefault(kind, {})
@@ -184,6 +213,7 @@ class Report:
                 "tried_by_kind": self.tried_by_kind, "rejected_by_kind": self.rejected_by_kind,
                 "roundtrip": self.roundtrip, "reword": self.reworded, "gave_up": self.gave_up,
                 "sentence_units": self.units,
+                "stage_seconds": {k: round(v, 2) for k, v in self.seconds.items()}, "spent": self.spent,
                 "reasons": REASONS, "exhausted_kinds": self.exhausted, "complete": self.accepted >= self.requested,
                 "message": self.message(), "overlap": self.overlap(), **(extra or {}),
                 "rejected_examples": self.examples}

@@ -109,6 +109,7 @@ async def round_trip(p: Passed, judge: LLM | None, min_f1: float, hops: bool = T
     # A follow-up turn leaves its subject to the conversation: ask its standalone form (gen.followup).
     info = p.sample.provenance.get("follow_up")
     question = str(info.get("standalone") or p.sample.question) if isinstance(info, dict) else p.sample.question
+    p = replace(p, calls=p.calls + 1)
     try:
         done = await answer_from_evidence(judge, question, p.texts)
     except JudgeError as exc:
@@ -120,6 +121,7 @@ async def round_trip(p: Passed, judge: LLM | None, min_f1: float, hops: bool = T
     if verdict.agree and hops and p.sample.kind in ("multi_hop", "comparative") and len(p.texts) >= 2:
         alone = []
         for text in p.texts:
+            p = replace(p, calls=p.calls + 1)
             try:
                 one = await answer_from_evidence(judge, question, [text])
             except JudgeError as exc:
@@ -144,6 +146,7 @@ async def _round_trip_unanswerable(p: Passed, judge: LLM) -> Passed:
     ("What is the distance between Brierfield railway station and Burnley Central railway station?", written
     from "Brierfield railway station ... is 2+1/4 mi east of Burnley Central railway station": 5 of its 7 words
     in that document, below ``gates.absent_cover``, so the word check let it through)."""
+    p = replace(p, calls=p.calls + 1)
     try:
         done = await answer_from_evidence(judge, p.sample.question, p.texts)
     except JudgeError as exc:

@@ -13,7 +13,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from ragsweep.gen.prompts import WriteOutput
-from ragsweep.metrics import Prompt
+from ragsweep.metrics import CompactReply, Prompt
 
 
 class StyleInput(BaseModel):
@@ -25,7 +25,7 @@ class StyleInput(BaseModel):
     persona: str | None = None
 
 
-class CodeQuestion(BaseModel):
+class CodeQuestion(CompactReply):
     """The question whose answer is the code block (the code itself is the reference)."""
 
     question: str

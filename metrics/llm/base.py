@@ -140,6 +140,27 @@ Generate = Callable[[list[Message], dict[str, Any] | None, bool, int | None], Aw
 """A backend's raw call: (messages, json_schema or None, logprobs, max_tokens) -> Completion."""
 
 
+#: What a JSON schema holds to ask for its reply laid out as ``json.dumps`` lays it out (``{"a": 1, "b": [2]}``: no line
+#: break, no indentation), as the ``json`` prompt layout shows its examples. Under a free layout the packaged 1.5B
+#: writes most replies indented over several lines, and every line break and indent is a token generated one at a
+#: time (benchmarks/results/2026-11-26-gen-speed-cold.md). Read by llama.cpp's grammar engine (LLGuidance's ``x-guidance``
+#: options); the other backends drop it (:func:`without_layout`). Being part of the schema, it is part of the
+#: cache key and of the prompt's version.
+COMPACT_JSON: dict[str, Any] = {"x-guidance": {"whitespace_flexible": False, "item_separator": ", ",
+                                               "key_separator": ": "}}
+
+
+class CompactReply(pydantic.BaseModel):
+    """A reply model whose JSON schema asks for :data:`COMPACT_JSON`."""
+
+    model_config = pydantic.ConfigDict(json_schema_extra=COMPACT_JSON)
+
+
+def without_layout(json_schema: dict[str, Any]) -> dict[str, Any]:
+    """``json_schema`` without :data:`COMPACT_JSON`'s key, for a server that knows only JSON Schema's own keywords."""
+    return {k: v for k, v in json_schema.items() if k not in COMPACT_JSON}
+
+
 #: Alternatives returned per generated position when a call asks for log-probabilities.
 TOP_LOGPROBS = 5
 

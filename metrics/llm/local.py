@@ -17,7 +17,9 @@ request dicts directly, without HTTP. What this module relies on:
 from __future__ import annotations
 
 import asyncio
+import json
 import threading
+import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -85,10 +87,14 @@ class LocalLLM(StructuredBackend):
         self.usage = Usage()  # all tokens spent by this object
         self.prompt_evaluated = 0  # prompt tokens llama.cpp evaluated (the rest came from its prompt cache)
         self.last_timings: dict[str, Any] = {}  # llama.cpp's timings of the last call
+        # Seconds spent finding (assembling, hash-checking) the model file and loading it: a cold run's fixed cost.
+        self.resolve_seconds = 0.0
+        self.load_seconds = 0.0
         self._server: Any = None
         self._file: Path | None = None
         self._sha256: str | None = None
-        self._init_lock = threading.RLock()  # _load calls _resolve under it
+        self._init_lock = threading.RLock()  # finding the file (identity() needs it, not the loaded model)
+        self._load_lock = threading.Lock()  # loading the model: held for seconds, so identity() does not wait on it
         self._executor = ThreadPoolExecutor(max_workers=parallel, thread_name_prefix="llama")
 
     word_bias = True  # llama.cpp's logit_bias takes words (metrics.llm.base.WordBias)
@@ -130,7 +136,10 @@ class LocalLLM(StructuredBackend):
         request["cache_prompt"] = True
         if bias:  # llama.cpp tokenizes each word and shifts every one of its tokens
             request["logit_bias"] = [[word, value] for word, value in sorted(bias.items())]
-        if json_schema is not None:
+        if json_schema is not None and "x-guidance" in json_schema:
+            # llama.cpp's json_schema field drops LLGuidance's layout options; its grammar field keeps them.
+            request["grammar"] = "%llguidance {}\nstart: %json " + json.dumps(json_schema, ensure_ascii=False)
+        elif json_schema is not None:
             request["json_schema"] = json_schema
         loop = asyncio.get_running_loop()
         response = await loop.run_in_executor(self._executor, self._call, request)
@@ -162,22 +171,42 @@ class LocalLLM(StructuredBackend):
         # Locked: identity() (from the cache's thread) and the worker may both come first.
         with self._init_lock:
             if self._file is None:
+                started = time.perf_counter()
                 name = str(self.model_path)
                 if name in models.PACKAGED_MODELS:
                     self._file = models.assemble(name)
                 else:
-                    self._file = Path(name).expanduser()
-                    if not self._file.is_file():
-                        raise InputError(f"{self._file}: GGUF model file not found")
+                    file = Path(name).expanduser()
+                    if not file.is_file():  # checked before it is kept: every later call says so too
+                        raise InputError(f"{file}: GGUF model file not found")
+                    self._file = file
+                self.resolve_seconds = time.perf_counter() - started
             return self._file
 
+    def preload(self) -> None:
+        """Start loading the model on a background thread, so that it loads while the caller prepares its first
+        call (reads a corpus, builds indexes); the first call waits for it. A failure is left to the first call,
+        which loads again and raises it."""
+
+        def load() -> None:
+            try:
+                self._load()
+            except Exception:  # noqa: BLE001 - raised again, with its message, by the first call
+                pass
+
+        # Not a daemon: a command that fails while the model loads waits for the load to end before it exits,
+        # rather than tearing llama.cpp down under a thread still inside it.
+        threading.Thread(target=load, name="llama-load").start()
+
     def _load(self) -> Any:
-        with self._init_lock:
+        with self._load_lock:
             if self._server is None:
+                file = self._resolve()
+                started = time.perf_counter()
                 import xllamacpp  # optional dependency: imported only when the model is used
 
                 params = xllamacpp.CommonParams()
-                params.model.path = str(self._resolve())
+                params.model.path = str(file)
                 params.n_ctx = self.n_ctx * self.parallel  # llama.cpp splits it: n_ctx per slot
                 params.n_parallel = self.parallel
                 params.cpuparams.n_threads = self.n_threads
@@ -188,6 +217,7 @@ class LocalLLM(StructuredBackend):
                 params.warmup = True  # without it the first request decodes several times slower
                 params.verbosity = -1  # llama.cpp's per-request logs would flood stderr
                 self._server = xllamacpp.Server(params)
+                self.load_seconds = time.perf_counter() - started
             return self._server
 
 

@@ -7,6 +7,7 @@ calibration benchmark its totals.
 
 from __future__ import annotations
 
+import time
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -56,6 +57,8 @@ class Meter:
         usage: Tokens of every call that returned, cache hits included.
         evaluated: Prompt tokens llama.cpp actually evaluated (not served from its KV cache) on
             calls that ran the model; 0 for backends that report no timings.
+        by_prompt: The same counts per prompt name (``"(unnamed)"`` for a call without one), with the seconds
+            spent waiting for each: where a run's model time goes (:meth:`prompt_table`).
     """
 
     def __init__(self, inner: Any) -> None:
@@ -65,6 +68,7 @@ class Meter:
         self.failed_calls = 0
         self.usage = Usage()
         self.evaluated = 0
+        self.by_prompt: dict[str, dict[str, float]] = {}
 
     @property
     def model_id(self) -> str:
@@ -88,16 +92,33 @@ class Meter:
                        max_tokens: int | None = None, bias: WordBias | None = None) -> Completion:
         """See :meth:`metrics.llm.base.LLM.complete`."""
         self.calls += 1
+        tally = self.by_prompt.setdefault(prompt.name if prompt is not None else "(unnamed)", dict.fromkeys(
+            ("calls", "cached_calls", "failed_calls", "seconds", "prompt_tokens", "evaluated", "completion_tokens"), 0))
+        tally["calls"] += 1
+        started = time.perf_counter()
         try:
             out = await self.inner.complete(messages, schema, prompt=prompt, logprobs=logprobs,
                                             max_tokens=max_tokens, **({"bias": bias} if bias else {}))
         except BaseException:
             self.failed_calls += 1
+            tally["failed_calls"] += 1
             raise
+        finally:
+            tally["seconds"] += time.perf_counter() - started
         self.usage = self.usage + out.usage
+        tally["prompt_tokens"] += out.usage.prompt_tokens
+        tally["completion_tokens"] += out.usage.completion_tokens
         if out.cached:
             self.cached_calls += 1
+            tally["cached_calls"] += 1
         else:
             timings = getattr(getattr(self.inner, "inner", self.inner), "last_timings", None) or {}
-            self.evaluated += int(timings.get("prompt_n", 0) or 0)
+            evaluated = int(timings.get("prompt_n", 0) or 0)
+            self.evaluated += evaluated
+            tally["evaluated"] += evaluated
         return out
+
+    def prompt_table(self) -> dict[str, dict[str, float]]:
+        """:attr:`by_prompt` with the seconds rounded, the slowest prompt first."""
+        return {name: {**t, "seconds": round(t["seconds"], 2)}
+                for name, t in sorted(self.by_prompt.items(), key=lambda kv: -kv[1]["seconds"])}

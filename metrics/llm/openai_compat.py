@@ -23,6 +23,7 @@ from ragsweep.metrics.llm.base import (
     StructuredBackend,
     Usage,
     chat_request,
+    without_layout,
 )
 
 log = logging.getLogger(__name__)
@@ -120,7 +121,7 @@ class OpenAICompatLLM(StructuredBackend):
                 "type": "json_schema",
                 # strict=False: pydantic schemas rarely meet OpenAI's strict subset; the
                 # parsed text is validated anyway.
-                "json_schema": {"name": name, "schema": json_schema, "strict": False},
+                "json_schema": {"name": name, "schema": without_layout(json_schema), "strict": False},
             }
         response = await self._send(request)
         choice = response.choices[0]

@@ -525,3 +525,45 @@ def test_the_rule_writer_fills_the_set_when_one_of_its_kinds_never_passes():
     assert len(done.samples) == 10 and {s.kind for s in done.samples} == {"single_hop"}
     # follow_up's share: 2 of 10 samples x 250 attempts = 50 candidates, then it gives its share up.
     assert done.report.gave_up == {"follow_up": 50} == {"follow_up": done.report.tried_by_kind["follow_up"]}
+
+
+def test_the_report_says_what_each_outcome_cost_in_calls_and_time():
+    """Every model call of the run is counted once, under the outcome of the candidate it was made for."""
+    corpus = read_shipped()
+    seen = []
+
+    def answer(data):  # every other question disagrees
+        seen.append(data)
+        return "Nothing of the kind" if len(seen) % 2 else data["sentences"][-1].rstrip(".").split()[-1]
+
+    llm = _scripted(answer)
+    result = generate(corpus, LLMWriter(llm), GenConfig(n=4, kinds=(("single_hop", 1.0), ("multi_hop", 1.0)), seed=1),
+                      judge=llm)
+    rep = result.report
+    spent = rep.spent
+    assert spent["accepted"]["candidates"] == len(result.samples) == rep.accepted
+    assert sum(v["candidates"] for v in spent.values()) == result.attempts
+    assert {k for k in spent if k != "accepted"} == {k for k, v in rep.rejected.items() if v}
+    assert all(spent[k]["candidates"] == v for k, v in rep.rejected.items() if v)
+    assert sum(v["calls"] for v in spent.values()) == len(llm.calls)  # each write and round trip, no repair here
+    trips = sum(1 for c in llm.calls if c.schema is RoundTripOutput)
+    assert spent["roundtrip_disagrees"]["calls"] == 2 * rep.rejected["roundtrip_disagrees"]  # a write, a trip
+    assert sum(v["calls"] for v in spent.values()) - trips == result.attempts  # one write per candidate
+    assert sum(v["generated_tokens"] for v in spent.values()) == result.usage.completion_tokens > 0
+    assert set(rep.seconds) == {"setup", "write", "gates", "roundtrip"} and all(v >= 0 for v in rep.seconds.values())
+    body = rep.to_dict()
+    assert body["spent"] == spent and set(body["stage_seconds"]) == set(rep.seconds)
+    line = rep.time_line()
+    assert line.startswith("time:     setup ") and f"{len(llm.calls)} model calls" in line
+    assert f"{spent['accepted']['calls']} of them for accepted questions" in line
+
+
+def test_the_rule_writer_spends_no_model_call():
+    from ragsweep.gen.rules import RuleWriter
+
+    result = generate(read_shipped(), RuleWriter(), GenConfig(n=5, seed=0))
+    spent = result.report.spent
+    assert spent["accepted"]["candidates"] == len(result.samples) == 5
+    assert sum(v["candidates"] for v in spent.values()) == result.attempts
+    assert all(v["calls"] == 0 and v["generated_tokens"] == 0 for v in spent.values())
+    assert "model calls" not in result.report.time_line()

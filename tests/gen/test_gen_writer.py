@@ -51,7 +51,7 @@ def test_prompt_is_typed_and_versioned():
     assert json.loads(msgs[1]["content"])["sentences"] == ["A b."]
     assert re.fullmatch(r"[0-9a-f]{12}", WRITE_QUESTION.version)
     # The version in every cached writer call: a change here orphans the users' LLM caches.
-    assert WRITE_QUESTION.id.version == "c3b0e40961f7" and WRITE_QUESTION.max_tokens == 160
+    assert WRITE_QUESTION.id.version == "b07fd364b5b8" and WRITE_QUESTION.max_tokens == 160
 
 
 def test_prompts_contain_the_evidence_and_every_kind_is_written():
@@ -192,3 +192,43 @@ def test_overlap_cap_keeps_the_reworded_questions_of_an_llm_writer():
     assert sum(s.question.startswith("Quibbling zephyrs") for s in result.samples) >= 3
     assert result.report.rejected["high_overlap"] >= 2
     assert result.report.overlap()["warning"] is None
+
+
+def test_every_writing_prompt_asks_for_its_reply_laid_out_as_its_examples():
+    """A compact reply (no line breaks, no indentation) in the separators the examples show: fewer tokens to
+    generate, and the layout the model was shown."""
+    from ragsweep.gen.followup import WRITE_FOLLOW_UP
+    from ragsweep.gen.prompts import PROMPTS
+    from ragsweep.gen.style_prompts import STYLE_PROMPTS
+    from ragsweep.metrics.llm.base import COMPACT_JSON
+
+    for prompt in (*PROMPTS.values(), WRITE_FOLLOW_UP, *STYLE_PROMPTS.values()):
+        layout = prompt.output.model_json_schema()["x-guidance"]
+        assert layout == COMPACT_JSON["x-guidance"] and layout["whitespace_flexible"] is False, prompt.name
+        system = render(prompt, prompt.examples[0][0])[0]["content"]
+        shown = json.loads(system.split("Example 1 output:\n", 1)[1].split("\n", 1)[0])
+        assert json.dumps(shown, ensure_ascii=False, separators=(layout["item_separator"], layout["key_separator"])) \
+            in system, prompt.name
+
+
+def test_gen_preloads_the_in_process_model_and_reports_its_time():
+    from ragsweep.gen.app import model_time, preload
+    from ragsweep.metrics.llm import Meter
+
+    class Local:
+        def __init__(self):
+            self.preloaded, self.load_seconds, self.resolve_seconds = 0, 3.25, 0.5
+
+        def preload(self):
+            self.preloaded += 1
+
+    local = Local()
+    cached = type("Cached", (), {"inner": local})()  # a cache wrapping the model
+    preload(cached)
+    preload(None)  # the rule writer: no model
+    preload(ScriptedLLM(good_reply))  # a model that loads nothing
+    assert local.preloaded == 1
+    meter = Meter(cached)
+    timing = model_time(meter)["model_time"]
+    assert (timing["load_seconds"], timing["resolve_seconds"], timing["prompts"]) == (3.25, 0.5, {})
+    assert model_time(None) == {}

@@ -1,12 +1,17 @@
 """LocalLLM on the real packaged 0.5B GGUF (about 5 s on 2 cores, once assembled)."""
 
 import asyncio
+import hashlib
+import json
+import threading
+import time
 
 import pydantic
 import pytest
 
 from ragsweep.metrics.errors import InputError, JudgeError
 from ragsweep.metrics.llm import LocalLLM, models
+from ragsweep.metrics.llm.base import CompactReply, without_layout
 
 MODEL = "qwen2.5-coder-0.5b-instruct-q4_k_m"
 
@@ -63,3 +68,57 @@ def test_llama_cpp_errors_become_judge_errors(llm):
 def test_missing_model_file_is_an_input_error(tmp_path):
     with pytest.raises(InputError, match="not found"):
         LocalLLM(tmp_path / "nope.gguf").identity()
+
+
+class _Server:
+    """Stands in for xllamacpp's server: keeps each request and answers with a fixed reply."""
+
+    def __init__(self, reply: str) -> None:
+        self.reply, self.requests = reply, []
+
+    def handle_chat_completions(self, request):
+        self.requests.append(request)
+        return {"choices": [{"message": {"content": self.reply}}], "usage": {"prompt_tokens": 5, "completion_tokens": 3},
+                "timings": {"prompt_n": 2}}
+
+
+class Compact(CompactReply):
+    answer: str
+
+
+def test_a_compact_reply_goes_to_the_grammar_engine_with_its_layout(tmp_path):
+    llm = LocalLLM(tmp_path / "any.gguf")
+    llm._server = _Server('{"answer": "Paris"}')  # no model is loaded
+    messages = [{"role": "user", "content": "Capital of France?"}]
+    done = asyncio.run(llm.complete(messages, Compact))
+    free = asyncio.run(llm.complete(messages, Answer))
+    compact, plain = llm._server.requests
+    assert done.parsed == Compact(answer="Paris") and free.parsed == Answer(answer="Paris")
+    # llama.cpp's json_schema field drops LLGuidance's options: the layout goes in a grammar of its own.
+    assert "json_schema" not in compact and compact["grammar"].startswith("%llguidance {}\nstart: %json {")
+    sent = json.loads(compact["grammar"].split("%json ", 1)[1])
+    assert sent["x-guidance"] == {"whitespace_flexible": False, "item_separator": ", ", "key_separator": ": "}
+    assert sent["required"] == ["answer"]
+    assert "grammar" not in plain and "x-guidance" not in plain["json_schema"]
+    assert without_layout(Compact.model_json_schema()) == Answer.model_json_schema() | {"title": "Compact"}
+    assert llm.prompt_evaluated == 4
+
+
+def test_preload_loads_in_the_background_and_leaves_a_failure_to_the_first_call(tmp_path):
+    llm = LocalLLM(tmp_path / "nope.gguf")
+    llm.preload()
+    for _ in range(200):  # the thread finishes at once: the file is missing
+        if not any(t.name == "llama-load" for t in threading.enumerate()):
+            break
+        time.sleep(0.01)
+    assert llm._server is None
+    with pytest.raises(InputError, match="not found"):  # the first call says why, as without a preload
+        asyncio.run(llm.complete([{"role": "user", "content": "Hi"}]))
+
+
+def test_identity_does_not_wait_for_the_model_to_load(tmp_path):
+    model = tmp_path / "m.gguf"
+    model.write_bytes(b"GGUF")
+    llm = LocalLLM(model)
+    with llm._load_lock:  # as while a preload holds it
+        assert llm.identity()["sha256"] == hashlib.sha256(b"GGUF").hexdigest()

@@ -41,3 +41,20 @@ def test_is_transparent_to_callers():
     assert meter.model_id == "tiny" and meter.identity() == inner.identity()
     assert concurrency_of(meter) == 3 and concurrency_of(Meter(ScriptedLLM(["ok"]))) == 1
     assert asyncio.run(meter.complete(USER)).text == "ok"
+
+
+def test_counts_each_prompt_apart(tmp_path):
+    inner = ScriptedLLM(['{"verdict": true}', '{"verdict": false}', "no json", "still none"])
+    meter = Meter(CachedLLM(inner, tmp_path / "llm.sqlite"))
+    write, check = PromptId("gen.write", "1"), PromptId("gen.check", "1")
+    asyncio.run(meter.complete(USER, Verdict, prompt=write))
+    asyncio.run(meter.complete(USER, Verdict, prompt=write))  # replayed from the cache
+    asyncio.run(meter.complete([{"role": "user", "content": "Is Rome in Spain?"}], Verdict, prompt=check))
+    with pytest.raises(JudgeError):
+        asyncio.run(meter.complete([{"role": "user", "content": "Other?"}], Verdict))
+    table = meter.prompt_table()
+    assert {k: (v["calls"], v["cached_calls"], v["failed_calls"]) for k, v in table.items()} == {
+        "gen.write": (2, 1, 0), "gen.check": (1, 0, 0), "(unnamed)": (1, 0, 1)}
+    assert table["gen.write"]["prompt_tokens"] == 8 and table["gen.check"]["completion_tokens"] == 2
+    assert all(v["seconds"] >= 0 for v in table.values())
+    assert sum(v["calls"] for v in table.values()) == meter.calls

@@ -11,6 +11,7 @@ import pytest
 
 from ragsweep.metrics.errors import JudgeError
 from ragsweep.metrics.llm import CachedLLM, OpenAICompatLLM
+from ragsweep.metrics.llm.base import CompactReply
 
 USER = [{"role": "user", "content": "Capital of France?"}]
 KEY_ENV = "RAGSWEEP_TEST_OPENAI_KEY"
@@ -140,6 +141,19 @@ def test_429_then_success_is_retried(serve):
     assert (llm.retries, llm.requests, len(server.requests)) == (1, 2, 2)
     fmt = server.requests[0][1]["response_format"]
     assert fmt["type"] == "json_schema" and fmt["json_schema"]["schema"]["required"] == ["answer"]
+
+
+class CompactAnswer(CompactReply):
+    answer: str
+
+
+def test_a_compact_reply_sends_plain_json_schema(serve):
+    server = serve([(200, ok('{"answer": "Paris"}'))])
+    out = asyncio.run(make(server).complete(USER, CompactAnswer))
+    assert out.parsed == CompactAnswer(answer="Paris")
+    schema = server.requests[0][1]["response_format"]["json_schema"]["schema"]
+    assert "x-guidance" in CompactAnswer.model_json_schema() and "x-guidance" not in schema  # llama.cpp's only
+    assert schema["required"] == ["answer"]
 
 
 def test_500_then_success_is_retried(serve):
