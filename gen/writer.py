@@ -13,11 +13,18 @@ gets one repair from :mod:`metrics.llm.base`; if that fails too the candidate is
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from ragsweep.gen.candidates import Candidate
-from ragsweep.gen.followup import WRITE_FOLLOW_UP, FollowUpInput, FollowUpOutput, follow_up_info
+from ragsweep.gen.followup import (
+    WRITE_FOLLOW_UP,
+    FollowUpInput,
+    FollowUpOutput,
+    follow_up_info,
+)
+from ragsweep.gen.gates import QuestionStop
 from ragsweep.gen.prompts import (
     WRITE_QUESTION,
     WRITE_UNANSWERABLE,
@@ -26,10 +33,25 @@ from ragsweep.gen.prompts import (
     WriteInput,
     WriteOutput,
 )
-from ragsweep.gen.style_prompts import EXAMPLE_PRODUCT, STYLE_PROMPTS, CodeQuestion, StyleInput
+from ragsweep.gen.style_prompts import (
+    EXAMPLE_PRODUCT,
+    STYLE_PROMPTS,
+    CodeQuestion,
+    StyleInput,
+)
 from ragsweep.gen.styles import DOC_STYLES, code_reference
 from ragsweep.gen.units import Unit
-from ragsweep.metrics import LLM, UNANSWERABLE, JudgeError, Prompt, Usage, complete, content_words
+from ragsweep.metrics import (
+    LLM,
+    UNANSWERABLE,
+    JudgeError,
+    Prompt,
+    Usage,
+    complete,
+    content_words,
+)
+from ragsweep.metrics.llm import Completion, StopRule, supports_stop
+from ragsweep.metrics.prompts.core import render
 
 TWO_SENTENCE_KINDS = ("multi_hop", "comparative")
 #: A styled answer must hold at least this many content words its question does not, else it restates it (one:
@@ -111,6 +133,20 @@ class LLMWriter:
         self.prompt_version = f"{prompt.name}@{prompt.version}"
         self.usage = Usage()
         self.calls = 0
+        # Per candidate, the rule that ends a reply whose question the gates will reject (gen.gates.QuestionStop);
+        # set by the generator, used only with a model that streams (metrics.llm.base.supports_stop).
+        self.stop_for: Callable[[Candidate], StopRule | None] | None = None
+
+    def _stop(self, cand: Candidate) -> StopRule | None:
+        return self.stop_for(cand) if self.stop_for is not None and supports_stop(self.llm) else None
+
+    async def _complete(self, prompt: Prompt[Any, Any], data: Any, max_tokens: int | None,
+                        stop: StopRule | None) -> Completion:
+        """One call of ``prompt`` (as :func:`metrics.prompts.core.complete`), ended early by ``stop``."""
+        if stop is None:
+            return await complete(self.llm, prompt, data, max_tokens=max_tokens)
+        return await self.llm.complete(render(prompt, data), prompt.output, prompt=prompt.id, stop=stop,
+                                       max_tokens=prompt.max_tokens if max_tokens is None else max_tokens)
 
     async def write(self, cand: Candidate, topics: list[str], persona: str | None = None,
                     style: str | None = None) -> Draft:
@@ -124,10 +160,13 @@ class LLMWriter:
                           persona=persona, style=style)
         self.calls += 1
         try:
-            done = await complete(self.llm, self.prompt, data, max_tokens=self.max_tokens)
+            done = await self._complete(self.prompt, data, self.max_tokens, self._stop(cand))
         except JudgeError as exc:
             raise WriteFailed(str(exc)) from exc
         self.usage = self.usage + done.usage
+        if done.stopped:  # its question fails a question gate: no answer written, the gates reject it as before
+            return Draft(QuestionStop.question(done.text) or "", "", pick_evidence(cand, []), done.usage, done.cached,
+                         provenance={"stopped": True})
         out: WriteOutput = done.parsed
         question, answer = out.question.strip(), out.answer.strip()
         if not question or not answer:
@@ -141,16 +180,19 @@ class LLMWriter:
         data = UnanswerableInput(sentences=[u.text for u in cand.shown], topics=topics, persona=persona, style=style)
         self.calls += 1
         try:
-            done = await complete(self.llm, self.unanswerable_prompt, data,
-                                  max_tokens=min(self.max_tokens, self.unanswerable_prompt.max_tokens))
+            done = await self._complete(self.unanswerable_prompt, data,
+                                        min(self.max_tokens, self.unanswerable_prompt.max_tokens), self._stop(cand))
         except JudgeError as exc:
             raise WriteFailed(str(exc)) from exc
         self.usage = self.usage + done.usage
+        prompt = f"{self.unanswerable_prompt.name}@{self.unanswerable_prompt.version}"
+        if done.stopped:
+            return Draft(QuestionStop.question(done.text) or "", UNANSWERABLE, (), done.usage, done.cached,
+                         provenance={"prompt": prompt, "stopped": True})
         out: UnanswerableOutput = done.parsed
         question = out.question.strip()
         if not question:
             raise WriteFailed("empty question")
-        prompt = f"{self.unanswerable_prompt.name}@{self.unanswerable_prompt.version}"
         return Draft(question, UNANSWERABLE, (), done.usage, done.cached,
                      provenance={"prompt": prompt, "missing": out.missing.strip()[:200]})
 

@@ -14,16 +14,23 @@ from ragsweep.metrics.llm.base import (
     Message,
     PromptId,
     Schema,
+    StopRule,
     Usage,
     WordBias,
     complete_structured,
     parse_structured,
     supports_bias,
+    supports_stop,
 )
 from ragsweep.metrics.llm.cache import CachedLLM, CompletionStore, cache_key
 from ragsweep.metrics.llm.local import LocalLLM
 from ragsweep.metrics.llm.meter import LLMCost, Meter
-from ragsweep.metrics.llm.models import PACKAGED_MODELS, ModelIntegrityError, PackagedModel, assemble
+from ragsweep.metrics.llm.models import (
+    PACKAGED_MODELS,
+    ModelIntegrityError,
+    PackagedModel,
+    assemble,
+)
 from ragsweep.metrics.llm.openai_compat import OpenAICompatLLM
 from ragsweep.metrics.llm.scripted import ScriptedCall, ScriptedLLM, ScriptExhausted
 
@@ -38,8 +45,10 @@ __all__ = [
     "Logprobs",
     "Message",
     "Meter",
+    "StopRule",
     "WordBias",
     "supports_bias",
+    "supports_stop",
     "ModelIntegrityError",
     "OpenAICompatLLM",
     "PackagedModel",
