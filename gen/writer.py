@@ -18,12 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from ragsweep.gen.candidates import Candidate
-from ragsweep.gen.followup import (
-    WRITE_FOLLOW_UP,
-    FollowUpInput,
-    FollowUpOutput,
-    follow_up_info,
-)
+from ragsweep.gen.followup import WRITE_FOLLOW_UP, FollowUpInput, FollowUpOutput, follow_up_info
 from ragsweep.gen.gates import QuestionStop
 from ragsweep.gen.prompts import (
     WRITE_QUESTION,
@@ -33,23 +28,10 @@ from ragsweep.gen.prompts import (
     WriteInput,
     WriteOutput,
 )
-from ragsweep.gen.style_prompts import (
-    EXAMPLE_PRODUCT,
-    STYLE_PROMPTS,
-    CodeQuestion,
-    StyleInput,
-)
+from ragsweep.gen.style_prompts import EXAMPLE_PRODUCT, STYLE_PROMPTS, CodeQuestion, StyleInput
 from ragsweep.gen.styles import DOC_STYLES, code_reference
 from ragsweep.gen.units import Unit
-from ragsweep.metrics import (
-    LLM,
-    UNANSWERABLE,
-    JudgeError,
-    Prompt,
-    Usage,
-    complete,
-    content_words,
-)
+from ragsweep.metrics import LLM, UNANSWERABLE, JudgeError, Prompt, Usage, complete, content_words
 from ragsweep.metrics.llm import Completion, StopRule, supports_stop
 from ragsweep.metrics.prompts.core import render
 

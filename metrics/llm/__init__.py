@@ -25,12 +25,7 @@ from ragsweep.metrics.llm.base import (
 from ragsweep.metrics.llm.cache import CachedLLM, CompletionStore, cache_key
 from ragsweep.metrics.llm.local import LocalLLM
 from ragsweep.metrics.llm.meter import LLMCost, Meter
-from ragsweep.metrics.llm.models import (
-    PACKAGED_MODELS,
-    ModelIntegrityError,
-    PackagedModel,
-    assemble,
-)
+from ragsweep.metrics.llm.models import PACKAGED_MODELS, ModelIntegrityError, PackagedModel, assemble
 from ragsweep.metrics.llm.openai_compat import OpenAICompatLLM
 from ragsweep.metrics.llm.scripted import ScriptedCall, ScriptedLLM, ScriptExhausted
 

@@ -11,15 +11,7 @@ import time
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from ragsweep.metrics.llm.base import (
-    Completion,
-    Message,
-    PromptId,
-    Schema,
-    StopRule,
-    Usage,
-    WordBias,
-)
+from ragsweep.metrics.llm.base import Completion, Message, PromptId, Schema, StopRule, Usage, WordBias
 
 
 @dataclass(frozen=True)
