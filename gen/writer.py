@@ -31,9 +31,7 @@ from ragsweep.gen.prompts import (
 from ragsweep.gen.style_prompts import EXAMPLE_PRODUCT, STYLE_PROMPTS, CodeQuestion, StyleInput
 from ragsweep.gen.styles import DOC_STYLES, code_reference
 from ragsweep.gen.units import Unit
-from ragsweep.metrics import LLM, UNANSWERABLE, JudgeError, Prompt, Usage, complete, content_words
-from ragsweep.metrics.llm import Completion, StopRule, supports_stop
-from ragsweep.metrics.prompts.core import render
+from ragsweep.metrics import LLM, UNANSWERABLE, Completion, JudgeError, Prompt, Usage, complete, content_words
 
 TWO_SENTENCE_KINDS = ("multi_hop", "comparative")
 #: A styled answer must hold at least this many content words its question does not, else it restates it (one:
@@ -92,6 +90,36 @@ def pick_evidence(cand: Candidate, used: list[int]) -> tuple[Unit, ...]:
     return tuple(cand.shown[i] for i in sorted(picked))
 
 
+def _streams(llm: Any) -> bool:
+    """Whether ``llm``, or the model it wraps (a cache, a meter), ends a reply on a stop rule: as
+    :func:`metrics.llm.base.supports_stop`, which the metrics package's face does not export."""
+    for _ in range(8):
+        if getattr(llm, "streams", False):
+            return True
+        llm = getattr(llm, "inner", None)
+        if llm is None:
+            return False
+    return False
+
+
+class _Stopping:
+    """``llm`` with a stop rule (:class:`metrics.llm.base.StopRule`) on every call, for
+    :func:`metrics.prompts.core.complete`, which passes none."""
+
+    def __init__(self, llm: LLM, stop: QuestionStop) -> None:
+        self.llm, self.stop = llm, stop
+
+    @property
+    def model_id(self) -> str:
+        return self.llm.model_id
+
+    def identity(self) -> dict[str, Any]:
+        return self.llm.identity()
+
+    async def complete(self, messages: Any, schema: Any = None, **kwargs: Any) -> Completion:
+        return await self.llm.complete(messages, schema, stop=self.stop, **kwargs)  # type: ignore[call-arg]
+
+
 class LLMWriter:
     """Writes every kind with an :class:`~metrics.llm.base.LLM` (one call per candidate).
 
@@ -117,18 +145,16 @@ class LLMWriter:
         self.calls = 0
         # Per candidate, the rule that ends a reply whose question the gates will reject (gen.gates.QuestionStop);
         # set by the generator, used only with a model that streams (metrics.llm.base.supports_stop).
-        self.stop_for: Callable[[Candidate], StopRule | None] | None = None
+        self.stop_for: Callable[[Candidate], QuestionStop | None] | None = None
 
-    def _stop(self, cand: Candidate) -> StopRule | None:
-        return self.stop_for(cand) if self.stop_for is not None and supports_stop(self.llm) else None
+    def _stop(self, cand: Candidate) -> QuestionStop | None:
+        return self.stop_for(cand) if self.stop_for is not None and _streams(self.llm) else None
 
     async def _complete(self, prompt: Prompt[Any, Any], data: Any, max_tokens: int | None,
-                        stop: StopRule | None) -> Completion:
-        """One call of ``prompt`` (as :func:`metrics.prompts.core.complete`), ended early by ``stop``."""
-        if stop is None:
-            return await complete(self.llm, prompt, data, max_tokens=max_tokens)
-        return await self.llm.complete(render(prompt, data), prompt.output, prompt=prompt.id, stop=stop,
-                                       max_tokens=prompt.max_tokens if max_tokens is None else max_tokens)
+                        stop: QuestionStop | None) -> Completion:
+        """One call of ``prompt`` (:func:`metrics.prompts.core.complete`), ended early by ``stop``."""
+        return await complete(self.llm if stop is None else _Stopping(self.llm, stop), prompt, data,
+                              max_tokens=max_tokens)
 
     async def write(self, cand: Candidate, topics: list[str], persona: str | None = None,
                     style: str | None = None) -> Draft:
