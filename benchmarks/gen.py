@@ -154,7 +154,7 @@ def cold(tree: Path, n: int, seed: int, overrides: list[str] = (), corpus_path: 
         cmd = [sys.executable, "-m", "ragsweep.harness.cli", "gen", f"n={n}", f"seed={seed}", f"cache.dir={tmp}",
                f"out={out}", "progress=false", *([f"llm.threads={threads}"] if threads else []), *corpus, *overrides]
         env = {**os.environ, "PYTHONPATH": str(Path(tree).resolve())}
-        started = time.perf_counter()
+        started, load = time.perf_counter(), os.getloadavg()[0]
         with open(Path(tmp) / "stderr.txt", "w+") as err:
             proc = subprocess.Popen(cmd, env=env, cwd=tmp, stdout=subprocess.DEVNULL, stderr=err)
             _, status, usage = os.wait4(proc.pid, 0)  # this child's own CPU time, whatever else runs beside it
@@ -164,7 +164,9 @@ def cold(tree: Path, n: int, seed: int, overrides: list[str] = (), corpus_path: 
                 err.seek(0)
                 raise SystemExit(f"{' '.join(cmd)} exited {proc.returncode}:\n{err.read()[-2000:]}")
         report = json.loads(out.with_name(out.stem + ".report.json").read_text())
-    return {"tree": str(tree), "seed": seed, "wall": wall, "cpu": usage.ru_utime + usage.ru_stime, "report": report}
+    # The cores are shared: the 1-minute load average at its start and end says how busy they were.
+    return {"tree": str(tree), "seed": seed, "wall": wall, "cpu": usage.ru_utime + usage.ru_stime, "report": report,
+            "load": (load, os.getloadavg()[0])}
 
 
 def cold_lines(r: dict) -> list[str]:
@@ -175,7 +177,8 @@ def cold_lines(r: dict) -> list[str]:
     lines = [f"{Path(r['tree']).name or r['tree']:14s} s{r['seed']}  accepted {accepted:3d}  rejected "
              f"{rep['rejected_total']:3d}  wall {wall:7.1f} s  {accepted / wall * 60 if wall else 0:5.2f}/min  cpu "
              f"{cpu:7.1f} s  {accepted / cpu * 60 if cpu else 0:5.2f}/cpu-min  generated tokens "
-             f"{tokens.get('completion', 0)}"]
+             f"{tokens.get('completion', 0)}"
+             + (f"  load {r['load'][0]:.1f} -> {r['load'][1]:.1f}" if r.get("load") else "")]
     lines.append("    rejected: " + (", ".join(f"{k}={v}" for k, v in rep["rejected"].items() if v) or "none"))
     if rep.get("accepted_by_style"):
         lines.append("    by style: " + ", ".join(f"{k}={v}" for k, v in sorted(rep["accepted_by_style"].items())))
@@ -191,6 +194,12 @@ def cold_lines(r: dict) -> list[str]:
             lines.append(f"    {name:28s} {int(t['calls']):3d} calls {t['seconds']:7.1f} s  per call: prompt "
                          f"{t['prompt_tokens'] / calls:5.0f} tokens, evaluated {t['evaluated'] / calls:5.0f} "
                          f"(the rest from llama.cpp's prompt cache), generated {t['completion_tokens'] / calls:4.0f}")
+        prompts = (model.get("prompts") or {}).values()
+        if accepted and prompts:
+            per = {k: sum(t[k] for t in prompts) / accepted for k in ("calls", "prompt_tokens", "evaluated",
+                                                                       "completion_tokens")}
+            lines.append(f"    per accepted question: {per['calls']:.2f} calls, prompt {per['prompt_tokens']:.0f} tokens "
+                         f"(evaluated {per['evaluated']:.0f}), generated {per['completion_tokens']:.0f}")
         spent = rep.get("spent") or {}
         calls = sum(v["calls"] for v in spent.values())
         if calls and accepted:

@@ -11,6 +11,7 @@ How a question's words compare with its evidence and with other questions is :mo
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
@@ -289,6 +290,49 @@ _QUESTION_TESTS: tuple[tuple[str, Callable[[str, GateConfig], bool]], ...] = (
     ("short", lambda q, cfg: len(q.split()) < cfg.min_question_words),
     ("definition", lambda q, cfg: not cfg.definitions and definition_question(q)),
 )
+
+
+def question_reason(question: str, cfg: GateConfig) -> str | None:
+    """The reason of the first question-only family (:data:`_QUESTION_TESTS`: self-contained, definition) that
+    rejects ``question``, or None. These read the question alone, and :func:`check_sample` runs them first after
+    the verbatim check (which evidence made of the corpus's own units always passes), so a question they reject
+    is rejected whatever its answer says."""
+    q, off = question.strip(), set(cfg.families_off)
+    return next((FAMILIES[f] for f, test in _QUESTION_TESTS if f not in off and test(q, cfg)), None)
+
+
+# The opening of a writer's reply, up to the end of its question's string: {"question": "...",
+_QUESTION_FIELD = re.compile(r'\s*\{\s*"question"\s*:\s*"((?:[^"\\]|\\.)*)"')
+
+
+class QuestionStop:
+    """A :class:`~metrics.llm.base.StopRule` for a writer whose reply opens with its question
+    (``{"question": "...", "answer": ...}``): it ends the reply as soon as the question's string is closed and
+    :func:`question_reason` rejects it, so the model does not write the answer of a question the gates will
+    throw away. What the gates decide is unchanged: the stopped draft meets the same gates and is rejected
+    under the same reason."""
+
+    def __init__(self, cfg: GateConfig) -> None:
+        self.cfg = cfg
+        # What the question tests read besides the question; the cache re-checks a stored stopped reply with the
+        # rule of the day, so a changed test cannot replay a stop it would not make.
+        self.name = (f"gen.question_gates:min_words={cfg.min_question_words},definitions={cfg.definitions},"
+                     f"off={','.join(sorted(set(cfg.families_off) & {f for f, _ in _QUESTION_TESTS}))}")
+
+    @staticmethod
+    def question(text: str) -> str | None:
+        """The question of a reply whose question string is closed (``text`` may stop anywhere after it)."""
+        m = _QUESTION_FIELD.match(text)
+        if m is None:
+            return None
+        try:
+            return str(json.loads(f'"{m.group(1)}"'))
+        except ValueError:
+            return None
+
+    def __call__(self, text: str) -> bool:
+        question = self.question(text)
+        return question is not None and question_reason(question, self.cfg) is not None
 
 
 def _failures(sample: TestSample, corpus: Corpus, cfg: GateConfig) -> Iterator[tuple[str, str]]:

@@ -28,7 +28,7 @@ from ragsweep.gen.absence import AbsenceCheck, CorpusWords
 from ragsweep.gen.candidates import Candidate, candidates
 from ragsweep.gen.documents import Corpus
 from ragsweep.gen.drafts import Gating, Passed
-from ragsweep.gen.gates import GateConfig
+from ragsweep.gen.gates import GateConfig, QuestionStop
 from ragsweep.gen.report import Report
 from ragsweep.gen.reword import RewordConfig, reword_passed
 from ragsweep.gen.roundtrip import round_trip
@@ -202,6 +202,8 @@ async def agenerate(corpus: Corpus, writer: Writer, cfg: GenConfig, *,
     n = check_n(cfg.n)
     max_attempts = cfg.max_attempts or 20 * n + 50
     report, gating, schedule, topics = _prepare(corpus, writer, cfg, embed, max_attempts)
+    if hasattr(writer, "stop_for"):  # an LLM writer: stop writing a question the question gates reject
+        writer.stop_for = _question_stop(gating)
     samples: list[TestSample] = []
     usage, attempts, stopped = Usage(), 0, False
     bar = tqdm(total=n, desc="gen", unit="q", disable=not progress, dynamic_ncols=True)
@@ -278,6 +280,14 @@ async def _reword_and_round_trip(passed: Passed, writer: Writer, roundtrip: LLM 
     if roundtrip is None:
         return passed
     return await round_trip(passed, roundtrip, cfg.gates.roundtrip_min_f1, cfg.gates.roundtrip_hops)
+
+
+def _question_stop(gating: Gating) -> Callable[[Candidate], QuestionStop | None]:
+    """Per candidate, the rule that ends a write whose question :func:`gen.gates.question_reason` rejects. None for
+    a candidate of a product the gates may name in its question (``gates.product``): the question they check
+    is then not the one written."""
+    stop = QuestionStop(gating.gates)
+    return lambda cand: None if gating.products.of(cand.doc_ids) else stop
 
 
 def _lap(report: Report, stage: str, since: float) -> float:

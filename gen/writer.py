@@ -13,11 +13,13 @@ gets one repair from :mod:`metrics.llm.base`; if that fails too the candidate is
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from ragsweep.gen.candidates import Candidate
 from ragsweep.gen.followup import WRITE_FOLLOW_UP, FollowUpInput, FollowUpOutput, follow_up_info
+from ragsweep.gen.gates import QuestionStop
 from ragsweep.gen.prompts import (
     WRITE_QUESTION,
     WRITE_UNANSWERABLE,
@@ -29,7 +31,7 @@ from ragsweep.gen.prompts import (
 from ragsweep.gen.style_prompts import EXAMPLE_PRODUCT, STYLE_PROMPTS, CodeQuestion, StyleInput
 from ragsweep.gen.styles import DOC_STYLES, code_reference
 from ragsweep.gen.units import Unit
-from ragsweep.metrics import LLM, UNANSWERABLE, JudgeError, Prompt, Usage, complete, content_words
+from ragsweep.metrics import LLM, UNANSWERABLE, Completion, JudgeError, Prompt, Usage, complete, content_words
 
 TWO_SENTENCE_KINDS = ("multi_hop", "comparative")
 #: A styled answer must hold at least this many content words its question does not, else it restates it (one:
@@ -88,6 +90,36 @@ def pick_evidence(cand: Candidate, used: list[int]) -> tuple[Unit, ...]:
     return tuple(cand.shown[i] for i in sorted(picked))
 
 
+def _streams(llm: Any) -> bool:
+    """Whether ``llm``, or the model it wraps (a cache, a meter), ends a reply on a stop rule: as
+    :func:`metrics.llm.base.supports_stop`, which the metrics package's face does not export."""
+    for _ in range(8):
+        if getattr(llm, "streams", False):
+            return True
+        llm = getattr(llm, "inner", None)
+        if llm is None:
+            return False
+    return False
+
+
+class _Stopping:
+    """``llm`` with a stop rule (:class:`metrics.llm.base.StopRule`) on every call, for
+    :func:`metrics.prompts.core.complete`, which passes none."""
+
+    def __init__(self, llm: LLM, stop: QuestionStop) -> None:
+        self.llm, self.stop = llm, stop
+
+    @property
+    def model_id(self) -> str:
+        return self.llm.model_id
+
+    def identity(self) -> dict[str, Any]:
+        return self.llm.identity()
+
+    async def complete(self, messages: Any, schema: Any = None, **kwargs: Any) -> Completion:
+        return await self.llm.complete(messages, schema, stop=self.stop, **kwargs)  # type: ignore[call-arg]
+
+
 class LLMWriter:
     """Writes every kind with an :class:`~metrics.llm.base.LLM` (one call per candidate).
 
@@ -111,6 +143,18 @@ class LLMWriter:
         self.prompt_version = f"{prompt.name}@{prompt.version}"
         self.usage = Usage()
         self.calls = 0
+        # Per candidate, the rule that ends a reply whose question the gates will reject (gen.gates.QuestionStop);
+        # set by the generator, used only with a model that streams (metrics.llm.base.supports_stop).
+        self.stop_for: Callable[[Candidate], QuestionStop | None] | None = None
+
+    def _stop(self, cand: Candidate) -> QuestionStop | None:
+        return self.stop_for(cand) if self.stop_for is not None and _streams(self.llm) else None
+
+    async def _complete(self, prompt: Prompt[Any, Any], data: Any, max_tokens: int | None,
+                        stop: QuestionStop | None) -> Completion:
+        """One call of ``prompt`` (:func:`metrics.prompts.core.complete`), ended early by ``stop``."""
+        return await complete(self.llm if stop is None else _Stopping(self.llm, stop), prompt, data,
+                              max_tokens=max_tokens)
 
     async def write(self, cand: Candidate, topics: list[str], persona: str | None = None,
                     style: str | None = None) -> Draft:
@@ -124,10 +168,13 @@ class LLMWriter:
                           persona=persona, style=style)
         self.calls += 1
         try:
-            done = await complete(self.llm, self.prompt, data, max_tokens=self.max_tokens)
+            done = await self._complete(self.prompt, data, self.max_tokens, self._stop(cand))
         except JudgeError as exc:
             raise WriteFailed(str(exc)) from exc
         self.usage = self.usage + done.usage
+        if done.stopped:  # its question fails a question gate: no answer written, the gates reject it as before
+            return Draft(QuestionStop.question(done.text) or "", "", pick_evidence(cand, []), done.usage, done.cached,
+                         provenance={"stopped": True})
         out: WriteOutput = done.parsed
         question, answer = out.question.strip(), out.answer.strip()
         if not question or not answer:
@@ -141,16 +188,19 @@ class LLMWriter:
         data = UnanswerableInput(sentences=[u.text for u in cand.shown], topics=topics, persona=persona, style=style)
         self.calls += 1
         try:
-            done = await complete(self.llm, self.unanswerable_prompt, data,
-                                  max_tokens=min(self.max_tokens, self.unanswerable_prompt.max_tokens))
+            done = await self._complete(self.unanswerable_prompt, data,
+                                        min(self.max_tokens, self.unanswerable_prompt.max_tokens), self._stop(cand))
         except JudgeError as exc:
             raise WriteFailed(str(exc)) from exc
         self.usage = self.usage + done.usage
+        prompt = f"{self.unanswerable_prompt.name}@{self.unanswerable_prompt.version}"
+        if done.stopped:
+            return Draft(QuestionStop.question(done.text) or "", UNANSWERABLE, (), done.usage, done.cached,
+                         provenance={"prompt": prompt, "stopped": True})
         out: UnanswerableOutput = done.parsed
         question = out.question.strip()
         if not question:
             raise WriteFailed("empty question")
-        prompt = f"{self.unanswerable_prompt.name}@{self.unanswerable_prompt.version}"
         return Draft(question, UNANSWERABLE, (), done.usage, done.cached,
                      provenance={"prompt": prompt, "missing": out.missing.strip()[:200]})
 

@@ -14,11 +14,13 @@ from ragsweep.metrics.llm.base import (
     Message,
     PromptId,
     Schema,
+    StopRule,
     Usage,
     WordBias,
     complete_structured,
     parse_structured,
     supports_bias,
+    supports_stop,
 )
 from ragsweep.metrics.llm.cache import CachedLLM, CompletionStore, cache_key
 from ragsweep.metrics.llm.local import LocalLLM
@@ -38,8 +40,10 @@ __all__ = [
     "Logprobs",
     "Message",
     "Meter",
+    "StopRule",
     "WordBias",
     "supports_bias",
+    "supports_stop",
     "ModelIntegrityError",
     "OpenAICompatLLM",
     "PackagedModel",

@@ -73,6 +73,8 @@ class Completion:
         logprobs: Top log-probabilities per position, or None when not asked for or the
             backend gives none.
         cached: True when the result came from the cache and no model ran.
+        stopped: True when a :class:`StopRule` ended the reply before the model did: ``text`` is the reply so
+            far, ``parsed`` is None.
     """
 
     text: str
@@ -80,6 +82,7 @@ class Completion:
     usage: Usage = field(default_factory=Usage)
     logprobs: Logprobs | None = None
     cached: bool = False
+    stopped: bool = False
 
 
 @runtime_checkable
@@ -107,10 +110,12 @@ class LLM(Protocol):
         logprobs: bool = False,
         max_tokens: int | None = None,
         bias: WordBias | None = None,
+        stop: StopRule | None = None,
     ) -> Completion:
         """Run the model on ``messages``; validate against ``schema`` when given. ``bias``: words whose
         tokens get this much added to their logits while the model writes (:func:`supports_bias` says
-        whether a backend can; one that cannot raises).
+        whether a backend can; one that cannot raises). ``stop``: a rule that may end the reply early
+        (:class:`StopRule`; a backend that does not stream lets the model finish, so the rule only saves time).
 
         Raises:
             JudgeError: The call failed for good, or the output did not validate after
@@ -129,6 +134,31 @@ def supports_bias(llm: Any) -> bool:
     """True when ``llm`` (or the model it wraps: a cache, a meter) applies a :data:`WordBias`."""
     for _ in range(8):
         if getattr(llm, "word_bias", False):
+            return True
+        llm = getattr(llm, "inner", None)
+        if llm is None:
+            return False
+    return False
+
+
+class StopRule(Protocol):
+    """Ends a reply as soon as its text so far shows it will be thrown away (a question a gate rejects, read
+    before its answer is written): the model's remaining tokens are not generated. The reply is then returned
+    as far as it got, with ``stopped=True`` and no ``parsed``. ``name`` identifies the rule and whatever it
+    reads (thresholds, lists) in cache keys: a stopped reply is stored as such, and the same call under
+    another rule must not replay it."""
+
+    name: str
+
+    def __call__(self, text: str) -> bool:
+        """True to end a reply whose text so far is ``text``."""
+        ...
+
+
+def supports_stop(llm: Any) -> bool:
+    """True when ``llm`` (or the model it wraps: a cache, a meter) ends a reply early on a :class:`StopRule`."""
+    for _ in range(8):
+        if getattr(llm, "streams", False):
             return True
         llm = getattr(llm, "inner", None)
         if llm is None:
@@ -258,7 +288,7 @@ async def complete_structured(
     js = json_schema_of(schema) if schema is not None else None
     first = _scrubbed(await generate(messages, js, logprobs, max_tokens))
     check_reply_size(first, max_reply_chars)
-    if schema is None:
+    if schema is None or first.stopped:  # a stopped reply is unfinished on purpose: neither parsed nor repaired
         return first
     try:
         first.parsed = parse_structured(first.text, schema)
@@ -384,16 +414,20 @@ class StructuredBackend:
         logprobs: bool = False,
         max_tokens: int | None = None,
         bias: WordBias | None = None,
+        stop: StopRule | None = None,
     ) -> Completion:
-        """See :meth:`metrics.llm.base.LLM.complete`."""
+        """See :meth:`metrics.llm.base.LLM.complete`. ``stop`` reaches ``_generate`` (as ``stop=``) only in a
+        backend that ``streams``; others let the model finish."""
         del prompt  # only the cache uses it
         generate: Generate = self._generate
-        if bias:
-            if not getattr(self, "word_bias", False):
-                raise JudgeError(f"{type(self).__name__} cannot bias words (only the in-process llama.cpp model can)")
+        if bias and not getattr(self, "word_bias", False):
+            raise JudgeError(f"{type(self).__name__} cannot bias words (only the in-process llama.cpp model can)")
+        extra: dict[str, Any] = {**({"bias": bias} if bias else {}),
+                                 **({"stop": stop} if stop is not None and getattr(self, "streams", False) else {})}
+        if extra:
 
             async def generate(m: list[Message], js: dict[str, Any] | None, lp: bool, mt: int | None) -> Completion:
-                return await self._generate(m, js, lp, mt, bias=bias)  # type: ignore[call-arg]
+                return await self._generate(m, js, lp, mt, **extra)  # type: ignore[call-arg]
 
         return await complete_structured(
             generate, messages, schema, logprobs=logprobs, max_tokens=max_tokens,

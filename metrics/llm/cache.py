@@ -38,6 +38,7 @@ from ragsweep.metrics.llm.base import (
     Message,
     PromptId,
     Schema,
+    StopRule,
     Usage,
     WordBias,
     json_schema_of,
@@ -89,8 +90,10 @@ def cache_key(
     logprobs: bool = False,
     max_tokens: int | None = None,
     bias: WordBias | None = None,
+    stop: StopRule | None = None,
 ) -> str:
-    """The sha256 hex key of one call (a call without a word bias keys as it did before there was one)."""
+    """The sha256 hex key of one call (a call without a word bias or a stop rule keys as it did before there
+    were any)."""
     payload = {
         "format": _KEY_FORMAT,
         "identity": identity,
@@ -102,6 +105,8 @@ def cache_key(
     }
     if bias:
         payload["bias"] = dict(sorted(bias.items()))
+    if stop is not None:
+        payload["stop"] = stop.name
     return hashlib.sha256(canonical_json(payload).encode("utf-8")).hexdigest()
 
 
@@ -261,14 +266,16 @@ class CachedLLM:
         logprobs: bool = False,
         max_tokens: int | None = None,
         bias: WordBias | None = None,
+        stop: StopRule | None = None,
     ) -> Completion:
         """See :meth:`metrics.llm.base.LLM.complete`. A hit has ``cached=True`` and the
-        usage recorded when the result was first computed."""
+        usage recorded when the result was first computed; a reply that ``stop`` ended is stored as it was
+        and replayed as stopped."""
         # In a thread: a local model's identity may first have to assemble and hash its file.
         identity = await asyncio.to_thread(self.inner.identity)
         key = cache_key(
             identity, messages, schema,
-            prompt=prompt, logprobs=logprobs, max_tokens=max_tokens, bias=bias,
+            prompt=prompt, logprobs=logprobs, max_tokens=max_tokens, bias=bias, stop=stop,
         )  # fmt: skip
         if key in self._inflight:
             return await self._join(key)
@@ -279,6 +286,9 @@ class CachedLLM:
                 parsed = parse_structured(text, schema) if schema is not None else None
             except ValueError:
                 parsed = _MISS  # stored under an older, looser schema check: recompute
+            if parsed is _MISS and stop is not None and stop(text):  # stored as the rule stopped it
+                self.hits += 1
+                return Completion(text, None, usage, lps, cached=True, stopped=True)
             if parsed is not _MISS:
                 self.hits += 1
                 return Completion(text, parsed, usage, lps, cached=True)
@@ -291,6 +301,7 @@ class CachedLLM:
             result = await self.inner.complete(
                 messages, schema, prompt=prompt, logprobs=logprobs, max_tokens=max_tokens,
                 **({"bias": bias} if bias else {}),  # a wrapped model written before word biases keeps working
+                **({"stop": stop} if stop is not None else {}),
             )
             await asyncio.to_thread(self.store.put, key, self.model_id, prompt, result)
             future.set_result(result)
@@ -308,7 +319,8 @@ class CachedLLM:
     async def _join(self, key: str) -> Completion:
         shared = await asyncio.shield(self._inflight[key])
         self.hits += 1
-        return Completion(shared.text, shared.parsed, shared.usage, shared.logprobs, cached=True)
+        return Completion(shared.text, shared.parsed, shared.usage, shared.logprobs, cached=True,
+                          stopped=shared.stopped)
 
 
 _MISS = object()

@@ -31,6 +31,7 @@ from ragsweep.metrics.llm.base import (
     Completion,
     Logprobs,
     Message,
+    StopRule,
     StructuredBackend,
     Usage,
     WordBias,
@@ -98,6 +99,7 @@ class LocalLLM(StructuredBackend):
         self._executor = ThreadPoolExecutor(max_workers=parallel, thread_name_prefix="llama")
 
     word_bias = True  # llama.cpp's logit_bias takes words (metrics.llm.base.WordBias)
+    streams = True  # a stop rule ends a reply while it is written (metrics.llm.base.StopRule)
 
     @property
     def model_id(self) -> str:
@@ -130,6 +132,7 @@ class LocalLLM(StructuredBackend):
         logprobs: bool,
         max_tokens: int | None,
         bias: WordBias | None = None,
+        stop: StopRule | None = None,
     ) -> Completion:
         request = chat_request(messages, temperature=self.temperature, seed=self.seed, logprobs=logprobs,
                                max_tokens=max_tokens or DEFAULT_MAX_TOKENS)
@@ -142,6 +145,8 @@ class LocalLLM(StructuredBackend):
         elif json_schema is not None:
             request["json_schema"] = json_schema
         loop = asyncio.get_running_loop()
+        if stop is not None and not logprobs:
+            return await loop.run_in_executor(self._executor, self._streamed, request, stop)
         response = await loop.run_in_executor(self._executor, self._call, request)
         if "error" in response:
             err = response["error"]
@@ -166,6 +171,49 @@ class LocalLLM(StructuredBackend):
             return dict(server.handle_chat_completions(request))
         except ValueError as err:  # e.g. a schema llama.cpp cannot turn into a grammar
             raise JudgeError(f"{self.model_id}: llama.cpp rejected the request: {err}") from None
+
+    def _streamed(self, request: dict[str, Any], stop: StopRule) -> Completion:
+        """A call whose reply llama.cpp streams, ended as soon as ``stop`` says so (runs on the worker thread)."""
+        server = self._load()
+        parts: list[str] = []
+        state: dict[str, Any] = {"tokens": 0, "stopped": False, "error": None, "usage": None, "timings": None}
+
+        def chunk(data: Any) -> bool:  # llama.cpp stops generating when this returns True
+            item = json.loads(data) if isinstance(data, (str, bytes)) else data
+            if not isinstance(item, dict):
+                return False
+            if "error" in item:
+                state["error"] = item["error"]
+                return True
+            state["usage"] = item.get("usage") or state["usage"]
+            state["timings"] = item.get("timings") or state["timings"]
+            for choice in item.get("choices") or ():
+                text = (choice.get("delta") or {}).get("content")
+                if text:
+                    parts.append(text)
+                    state["tokens"] += 1
+            if state["tokens"] and not state["stopped"] and stop("".join(parts)):
+                state["stopped"] = True
+            return bool(state["stopped"])
+
+        try:
+            server.handle_chat_completions({**request, "stream": True, "timings_per_token": True}, chunk)
+        except ValueError as err:
+            raise JudgeError(f"{self.model_id}: llama.cpp rejected the request: {err}") from None
+        if state["error"] is not None:
+            err = state["error"]
+            message = err.get("message", err) if isinstance(err, dict) else err
+            raise JudgeError(f"{self.model_id}: llama.cpp error: {message}")
+        timings = state["timings"] or {}
+        raw_usage = state["usage"] or {}
+        # A stopped reply ends before llama.cpp's closing chunk and its usage: its tokens are the chunks received,
+        # its prompt what the timings of the last chunk counted (the cached prefix and the tokens evaluated).
+        usage = Usage(int(raw_usage.get("prompt_tokens") or (timings.get("cache_n", 0) + timings.get("prompt_n", 0))),
+                      int(raw_usage.get("completion_tokens") or state["tokens"]))
+        self.usage = self.usage + usage
+        self.last_timings = timings
+        self.prompt_evaluated += int(timings.get("prompt_n") or 0)
+        return Completion(text="".join(parts), usage=usage, stopped=bool(state["stopped"]))
 
     def _resolve(self) -> Path:
         # Locked: identity() (from the cache's thread) and the worker may both come first.

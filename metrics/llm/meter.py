@@ -11,7 +11,7 @@ import time
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from ragsweep.metrics.llm.base import Completion, Message, PromptId, Schema, Usage, WordBias
+from ragsweep.metrics.llm.base import Completion, Message, PromptId, Schema, StopRule, Usage, WordBias
 
 
 @dataclass(frozen=True)
@@ -89,7 +89,8 @@ class Meter:
 
     async def complete(self, messages: list[Message], schema: Schema | None = None, *,
                        prompt: PromptId | None = None, logprobs: bool = False,
-                       max_tokens: int | None = None, bias: WordBias | None = None) -> Completion:
+                       max_tokens: int | None = None, bias: WordBias | None = None,
+                       stop: StopRule | None = None) -> Completion:
         """See :meth:`metrics.llm.base.LLM.complete`."""
         self.calls += 1
         tally = self.by_prompt.setdefault(prompt.name if prompt is not None else "(unnamed)", dict.fromkeys(
@@ -98,7 +99,8 @@ class Meter:
         started = time.perf_counter()
         try:
             out = await self.inner.complete(messages, schema, prompt=prompt, logprobs=logprobs,
-                                            max_tokens=max_tokens, **({"bias": bias} if bias else {}))
+                                            max_tokens=max_tokens, **({"bias": bias} if bias else {}),
+                                            **({"stop": stop} if stop is not None else {}))
         except BaseException:
             self.failed_calls += 1
             tally["failed_calls"] += 1

@@ -18,6 +18,7 @@ from ragsweep.metrics.llm.base import (
     Message,
     PromptId,
     Schema,
+    StopRule,
     Usage,
     WordBias,
     complete_structured,
@@ -42,6 +43,7 @@ class ScriptedCall:
     logprobs: bool
     max_tokens: int | None
     bias: WordBias | None = None
+    stop: StopRule | None = None
 
 
 class ScriptedLLM:
@@ -58,6 +60,9 @@ class ScriptedLLM:
             change misses the cache.
         word_bias: Accept a word bias (recorded in each call's ``bias``), as the in-process model does;
             without it a biased call raises, as an OpenAI-compatible backend's does.
+        streams: Honour a :class:`~metrics.llm.base.StopRule` as the in-process model does: the reply is
+            "written" one character at a time and ends at the first prefix the rule stops (recorded in each
+            call's ``stop``); without it the rule is ignored, as an OpenAI-compatible backend ignores it.
     """
 
     def __init__(
@@ -68,7 +73,9 @@ class ScriptedLLM:
         model_id: str = "scripted",
         temperature: float = 0.0,
         word_bias: bool = False,
+        streams: bool = False,
     ) -> None:
+        self.streams = streams  # end replies early on a stop rule (metrics.llm.base.supports_stop), as llama.cpp does
         self.word_bias = word_bias  # accept word biases (metrics.llm.base.supports_bias), as llama.cpp does
         self._responder = responses if callable(responses) else None
         self._replies = [] if callable(responses) else list(responses)
@@ -100,6 +107,7 @@ class ScriptedLLM:
         logprobs: bool = False,
         max_tokens: int | None = None,
         bias: WordBias | None = None,
+        stop: StopRule | None = None,
     ) -> Completion:
         """See :meth:`metrics.llm.base.LLM.complete`."""
         if bias and not self.word_bias:
@@ -108,7 +116,8 @@ class ScriptedLLM:
         async def generate(
             msgs: list[Message], _js: Any, want_lp: bool, limit: int | None
         ) -> Completion:
-            return self._reply(ScriptedCall(list(msgs), schema, prompt, want_lp, limit, bias or None))
+            rule = stop if self.streams else None
+            return self._reply(ScriptedCall(list(msgs), schema, prompt, want_lp, limit, bias or None, rule))
 
         return await complete_structured(
             generate, messages, schema, logprobs=logprobs, max_tokens=max_tokens
@@ -128,9 +137,14 @@ class ScriptedLLM:
         if isinstance(reply, BaseException):
             raise reply
         text = reply if isinstance(reply, str) else json.dumps(reply)
+        stopped = False
+        if call.stop is not None:
+            end = next((i for i in range(1, len(text) + 1) if call.stop(text[:i])), None)
+            text, stopped = (text, False) if end is None or end == len(text) else (text[:end], True)
         prompt_words = sum(len(m["content"].split()) for m in call.messages)
         return Completion(
             text=text,
+            stopped=stopped,
             usage=Usage(prompt_words, len(text.split())),  # words stand in for tokens
             logprobs=(self.logprobs(text) if callable(self.logprobs) else self.logprobs) if call.logprobs else None,
         )

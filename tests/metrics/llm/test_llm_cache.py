@@ -125,3 +125,34 @@ def test_wal_mode_and_several_processes_writing(tmp_path):
     store = CompletionStore(path)
     assert len(store) == 120
     assert store.get("b-39")[0] == "39"
+
+
+class _StopAt:
+    """A stop rule that ends a reply once ``word`` is in it."""
+
+    def __init__(self, word: str, name: str = "test:stop") -> None:
+        self.word, self.name = word, name
+
+    def __call__(self, text: str) -> bool:
+        return self.word in text
+
+
+def test_a_stopped_reply_is_stored_as_it_stopped_and_keyed_by_its_rule(tmp_path):
+    path = tmp_path / "llm.sqlite"
+    inner = ScriptedLLM(['{"verdict": true}'], streams=True)
+    first = run(CachedLLM(inner, path).complete(USER, Verdict, prompt=P1, stop=_StopAt("verdict")))
+    assert first.stopped and first.parsed is None and first.text == '{"verdict'
+    # Replayed stopped, from another process's view of the file, with no model call.
+    again = ScriptedLLM([], streams=True)
+    replay = run(CachedLLM(again, path).complete(USER, Verdict, prompt=P1, stop=_StopAt("verdict")))
+    assert replay.cached and replay.stopped and replay.text == first.text and not again.calls
+    # Another rule, or none, is another call: a stopped reply never stands for a finished one.
+    assert cache_key({}, USER, Verdict, prompt=P1, stop=_StopAt("x", "test:other")) != cache_key(
+        {}, USER, Verdict, prompt=P1, stop=_StopAt("x")) != cache_key({}, USER, Verdict, prompt=P1)
+    whole = ScriptedLLM(['{"verdict": false}'], streams=True)
+    done = run(CachedLLM(whole, path).complete(USER, Verdict, prompt=P1))
+    assert not done.stopped and done.parsed == Verdict(verdict=False) and len(whole.calls) == 1
+    # A stored stop that today's rule (same name) would not make is computed again, not replayed.
+    fresh = ScriptedLLM(['{"verdict": true}'], streams=True)
+    redone = run(CachedLLM(fresh, path).complete(USER, Verdict, prompt=P1, stop=_StopAt("nowhere")))
+    assert len(fresh.calls) == 1 and not redone.stopped and redone.parsed == Verdict(verdict=True)

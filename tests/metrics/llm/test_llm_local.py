@@ -122,3 +122,65 @@ def test_identity_does_not_wait_for_the_model_to_load(tmp_path):
     llm = LocalLLM(model)
     with llm._load_lock:  # as while a preload holds it
         assert llm.identity()["sha256"] == hashlib.sha256(b"GGUF").hexdigest()
+
+
+class _StreamingServer:
+    """Stands in for xllamacpp's server when a reply is streamed: one chunk per token, as llama.cpp sends them,
+    until the callback returns True (llama.cpp then stops generating)."""
+
+    def __init__(self, tokens: list[str]) -> None:
+        self.tokens, self.requests, self.sent = tokens, [], 0
+
+    def handle_chat_completions(self, request, callback=None):
+        self.requests.append(request)
+        assert request["stream"] and callback is not None
+        if callback({"choices": [{"delta": {"role": "assistant", "content": None}}]}):
+            return None
+        for token in self.tokens:
+            self.sent += 1
+            if callback({"choices": [{"delta": {"content": token}}], "timings": {"cache_n": 7, "prompt_n": 3}}):
+                return None
+        callback({"choices": [], "usage": {"prompt_tokens": 10, "completion_tokens": len(self.tokens)},
+                  "timings": {"cache_n": 7, "prompt_n": 3}})
+        return None
+
+
+class _StopAtAnswer:
+    name = "test:stop-at-answer"
+
+    def __call__(self, text: str) -> bool:
+        return '"answer"' in text
+
+
+def test_a_stop_rule_ends_a_streamed_reply_and_a_finished_one_is_parsed(tmp_path):
+    tokens = ['{"', 'question', '": "', 'Why', '?"', ', "', 'answer', '": "', 'x', '"}']
+    llm = LocalLLM(tmp_path / "any.gguf")
+    llm._server = _StreamingServer(tokens)
+
+    class QA(pydantic.BaseModel):
+        question: str
+        answer: str
+
+    messages = [{"role": "user", "content": "Ask."}]
+    done = asyncio.run(llm.complete(messages, QA, stop=_StopAtAnswer()))
+    assert done.stopped and done.parsed is None and done.text == '{"question": "Why?", "answer": "'
+    assert llm._server.sent == 8  # no token after the one the rule stopped on was asked for
+    # Its usage: the tokens received, and the prompt its timings counted (cached and evaluated).
+    assert done.usage.completion_tokens == 8 and done.usage.prompt_tokens == 10 and llm.prompt_evaluated == 3
+    # A rule that never fires: the whole reply, parsed, with llama.cpp's own usage.
+    whole = asyncio.run(llm.complete(messages, QA, stop=lambda_rule(lambda text: False)))
+    assert not whole.stopped and whole.parsed == QA(question="Why?", answer="x") and whole.usage.completion_tokens == 10
+
+
+def lambda_rule(test):
+    rule = type("Rule", (), {"name": "test:never", "__call__": lambda self, text: test(text)})
+    return rule()
+
+
+@pytest.mark.model
+def test_a_stop_rule_ends_the_real_model_early(llm):
+    messages = [{"role": "user", "content": "Count from 1 to 30, separated by spaces."}]
+    whole = asyncio.run(llm.complete(messages, max_tokens=60))
+    stopped = asyncio.run(llm.complete(messages, max_tokens=60, stop=lambda_rule(lambda text: "3" in text)))
+    assert stopped.stopped and "3" in stopped.text and whole.text.startswith(stopped.text)
+    assert stopped.usage.completion_tokens < whole.usage.completion_tokens

@@ -1,0 +1,72 @@
+"""A write whose question a question gate rejects is ended before its answer is written (gen.gates.QuestionStop),
+and the gates decide exactly as they do for the whole reply. Scripted model, no weights."""
+
+
+import pytest
+
+from ragsweep.gen.documents import read_shipped
+from ragsweep.gen.gates import GateConfig, QuestionStop, question_reason
+from ragsweep.gen.generate import GenConfig, generate
+from ragsweep.gen.writer import LLMWriter
+from ragsweep.metrics.llm import CachedLLM, ScriptedLLM
+from tests.gen.test_gen_writer import good_reply
+
+UNNAMED = "What is the name of the relief vessel?"  # names nothing: not_self_contained
+
+
+def unnamed_every_third(messages, schema):
+    """good_reply, except that every third write asks a question that names nothing."""
+    unnamed_every_third.n += 1
+    reply = good_reply(messages, schema)
+    return {**reply, "question": UNNAMED} if unnamed_every_third.n % 3 == 0 else reply
+
+
+def test_the_rule_reads_the_question_once_its_string_is_closed():
+    stop = QuestionStop(GateConfig())
+    assert not stop('{"question": "What is the name of the relief')  # not closed yet
+    assert stop(f'{{"question": "{UNNAMED}", "')
+    assert not stop('{"question": "Who owns \\"Calder Ferries\\" at Port Calder?", "answer": "')
+    assert QuestionStop.question('{"question": "Who owns \\"X\\" now?"') == 'Who owns "X" now?'
+    assert question_reason(UNNAMED, GateConfig()) == "not_self_contained"
+    # A family switched off is not stopped on, and the rule's cache name says so.
+    off = GateConfig(families_off=("names_nothing",))
+    assert question_reason(UNNAMED, off) is None and not QuestionStop(off)(f'{{"question": "{UNNAMED}", "')
+    assert QuestionStop(off).name != stop.name
+
+
+def _run(streams, path):
+    unnamed_every_third.n = 0
+    llm = ScriptedLLM(unnamed_every_third, streams=streams)
+    cfg = GenConfig(n=6, kinds=(("single_hop", 1.0),), seed=0)
+    return llm, generate(read_shipped(), LLMWriter(CachedLLM(llm, path / "llm.sqlite")), cfg)
+
+
+def test_a_stopped_write_is_rejected_as_the_whole_reply_is(tmp_path):
+    """The same script with and without a model that streams: the same samples, the same rejections; with
+    streaming every rejected question's reply ends after its question, with no answer written."""
+    (tmp_path / "a").mkdir(), (tmp_path / "b").mkdir()
+    plain_llm, plain = _run(False, tmp_path / "a")
+    llm, streamed = _run(True, tmp_path / "b")
+    assert not any(c.stop for c in plain_llm.calls)  # a backend that cannot stop lets the model finish
+    assert all(c.stop is not None for c in llm.calls if c.prompt.name == "gen.write_question")
+    assert [s.question for s in streamed.samples] == [s.question for s in plain.samples] and plain.samples
+    assert streamed.report.rejected == plain.report.rejected
+    n = streamed.report.rejected["not_self_contained"]
+    assert n >= 2 and all(s.question != UNNAMED for s in streamed.samples)
+    # What a stopped write cost: the words up to its question's closing quote (the scripted model counts words),
+    # where the whole reply also held its answer and sentence numbers.
+    stopped_words = len(f'{{"question": "{UNNAMED}"'.split())
+    assert streamed.report.spent["not_self_contained"]["generated_tokens"] == n * stopped_words
+    assert plain.report.spent["not_self_contained"]["generated_tokens"] > n * stopped_words
+
+
+def test_a_stopped_reply_is_cached_and_replayed_stopped(tmp_path):
+    unnamed_every_third.n = 2  # the first write names nothing
+    first = ScriptedLLM(unnamed_every_third, streams=True)
+    cfg = GenConfig(n=2, kinds=(("single_hop", 1.0),), seed=0)
+    one = generate(read_shipped(), LLMWriter(CachedLLM(first, tmp_path / "llm.sqlite")), cfg)
+    assert one.report.rejected.get("not_self_contained") == 1
+    again = ScriptedLLM(lambda m, s: pytest.fail("replayed calls reach no model"), streams=True)
+    two = generate(read_shipped(), LLMWriter(CachedLLM(again, tmp_path / "llm.sqlite")), cfg)
+    assert [s.question for s in two.samples] == [s.question for s in one.samples]
+    assert two.report.rejected == one.report.rejected and not again.calls
