@@ -7,8 +7,9 @@ every character of clean text maps to where it stands in the file.
 What a docs site adds to CommonMark is read before parsing, each marker replaced by as many spaces (so source
 offsets do not move): YAML front matter (``---`` at the top: its keys go into the document's metadata),
 admonition markers (pymdownx blocks: ``/// tip``, ``/// note | Title``, a closing ``///``; MkDocs Material:
-``!!! note "Title"`` and its indented body, read as prose, not as an indented code block; the text stays, as an
-``admonition`` block), and MkDocs include directives (``{* ../../docs_src/x.py hl[9] *}``: the included file
+``!!! note "Title"`` and its indented body, read as prose, not as an indented code block; MyST: ``::: {warning}``
+or a backtick fence opened with ``{note}``, closed by a fence of its own; the text stays, as an ``admonition``
+block whose info is its kind and title, ``warning: Title``), and MkDocs include directives (``{* ../../docs_src/x.py hl[9] *}``: the included file
 is not in the folder, so the directive leaves the text and stays as an ``include`` block naming its target).
 A heading's attribute list (``{ #query-parameters }``) is left out of its title.
 """
@@ -33,6 +34,16 @@ _MATERIAL = re.compile(r'^(?P<indent>[ \t]*)(?:!!!|\?\?\?\+?)[ \t]+(?P<kind>[A-Z
 # on a line of its own: "{* path *}" inside a sentence or in `inline code` is text about the directive
 _INCLUDE = re.compile(r"^[ \t]*\{\*[ \t]*(?P<target>.*?)[ \t]*\*\}[ \t]*$", re.MULTILINE)
 _FENCE = re.compile(r"^[ \t]*(`{3,}|~{3,})")
+# MyST (Sphinx) directives: a colon fence (`::: {warning}`, `:::{note} Title`, closed by a line of as many or more
+# colons), or a backtick fence whose info is `{name}`. An admonition's body is prose, not code, and what kind it
+# is (a warning, a note) says what its text is for (:func:`gen.style_checks.role_at`).
+_MYST_COLON = re.compile(r"^[ \t]*(?P<fence>:{3,})[ \t]*\{(?P<kind>[A-Za-z][\w-]*)\}[ \t]*(?P<title>.*?)[ \t]*$")
+_MYST_CLOSE = re.compile(r"^[ \t]*(?P<fence>:{3,}|`{3,}|~{3,})[ \t]*$")
+_MYST_FENCE = re.compile(r"^[ \t]*(?P<fence>`{3,}|~{3,})[ \t]*\{(?P<kind>[A-Za-z][\w-]*)\}[ \t]*(?P<title>.*?)[ \t]*$")
+_MYST_OPTION = re.compile(r"^[ \t]*:[\w-]+:")
+#: The MyST directives in a backtick fence whose body is prose (the rest, `{code-block}`, `{toctree}`, stay code).
+MYST_ADMONITIONS = frozenset("admonition attention caution danger error hint important note seealso tip warning "
+                             "deprecated versionadded versionchanged versionremoved example todo".split())
 _LANGUAGE = re.compile(r"[\w+#.-]+$")
 # inline HTML tags that break words apart as a browser shows them (a table or a list written in HTML in a cell)
 _BREAKING_TAG = re.compile(r"</?(?:br|p|div|li|ul|ol|tr|td|th|table|thead|tbody|dt|dd|dl|h[1-6])\b", re.IGNORECASE)
@@ -94,6 +105,8 @@ def _prepare(source: str, where: str) -> tuple[str, dict[str, Any], list[tuple[s
     fence = ""
     opened: list[tuple[int, str]] = []
     material: list[Any] = []  # an open !!! block: [its indent + 4, source start, info, end of its last line]
+    myst: list[tuple[str, int, str]] = []  # open MyST directives: (fence, source start, info)
+    options = False
     pos = body
     for line in source[body:].splitlines(keepends=True):
         start, end = pos, pos + len(line.rstrip("\r\n"))
@@ -110,6 +123,24 @@ def _prepare(source: str, where: str) -> tuple[str, dict[str, Any], list[tuple[s
             else:
                 extra.append(("admonition", material[1], material[3], material[2]))
                 material = []
+        if not fence:
+            d = _MYST_COLON.match(line) or _MYST_FENCE.match(line)
+            if d and (d.group("fence")[0] == ":" or d.group("kind").lower() in MYST_ADMONITIONS):
+                title = d.group("title").strip()
+                myst.append((d.group("fence"), start, d.group("kind").lower() + (f": {title}" if title else "")))
+                blank(start, end)
+                options = True
+                continue
+            if options and _MYST_OPTION.match(line):  # ":class: dropdown" right after the opening line
+                blank(start, end)
+                continue
+            options = False
+            c = _MYST_CLOSE.match(line)
+            if c and myst and c.group("fence")[0] == myst[-1][0][0] and len(c.group("fence")) >= len(myst[-1][0]):
+                _, s, info = myst.pop()
+                extra.append(("admonition", s, end, info))
+                blank(start, end)
+                continue
         m = _FENCE.match(line)
         if fence:
             if m and m.group(1)[0] == fence[0] and len(m.group(1)) >= len(fence) and not line[m.end():].strip():
@@ -140,6 +171,8 @@ def _prepare(source: str, where: str) -> tuple[str, dict[str, Any], list[tuple[s
             blank(inc.start(), inc.end())
     if material:
         extra.append(("admonition", material[1], material[3], material[2]))
+    for _, s, info in myst:  # never closed: to the end of the page
+        extra.append(("admonition", s, len(source), info))
     for s, info in opened:  # never closed: to the end of the page
         extra.append(("admonition", s, len(source), info))
     # markdown-it reads "\r\n" and a lone "\r" as "\n", which would move every later offset: the same number

@@ -47,6 +47,7 @@ from ragsweep.gen.layout import Block
 from ragsweep.gen.products import product_of
 from ragsweep.gen.style_checks import (
     MIN_PROSE_WORDS,
+    allowed,
     commands,
     error_names,
     explained_error,
@@ -57,6 +58,7 @@ from ragsweep.gen.style_checks import (
     points_elsewhere,
     presents_code,
     prose_words,
+    role_at,
     steps,
 )
 from ragsweep.gen.units import MAX_CHARS, MIN_CHARS, Unit
@@ -85,6 +87,10 @@ _OPTION_WORD = re.compile(r"\b(?:parameters?|arguments?|options?|settings?|flags
 _NOT_CODE_LANGUAGES = {"mermaid", "text", "txt", "plain"}
 _MAX_CODE_CHARS = 1200
 _MAX_STEPS = 6
+#: A list shown whole after its lead-in (:func:`list_evidence`) has at most this many items and characters;
+#: a longer one shows the one item alone.
+_MAX_LIST_ITEMS = 10
+_MAX_LIST_CHARS = 1600
 _LIST_MARKER = re.compile(r"\s*(?:[-*+]|\d+[.)])?\s*")
 #: How many sentences back a sentence that points back may look for what it points to.
 _MAX_BACK = 3
@@ -166,6 +172,97 @@ def _own_blocks(doc: Document) -> Iterator[list[Block]]:
         yield current
 
 
+def _cue_before(doc: Document, first: Block) -> Unit | None:
+    """The sentence right before a list that leads into it (:func:`gen.style_checks.leads_on`: "... includes the
+    following extra fields:"), as a unit (the paragraph when it is short, else its last sentence); None when a
+    list has no such lead-in."""
+    assert doc.layout is not None
+    before = [b for b in doc.layout.blocks if b.end <= first.start and b.kind != "include"]
+    if not before:
+        return None
+    prev = max(before, key=lambda b: (b.end, -b.start))
+    if prev.kind != "paragraph" or doc.text[prev.end:first.start].strip():
+        return None
+    text = doc.text[prev.start:prev.end]
+    if prev.end - prev.start > MAX_CHARS:
+        spans = sentence_spans(text)
+        if not spans:
+            return None
+        s, e = spans[-1]
+        unit = Unit(doc.id, prev.start + s, prev.start + e, text[s:e], -1)
+    else:
+        unit = _block_unit(doc, prev)
+    return unit if leads_on(unit.text) else None
+
+
+def list_evidence(doc: Document, unit: Unit) -> tuple[tuple[Unit, ...], int, tuple[int, ...]] | None:
+    """What a unit inside a list item stands on: the whole item (its lead term and every line of it, never a
+    continuation line alone: "So, if your callable failed once, this is set to 1." means nothing without
+    "stamina.retry_num: The number of the current retry."), and, when the list follows a sentence that leads
+    into it ("... includes the following extra fields:"), that sentence and every item of the list, so a
+    question about the list sees all of it. Returns (units to show, the index of the unit's item among them,
+    the indexes of the list's items when the list is shown whole, else ``()``); None when ``unit`` is in no
+    list item. A list longer than :data:`_MAX_LIST_ITEMS` items or :data:`_MAX_LIST_CHARS` characters shows the
+    item alone."""
+    if doc.layout is None:
+        return None
+    items = [b for b in doc.layout.blocks if b.kind == "list_item"]
+    holding = [b for b in items if b.start <= unit.start and unit.end <= b.end]
+    if not holding:
+        return None
+    item = min(holding, key=lambda b: b.end - b.start)
+
+    def parent(b: Block) -> tuple[int, int] | None:
+        outer = [p for p in items if p.start <= b.start and b.end <= p.end and p is not b]
+        p = min(outer, key=lambda p: p.end - p.start, default=None)
+        return None if p is None else (p.start, p.end)
+
+    mine = parent(item)
+    peers = sorted((b for b in items if parent(b) == mine), key=lambda b: b.start)
+    k = next(n for n, b in enumerate(peers) if b is item)
+    lo = hi = k
+    while lo > 0 and not doc.text[peers[lo - 1].end:peers[lo].start].strip():
+        lo -= 1
+    while hi + 1 < len(peers) and not doc.text[peers[hi].end:peers[hi + 1].start].strip():
+        hi += 1
+    run = peers[lo:hi + 1]
+    own = _block_unit(doc, item)
+    cue = _cue_before(doc, run[0])
+    if (cue is None or len(run) < 2 or len(run) > _MAX_LIST_ITEMS
+            or cue.end - cue.start + sum(b.end - b.start for b in run) > _MAX_LIST_CHARS):
+        return (own,), 0, ()
+    return (cue, *(_block_unit(doc, b) for b in run)), 1 + k - lo, tuple(range(1, len(run) + 1))
+
+
+def structured(corpus: Corpus, stream: Iterator[Candidate]) -> Iterator[Candidate]:
+    """The plain ``single_hop`` candidates of ``stream`` read with their page's structure: one whose sentence is
+    inside a list item shows the item whole (and the list after its lead-in, :func:`list_evidence`); one whose
+    sentence is an example's (:func:`gen.style_checks.role_at`: its values are samples) is dropped. Other
+    candidates (other kinds, styled ones, documents without a layout) pass as they are."""
+    for cand in stream:
+        unit = cand.shown[cand.required[0]] if cand.required else None
+        doc = corpus.get(unit.doc_id) if unit is not None and cand.kind == "single_hop" and not cand.style else None
+        if doc is None or doc.layout is None or unit is None:
+            yield cand
+            continue
+        if not allowed(role_at(doc, unit.start, unit.end), "fact"):
+            continue
+        got = list_evidence(doc, unit)
+        if got is None:
+            yield cand
+        else:
+            shown, at, items = got
+            yield replace(cand, shown=shown, required=(at,), items=items)
+
+
+def _list_items(doc: Document, shown: tuple[Unit, ...]) -> tuple[int, ...]:
+    """The indexes of ``shown`` that are whole items of one list shown after its lead-in (two or more)."""
+    assert doc.layout is not None
+    spans = {(b.start, b.end) for b in doc.layout.blocks if b.kind == "list_item"}
+    found = tuple(i for i, u in enumerate(shown) if (u.start, u.end) in spans)
+    return found if len(found) >= 2 and found[0] > 0 else ()
+
+
 def _lead_in(doc: Document, blocks: list[Block], i: int) -> tuple[Unit, ...] | None:
     """The paragraph just before ``blocks[i]`` in its section, as a unit, after the paragraph before it when it
     opens by pointing back ("This is done with:"; :func:`gen.style_checks.points_back`); None when another block
@@ -224,14 +321,12 @@ def _standing(doc: Document, blocks: list[Block], sentences: list[Unit], j: int)
     u = sentences[j]
     i = _block_at(blocks, u.start)
     if i is not None and blocks[i].kind == "list_item":
-        # an item of a list means what the lead-in of its list says it is ("The client retries on:")
-        first_item = i
-        while first_item > 0 and blocks[first_item - 1].kind == "list_item":
-            first_item -= 1
-        lead = _lead_in(doc, blocks, first_item)
-        if lead is None or not leads_on(lead[-1].text) or lead[-1].end - lead[-1].start > MAX_CHARS:
+        # an item of a list means what the lead-in of its list says it is ("The client retries on:"): the item
+        # whole, the lead-in and the rest of the list (list_evidence); without a lead-in, nothing is drawn
+        got = list_evidence(doc, u)
+        if got is None or not got[2]:
             return None
-        shown: tuple[Unit, ...] = (*lead, u)
+        return got[0]
     else:
         first = j
         # "It raises X if ... It raises Y if ...": back over the sentences that point back too, to one that names it
@@ -240,7 +335,7 @@ def _standing(doc: Document, blocks: list[Block], sentences: list[Unit], j: int)
                     or leads_on(sentences[first - 1].text)):
                 return None
             first -= 1
-        shown = tuple(sentences[first:j + 1])
+        shown: tuple[Unit, ...] = tuple(sentences[first:j + 1])
     if leads_on(u.text):
         after = _what_follows(doc, blocks, sentences, j)
         if after is None:
@@ -292,8 +387,15 @@ def _sentence_candidates(style: str, doc: Document, blocks: list[Block], sentenc
         hit = (pattern.search(u.text) if pattern is not None
                else _CODE_NAME.search(u.text) and _OPTION_WORD.search(u.text))
         shown = _standing(doc, blocks, sentences, j) if hit else None
-        if shown is not None:
-            yield Candidate("single_hop", shown, tuple(range(len(shown))), style=style)
+        if shown is None:
+            continue
+        items = _list_items(doc, shown)
+        # a cue inside an item: the list is shown whole after its lead-in, the same for each of its items (one
+        # candidate); the lead-in is required, and the items the answer takes (gen.writer.list_answer). A cue
+        # that leads into a list asks about all of it.
+        inside = any(shown[k].start <= u.start and u.end <= shown[k].end for k in items)
+        required = (0,) if inside else tuple(range(len(shown)))
+        yield Candidate("single_hop", shown, required, style=style, items=items)
 
 
 def block_sentences(doc: Document) -> list[Unit]:
@@ -353,6 +455,10 @@ def section_candidates(doc: Document, units: Sequence[Unit], style: str) -> list
                        if not any(points_elsewhere(doc, u.start, u.end) for u in c.shown if u.index >= 0))
         path = named_path(doc, doc.layout.section_path(lo))
         seen: set[tuple[tuple[int, int], ...]] = set()
+        # what the text is for (a warning's code is no recipe; an example's values no facts): every required unit;
+        # a code block a sentence leads into is that sentence's (its role is the sentence's)
+        out = [c for c in out if all(role == "code" and style != "code_answer" or allowed(role, style)
+                                     for role in (role_at(doc, c.shown[k].start, c.shown[k].end) for k in c.required))]
         for c in out:  # a list item is a block and a sentence: one candidate of it, not two
             spans = tuple((u.start, u.end) for u in c.shown)
             if spans not in seen:
