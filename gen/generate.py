@@ -160,7 +160,8 @@ def _streams(corpus: Corpus, writer: Writer, cfg: GenConfig, mix: Sequence[tuple
                         "llm=local", writer.backend, ", ".join(report.styles_not_written),
                         ", ".join(f"{s} {n}" for s, n in report.styles_not_written.items()))
         # the plain questions of a docs corpus read its structure too: a list item whole, no fact from an example
-        plain["single_hop"] = interleave([structured(corpus, plain["single_hop"]),
+        whole = getattr(writer, "shows_items", False)
+        plain["single_hop"] = interleave([structured(corpus, plain["single_hop"], whole),
                                           *(style_candidates(corpus, units, s, cfg.seed) for s in writes)])
     return {k: (c for c in stream if c.key not in cfg.known_candidates) for k, stream in plain.items()}
 

@@ -9,7 +9,8 @@ offsets do not move): YAML front matter (``---`` at the top: its keys go into th
 admonition markers (pymdownx blocks: ``/// tip``, ``/// note | Title``, a closing ``///``; MkDocs Material:
 ``!!! note "Title"`` and its indented body, read as prose, not as an indented code block; MyST: ``::: {warning}``
 or a backtick fence opened with ``{note}``, closed by a fence of its own; the text stays, as an ``admonition``
-block whose info is its kind and title, ``warning: Title``), and MkDocs include directives (``{* ../../docs_src/x.py hl[9] *}``: the included file
+block whose info is its kind and title, ``warning: Title``; another MyST directive, ``{literalinclude}`` or
+``{toctree}``, leaves the text like an include directive), and MkDocs include directives (``{* ../../docs_src/x.py hl[9] *}``: the included file
 is not in the folder, so the directive leaves the text and stays as an ``include`` block naming its target).
 A heading's attribute list (``{ #query-parameters }``) is left out of its title.
 """
@@ -44,6 +45,9 @@ _MYST_OPTION = re.compile(r"^[ \t]*:[\w-]+:")
 #: The MyST directives in a backtick fence whose body is prose (the rest, `{code-block}`, `{toctree}`, stay code).
 MYST_ADMONITIONS = frozenset("admonition attention caution danger error hint important note seealso tip warning "
                              "deprecated versionadded versionchanged versionremoved example todo".split())
+#: The MyST directives in a backtick fence whose body is code; any other (``{literalinclude}``, ``{toctree}``,
+#: ``{eval-rst}``) is not shown and stays as an ``include`` block naming it.
+MYST_CODE = frozenset("code code-block sourcecode code-cell".split())
 _LANGUAGE = re.compile(r"[\w+#.-]+$")
 # inline HTML tags that break words apart as a browser shows them (a table or a list written in HTML in a cell)
 _BREAKING_TAG = re.compile(r"</?(?:br|p|div|li|ul|ol|tr|td|th|table|thead|tbody|dt|dd|dl|h[1-6])\b", re.IGNORECASE)
@@ -106,6 +110,7 @@ def _prepare(source: str, where: str) -> tuple[str, dict[str, Any], list[tuple[s
     opened: list[tuple[int, str]] = []
     material: list[Any] = []  # an open !!! block: [its indent + 4, source start, info, end of its last line]
     myst: list[tuple[str, int, str]] = []  # open MyST directives: (fence, source start, info)
+    directive: tuple[str, int, str] | None = None  # an open MyST directive that is not shown: (fence, start, info)
     options = False
     pos = body
     for line in source[body:].splitlines(keepends=True):
@@ -123,8 +128,22 @@ def _prepare(source: str, where: str) -> tuple[str, dict[str, Any], list[tuple[s
             else:
                 extra.append(("admonition", material[1], material[3], material[2]))
                 material = []
+        if directive:
+            # a MyST directive that is neither prose nor code (``{literalinclude}``, ``{toctree}``): its body is
+            # options and file names, nothing a reader sees on the page
+            c = _MYST_CLOSE.match(line)
+            blank(start, end)
+            if c and c.group("fence")[0] == directive[0][0] and len(c.group("fence")) >= len(directive[0]):
+                extra.append(("include", directive[1], end, directive[2]))
+                directive = None
+            continue
         if not fence:
-            d = _MYST_COLON.match(line) or _MYST_FENCE.match(line)
+            d = _MYST_FENCE.match(line)
+            if d and d.group("kind").lower() not in MYST_ADMONITIONS | MYST_CODE:
+                directive = (d.group("fence"), start, (d.group("kind") + " " + d.group("title")).strip())
+                blank(start, end)
+                continue
+            d = _MYST_COLON.match(line) or d
             if d and (d.group("fence")[0] == ":" or d.group("kind").lower() in MYST_ADMONITIONS):
                 title = d.group("title").strip()
                 myst.append((d.group("fence"), start, d.group("kind").lower() + (f": {title}" if title else "")))
@@ -171,6 +190,8 @@ def _prepare(source: str, where: str) -> tuple[str, dict[str, Any], list[tuple[s
             blank(inc.start(), inc.end())
     if material:
         extra.append(("admonition", material[1], material[3], material[2]))
+    if directive is not None:
+        extra.append(("include", directive[1], len(source), directive[2]))
     for _, s, info in myst:  # never closed: to the end of the page
         extra.append(("admonition", s, len(source), info))
     for s, info in opened:  # never closed: to the end of the page

@@ -196,8 +196,8 @@ def _cue_before(doc: Document, first: Block) -> Unit | None:
 
 
 def list_evidence(doc: Document, unit: Unit) -> tuple[tuple[Unit, ...], int, tuple[int, ...]] | None:
-    """What a unit inside a list item stands on: the whole item (its lead term and every line of it, never a
-    continuation line alone: "So, if your callable failed once, this is set to 1." means nothing without
+    """What a unit inside a list item stands on: the whole item (its lead term, every line of it and the items
+    nested in it; never a continuation line alone: "So, if your callable failed once, this is set to 1." means nothing without
     "stamina.retry_num: The number of the current retry."), and, when the list follows a sentence that leads
     into it ("... includes the following extra fields:"), that sentence and every item of the list, so a
     question about the list sees all of it. Returns (units to show, the index of the unit's item among them,
@@ -210,7 +210,9 @@ def list_evidence(doc: Document, unit: Unit) -> tuple[tuple[Unit, ...], int, tup
     holding = [b for b in items if b.start <= unit.start and unit.end <= b.end]
     if not holding:
         return None
-    item = min(holding, key=lambda b: b.end - b.start)
+    # the outermost item: a nested item ("You can set its URL with docs_url") means what its parent item says
+    # ("Swagger UI: served at /docs")
+    item = max(holding, key=lambda b: b.end - b.start)
 
     def parent(b: Block) -> tuple[int, int] | None:
         outer = [p for p in items if p.start <= b.start and b.end <= p.end and p is not b]
@@ -234,11 +236,13 @@ def list_evidence(doc: Document, unit: Unit) -> tuple[tuple[Unit, ...], int, tup
     return (cue, *(_block_unit(doc, b) for b in run)), 1 + k - lo, tuple(range(1, len(run) + 1))
 
 
-def structured(corpus: Corpus, stream: Iterator[Candidate]) -> Iterator[Candidate]:
+def structured(corpus: Corpus, stream: Iterator[Candidate], whole: bool = True) -> Iterator[Candidate]:
     """The plain ``single_hop`` candidates of ``stream`` read with their page's structure: one whose sentence is
     inside a list item shows the item whole (and the list after its lead-in, :func:`list_evidence`); one whose
     sentence is an example's (:func:`gen.style_checks.role_at`: its values are samples) is dropped. Other
-    candidates (other kinds, styled ones, documents without a layout) pass as they are."""
+    candidates (other kinds, styled ones, documents without a layout) pass as they are. With ``whole`` False
+    (a writer that questions one sentence, the rule writer's cloze) an item is not shown whole: a sentence that
+    continues an item ("So, ... this is set to 1.") is dropped, the item's first sentence passes as it is."""
     for cand in stream:
         unit = cand.shown[cand.required[0]] if cand.required else None
         doc = corpus.get(unit.doc_id) if unit is not None and cand.kind == "single_hop" and not cand.style else None
@@ -250,6 +254,10 @@ def structured(corpus: Corpus, stream: Iterator[Candidate]) -> Iterator[Candidat
         got = list_evidence(doc, unit)
         if got is None:
             yield cand
+        elif not whole:
+            item = got[0][got[1]]
+            if not doc.text[item.start:unit.start].strip(" \n-*+0123456789.)"):
+                yield cand
         else:
             shown, at, items = got
             yield replace(cand, shown=shown, required=(at,), items=items)

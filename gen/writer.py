@@ -120,6 +120,8 @@ class LLMWriter:
 
     kinds = ("single_hop", "multi_hop", "comparative", "conditional", "unanswerable", "follow_up")
     styles = DOC_STYLES
+    #: It is shown a list item whole, and a list after its lead-in (gen.styles.structured).
+    shows_items = True
 
     def __init__(self, llm: LLM, prompt: Prompt[WriteInput, WriteOutput] = WRITE_QUESTION,
                  max_tokens: int | None = None) -> None:
