@@ -8,7 +8,8 @@ section of a Markdown or HTML document (its :class:`~gen.layout.Layout`):
 - ``how_to``: steps (two or more list items after a lead-in), or a sentence that says how ("To add a
   header, ...", "you can declare ... by ...");
 - ``troubleshooting``: an error named (an exception such as ``HTTPException`` or ``ValidationError``, an error
-  status such as 404 or 422) with its cause or its fix in the same or the next sentence;
+  status such as 404 or 422) with its cause or its fix in the same or the next sentence; or a warning
+  admonition's opening sentences (what to avoid, what goes wrong);
 - ``option``: a parameter or setting named as code (``response_model_exclude_unset``, ``debug=True``,
   ``--reload``) with "parameter", "argument", "option", "setting", "flag" or "default"; or a table row;
 - ``code_answer``: a code block (not a diagram, not a bare URL, not an output format) with the paragraph that
@@ -69,7 +70,7 @@ ALL_DOCS = "docs"
 #: What each style needs a section to hold (the report's ``styles_not_written`` names them).
 CUES = {
     "how_to": "steps (two or more list items after a lead-in) or a sentence that says how to do something",
-    "troubleshooting": "an error named (an exception, an error status) with its cause or fix",
+    "troubleshooting": "an error named (an exception, an error status) with its cause or fix, or a warning",
     "option": "a parameter or setting named as code with 'parameter', 'option', 'setting', ...; or a table row",
     "code_answer": "a code block with a paragraph that leads into it as the way to do something",
 }
@@ -363,6 +364,24 @@ def _merged(*parts: tuple[Unit, ...]) -> tuple[Unit, ...]:
     return tuple(out)
 
 
+def _warnings(doc: Document, blocks: list[Block], sentences: list[Unit]) -> Iterator[Candidate]:
+    """A warning (:func:`gen.style_checks.role_at`: a warning, danger, caution ... admonition) says what to avoid
+    or what goes wrong: its opening sentences, up to one that leads into what follows (a warning's example,
+    which shows what not to do and is not shown), at most :data:`_MAX_BACK` + 1, for "What should I avoid when
+    ...?". A warning that opens by pointing back, or whose first sentence leads on, draws nothing."""
+    for b in blocks:
+        if b.kind != "admonition" or role_at(doc, b.start, b.end) != "warning":
+            continue
+        inside = [u for u in sentences if b.start <= u.start and u.end <= b.end]
+        shown: list[Unit] = []
+        for k, u in enumerate(inside):
+            if leads_on(u.text) or len(shown) > _MAX_BACK or (k and not _adjacent(inside, k - 1, k)):
+                break
+            shown.append(u)
+        if shown and not points_back(shown[0].text) and doc.text[b.start:shown[0].start].strip() == "":
+            yield Candidate("single_hop", tuple(shown), tuple(range(len(shown))), style="troubleshooting")
+
+
 def _troubleshooting(doc: Document, blocks: list[Block], sentences: list[Unit]) -> Iterator[Candidate]:
     """An error named with its cause or fix: that sentence, or the error's sentence and the next that explains
     it, each with what it depends on (:func:`_standing`), and every other sentence of the section that names the
@@ -389,6 +408,7 @@ def _sentence_candidates(style: str, doc: Document, blocks: list[Block], sentenc
     neighbour it does not need, which the writer would join to it ("two unrelated sentences")."""
     if style == "troubleshooting":
         yield from _troubleshooting(doc, blocks, sentences)
+        yield from _warnings(doc, blocks, sentences)
         return
     pattern = _HOW if style == "how_to" else None
     for j, u in enumerate(sentences):
@@ -416,9 +436,12 @@ def block_sentences(doc: Document) -> list[Unit]:
     assert doc.layout is not None
     out: list[Unit] = []
     count = 0
+    prose = [b for b in doc.layout.blocks if b.kind in ("paragraph", "list_item")]
     for b in doc.layout.blocks:
         if b.kind not in ("paragraph", "list_item", "admonition"):
             continue
+        if b.kind == "admonition" and any(b.start <= p.start and p.end <= b.end for p in prose):
+            continue  # its paragraphs and items are read as themselves: each sentence once
         text = doc.text[b.start:b.end]
         skip = _LIST_MARKER.match(text).end() if b.kind == "list_item" else 0  # type: ignore[union-attr]
         for s, e in sentence_spans(text[skip:]):

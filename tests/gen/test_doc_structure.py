@@ -120,6 +120,17 @@ def test_a_warnings_code_is_no_code_answer(tmp_path):
         assert _candidates(doc, "code_answer") == [], warned
 
 
+def test_a_warning_gives_a_what_to_avoid_question_without_its_example(tmp_path):
+    doc = _folder(tmp_path, {"moor.md": MYST}).get("moor.md")
+    found = [c for c in _candidates(doc, "troubleshooting")]
+    # its opening sentence, up to the one that leads into the example of what not to do (not shown)
+    assert [[u.text for u in c.shown] for c in found] == [
+        ["Nothing stops you from mooring two ferries at one ring, which tears the ring out of the wall."]]
+    # the same text outside a warning is no troubleshooting cue (no error named)
+    plain = _folder(tmp_path / "b", {"moor.md": MYST.replace("::: {warning}\n", "").replace(":::\n\n```{note}", "```{note}")})
+    assert _candidates(plain.get("moor.md"), "troubleshooting") == []
+
+
 EXAMPLE = """# Tide tables
 
 ## Reading a table
