@@ -85,7 +85,10 @@ def test_myst_admonitions_are_prose_blocks_of_their_kind(tmp_path):
 
 def test_roles_come_from_the_blocks_text_sits_in(tmp_path):
     doc = _folder(tmp_path, {"moor.md": MYST}).get("moor.md")
-    at = lambda phrase: role_at(doc, doc.text.index(phrase), doc.text.index(phrase) + len(phrase))  # noqa: E731
+
+    def at(phrase):
+        return role_at(doc, doc.text.index(phrase), doc.text.index(phrase) + len(phrase))
+
     assert at("Ferries tie up") == "prose"
     assert at("Nothing stops you") == "warning"
     assert at("quay.moor(ferry_b") == "warning"  # a warning's code shows what not to do
