@@ -47,7 +47,9 @@ MYST_ADMONITIONS = frozenset("admonition attention caution danger error hint imp
                              "deprecated versionadded versionchanged versionremoved example todo".split())
 #: The MyST directives in a backtick fence whose body is code; any other (``{literalinclude}``, ``{toctree}``,
 #: ``{eval-rst}``) is not shown and stays as an ``include`` block naming it.
-MYST_CODE = frozenset("code code-block sourcecode code-cell".split())
+MYST_CODE = frozenset("code code-block sourcecode code-cell doctest testcode jupyter-execute ipython".split())
+# ... and the language of each: the word after the name ("{code-block} python"), or Python for a doctest
+_MYST_PYTHON = frozenset("doctest testcode jupyter-execute ipython".split())
 _LANGUAGE = re.compile(r"[\w+#.-]+$")
 # inline HTML tags that break words apart as a browser shows them (a table or a list written in HTML in a cell)
 _BREAKING_TAG = re.compile(r"</?(?:br|p|div|li|ul|ol|tr|td|th|table|thead|tbody|dt|dd|dl|h[1-6])\b", re.IGNORECASE)
@@ -316,6 +318,9 @@ class _Writer:
         start = self.b.length
         words = (t.info or "").split()
         lang = words[0] if words and _LANGUAGE.match(words[0]) else ""  # not hl_lines="4" (an attribute)
+        if words and words[0].startswith("{") and words[0].strip("{}").lower() in MYST_CODE:
+            name = words[0].strip("{}").lower()
+            lang = "python" if name in _MYST_PYTHON else (words[1] if len(words) > 1 and _LANGUAGE.match(words[1]) else "")
         body = lo
         if t.type == "fence":
             body = self._line(t.map[0] + 1)

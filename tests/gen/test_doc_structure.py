@@ -61,6 +61,11 @@ A ring holds one ferry of up to forty tonnes in any weather.
 ```{literalinclude} ../examples/moor.py
 :start-after: begin
 ```
+
+```{doctest}
+>>> quay.rings()
+12
+```
 """
 
 
@@ -73,6 +78,9 @@ def test_myst_admonitions_are_prose_blocks_of_their_kind(tmp_path):
     # no directive marker, option line or included file's options is left in the text
     for gone in (":::", "{warning}", "{note}", ":class:", "literalinclude", ":start-after:"):
         assert gone not in doc.text
+    # a doctest is code (Python), the warning's example too
+    assert [b.info for b in doc.layout.of_kind("code")] == ["python", "python"]
+    assert ">>> quay.rings()" in doc.text
     [include] = doc.layout.of_kind("include")
     assert include.info.startswith("literalinclude")
     # the note's sentence is prose a question can be drawn from, mapped back to its source line
