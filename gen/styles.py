@@ -198,9 +198,9 @@ def _cue_before(doc: Document, first: Block) -> Unit | None:
 
 def list_evidence(doc: Document, unit: Unit) -> tuple[tuple[Unit, ...], int, tuple[int, ...]] | None:
     """What a unit inside a list item stands on: the whole item (its lead term, every line of it and the items
-    nested in it; never a continuation line alone: "So, if your callable failed once, this is set to 1." means nothing without
-    "stamina.retry_num: The number of the current retry."), and, when the list follows a sentence that leads
-    into it ("... includes the following extra fields:"), that sentence and every item of the list, so a
+    nested in it; never a continuation line alone: "So, if your callable failed once, this is set to 1." means
+    nothing without "stamina.retry_num: The number of the current retry."), and, when the list follows a
+    sentence that leads into it ("... includes the following extra fields:"), that sentence and every item of the list, so a
     question about the list sees all of it. Returns (units to show, the index of the unit's item among them,
     the indexes of the list's items when the list is shown whole, else ``()``); None when ``unit`` is in no
     list item. A list longer than :data:`_MAX_LIST_ITEMS` items or :data:`_MAX_LIST_CHARS` characters shows the
