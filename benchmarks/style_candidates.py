@@ -8,7 +8,7 @@ cues or checks cuts before anything is written. Counts only; nothing of the cand
     python benchmarks/style_candidates.py --structure FOLDER [FOLDER ...]
 
 ``--structure`` also counts what the page's structure does to the plain ``single_hop`` (fact) candidates
-(:func:`gen.styles.structured`): how many are drawn, dropped as an example's, shown as a whole list item, or
+(:func:`gen.structure.structured`): how many are drawn, dropped as an example's, shown as a whole list item, or
 shown with their list's lead-in and the whole list.
 """
 
@@ -21,7 +21,8 @@ from pathlib import Path
 from ragsweep.gen.candidates import candidates
 from ragsweep.gen.documents import read_folder
 from ragsweep.gen.products import products
-from ragsweep.gen.styles import DOC_STYLES, section_candidates, structured
+from ragsweep.gen.structure import structured
+from ragsweep.gen.styles import DOC_STYLES, section_candidates
 from ragsweep.gen.units import document_units
 
 
@@ -43,7 +44,7 @@ def counts(folder: Path, show: str | None = None) -> tuple[int, dict[str, int], 
 
 
 def structure_counts(folder: Path) -> dict[str, int]:
-    """What :func:`gen.styles.structured` does to the plain ``single_hop`` candidates of ``folder`` (seed 0)."""
+    """What :func:`gen.structure.structured` does to the plain ``single_hop`` candidates of ``folder`` (seed 0)."""
     corpus = read_folder(str(folder))
     units = {d.id: us for d in corpus.documents if (us := document_units(d))}
     plain = list(candidates(units, "single_hop", 0))

@@ -59,7 +59,7 @@ class Candidate:
         product: The product a style candidate's page documents (:mod:`gen.products`; shown to the writer, who
             names it), None when the corpus does not say.
         items: Indexes into ``shown`` of the items of one list, shown whole after the sentence that leads into
-            it (:func:`gen.styles.list_evidence`): a question about that list takes all of them as its answer,
+            it (:func:`gen.structure.list_evidence`): a question about that list takes all of them as its answer,
             or names the one item it asks about (:func:`gen.style_checks.one_of_list`).
     """
 

@@ -33,7 +33,8 @@ from ragsweep.gen.report import Report
 from ragsweep.gen.reword import RewordConfig, reword_passed
 from ragsweep.gen.roundtrip import round_trip
 from ragsweep.gen.schedule import Schedule, kind_quotas
-from ragsweep.gen.styles import cue_counts, interleave, requested, structured, style_candidates
+from ragsweep.gen.structure import structured
+from ragsweep.gen.styles import cue_counts, interleave, requested, style_candidates
 from ragsweep.gen.testset import UNANSWERABLE_KIND, TestSample
 from ragsweep.gen.units import Unit, corpus_units, names_subject, topic_of, unit_topics
 from ragsweep.gen.wording import DuplicateFilter

@@ -24,6 +24,7 @@ from typing import Any
 
 from ragsweep.gen.html_reader import HtmlBlocks
 from ragsweep.gen.layout import Block, Layout, TextBuilder
+from ragsweep.gen.myst import Directives, code_language
 from ragsweep.metrics import InputError
 
 _FRONT_MATTER = re.compile(r"\A---[ \t]*\r?\n(.*?)^(?:---|\.\.\.)[ \t]*$", re.DOTALL | re.MULTILINE)
@@ -35,21 +36,6 @@ _MATERIAL = re.compile(r'^(?P<indent>[ \t]*)(?:!!!|\?\?\?\+?)[ \t]+(?P<kind>[A-Z
 # on a line of its own: "{* path *}" inside a sentence or in `inline code` is text about the directive
 _INCLUDE = re.compile(r"^[ \t]*\{\*[ \t]*(?P<target>.*?)[ \t]*\*\}[ \t]*$", re.MULTILINE)
 _FENCE = re.compile(r"^[ \t]*(`{3,}|~{3,})")
-# MyST (Sphinx) directives: a colon fence (`::: {warning}`, `:::{note} Title`, closed by a line of as many or more
-# colons), or a backtick fence whose info is `{name}`. An admonition's body is prose, not code, and what kind it
-# is (a warning, a note) says what its text is for (:func:`gen.style_checks.role_at`).
-_MYST_COLON = re.compile(r"^[ \t]*(?P<fence>:{3,})[ \t]*\{(?P<kind>[A-Za-z][\w-]*)\}[ \t]*(?P<title>.*?)[ \t]*$")
-_MYST_CLOSE = re.compile(r"^[ \t]*(?P<fence>:{3,}|`{3,}|~{3,})[ \t]*$")
-_MYST_FENCE = re.compile(r"^[ \t]*(?P<fence>`{3,}|~{3,})[ \t]*\{(?P<kind>[A-Za-z][\w-]*)\}[ \t]*(?P<title>.*?)[ \t]*$")
-_MYST_OPTION = re.compile(r"^[ \t]*:[\w-]+:")
-#: The MyST directives in a backtick fence whose body is prose (the rest, `{code-block}`, `{toctree}`, stay code).
-MYST_ADMONITIONS = frozenset("admonition attention caution danger error hint important note seealso tip warning "
-                             "deprecated versionadded versionchanged versionremoved example todo".split())
-#: The MyST directives in a backtick fence whose body is code; any other (``{literalinclude}``, ``{toctree}``,
-#: ``{eval-rst}``) is not shown and stays as an ``include`` block naming it.
-MYST_CODE = frozenset("code code-block sourcecode code-cell doctest testcode jupyter-execute ipython".split())
-# ... and the language of each: the word after the name ("{code-block} python"), or Python for a doctest
-_MYST_PYTHON = frozenset("doctest testcode jupyter-execute ipython".split())
 _LANGUAGE = re.compile(r"[\w+#.-]+$")
 # inline HTML tags that break words apart as a browser shows them (a table or a list written in HTML in a cell)
 _BREAKING_TAG = re.compile(r"</?(?:br|p|div|li|ul|ol|tr|td|th|table|thead|tbody|dt|dd|dl|h[1-6])\b", re.IGNORECASE)
@@ -111,9 +97,7 @@ def _prepare(source: str, where: str) -> tuple[str, dict[str, Any], list[tuple[s
     fence = ""
     opened: list[tuple[int, str]] = []
     material: list[Any] = []  # an open !!! block: [its indent + 4, source start, info, end of its last line]
-    myst: list[tuple[str, int, str]] = []  # open MyST directives: (fence, source start, info)
-    directive: tuple[str, int, str] | None = None  # an open MyST directive that is not shown: (fence, start, info)
-    options = False
+    myst = Directives(extra, blank)
     pos = body
     for line in source[body:].splitlines(keepends=True):
         start, end = pos, pos + len(line.rstrip("\r\n"))
@@ -130,38 +114,8 @@ def _prepare(source: str, where: str) -> tuple[str, dict[str, Any], list[tuple[s
             else:
                 extra.append(("admonition", material[1], material[3], material[2]))
                 material = []
-        if directive:
-            # a MyST directive that is neither prose nor code (``{literalinclude}``, ``{toctree}``): its body is
-            # options and file names, nothing a reader sees on the page
-            c = _MYST_CLOSE.match(line)
-            blank(start, end)
-            if c and c.group("fence")[0] == directive[0][0] and len(c.group("fence")) >= len(directive[0]):
-                extra.append(("include", directive[1], end, directive[2]))
-                directive = None
+        if not fence and myst.line(line, start, end):
             continue
-        if not fence:
-            d = _MYST_FENCE.match(line)
-            if d and d.group("kind").lower() not in MYST_ADMONITIONS | MYST_CODE:
-                directive = (d.group("fence"), start, (d.group("kind") + " " + d.group("title")).strip())
-                blank(start, end)
-                continue
-            d = _MYST_COLON.match(line) or d
-            if d and (d.group("fence")[0] == ":" or d.group("kind").lower() in MYST_ADMONITIONS):
-                title = d.group("title").strip()
-                myst.append((d.group("fence"), start, d.group("kind").lower() + (f": {title}" if title else "")))
-                blank(start, end)
-                options = True
-                continue
-            if options and _MYST_OPTION.match(line):  # ":class: dropdown" right after the opening line
-                blank(start, end)
-                continue
-            options = False
-            c = _MYST_CLOSE.match(line)
-            if c and myst and c.group("fence")[0] == myst[-1][0][0] and len(c.group("fence")) >= len(myst[-1][0]):
-                _, s, info = myst.pop()
-                extra.append(("admonition", s, end, info))
-                blank(start, end)
-                continue
         m = _FENCE.match(line)
         if fence:
             if m and m.group(1)[0] == fence[0] and len(m.group(1)) >= len(fence) and not line[m.end():].strip():
@@ -192,10 +146,7 @@ def _prepare(source: str, where: str) -> tuple[str, dict[str, Any], list[tuple[s
             blank(inc.start(), inc.end())
     if material:
         extra.append(("admonition", material[1], material[3], material[2]))
-    if directive is not None:
-        extra.append(("include", directive[1], len(source), directive[2]))
-    for _, s, info in myst:  # never closed: to the end of the page
-        extra.append(("admonition", s, len(source), info))
+    myst.close(len(source))
     for s, info in opened:  # never closed: to the end of the page
         extra.append(("admonition", s, len(source), info))
     # markdown-it reads "\r\n" and a lone "\r" as "\n", which would move every later offset: the same number
@@ -318,9 +269,7 @@ class _Writer:
         start = self.b.length
         words = (t.info or "").split()
         lang = words[0] if words and _LANGUAGE.match(words[0]) else ""  # not hl_lines="4" (an attribute)
-        if words and words[0].startswith("{") and words[0].strip("{}").lower() in MYST_CODE:
-            name = words[0].strip("{}").lower()
-            lang = "python" if name in _MYST_PYTHON else (words[1] if len(words) > 1 and _LANGUAGE.match(words[1]) else "")
+        lang = code_language(words) or lang  # "{code-block} python", "{doctest}"
         body = lo
         if t.type == "fence":
             body = self._line(t.map[0] + 1)

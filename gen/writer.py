@@ -91,7 +91,7 @@ def pick_evidence(cand: Candidate, used: list[int]) -> tuple[Unit, ...]:
 
 def list_answer(cand: Candidate, question: str, reference: str, evidence: tuple[Unit, ...]) -> tuple[Unit, ...]:
     """The evidence of an answer drawn from a list shown whole after its lead-in (``cand.items``,
-    :func:`gen.styles.list_evidence`): the lead-in and every item when the reference gives the whole list, the
+    :func:`gen.structure.list_evidence`): the lead-in and every item when the reference gives the whole list, the
     lead-in and the item when the question names the item it asks about, added to ``evidence`` as picked. Raises :class:`WriteFailed` when the
     question asks for the list as a whole and the reference is part of it (:func:`gen.style_checks.one_of_list`:
     "What extra fields does the log include?" -> one field of seven), a wrong reference no gate would see."""
@@ -120,7 +120,7 @@ class LLMWriter:
 
     kinds = ("single_hop", "multi_hop", "comparative", "conditional", "unanswerable", "follow_up")
     styles = DOC_STYLES
-    #: It is shown a list item whole, and a list after its lead-in (gen.styles.structured).
+    #: It is shown a list item whole, and a list after its lead-in (gen.structure.structured).
     shows_items = True
 
     def __init__(self, llm: LLM, prompt: Prompt[WriteInput, WriteOutput] = WRITE_QUESTION,

@@ -11,7 +11,8 @@ import pytest
 from ragsweep.gen.candidates import Candidate, candidates
 from ragsweep.gen.documents import read_folder
 from ragsweep.gen.style_checks import allowed, item_term, one_of_list, role_at, whole_list
-from ragsweep.gen.styles import list_evidence, section_candidates, structured
+from ragsweep.gen.structure import list_evidence, structured
+from ragsweep.gen.styles import section_candidates
 from ragsweep.gen.units import document_units
 from ragsweep.gen.writer import LLMWriter, WriteFailed
 from ragsweep.metrics.llm import ScriptedLLM
