@@ -16,7 +16,9 @@ contributing and security notes), and so are pages shorter than ``--min-chars``.
 
 ``--set heldout`` (the default) is the first list; it was read (2026-11-26-doc-styles-sdist-heldout.md) and is
 tune data since. ``--set heldout2`` is a second list, pinned before anything of it was built: other packages
-with Markdown docs, none installed in the project's environment and none of the first list.
+with Markdown docs, none installed in the project's environment and none of the first list; it was read
+(2026-11-26-doc-product-naming-heldout2-read.md) and is tune data too. ``--set heldout3`` is a third list, pinned
+the same way, in neither earlier list (``python benchmarks/sdist_docs.py /tmp/sdist_docs3 --set heldout3``).
 
 Write it outside the repository (its pages are the packages' authors', under their licences); the lead reads
 its questions, nobody else.
@@ -64,7 +66,25 @@ PACKAGES2 = {
     "dirty-equals": "0.8.0",
     "bump-my-version": "0.26.0",
 }
-SETS = {"heldout": PACKAGES, "heldout2": PACKAGES2}
+#: The third held-out list (issue #34, evidence that follows a page's structure): pinned and committed before any
+#: page of it was built or read. None installed in the project's venv (``pip list``), none in the two lists above.
+PACKAGES3 = {
+    "scikit-build-core": "0.10.7",
+    "argon2-cffi": "23.1.0",
+    "myst-parser": "4.0.0",
+    "django-ninja": "1.3.0",
+    "beanie": "1.27.0",
+    "hatch-fancy-pypi-readme": "24.1.0",
+    "prometheus-async": "22.2.0",
+    "hishel": "0.0.33",
+    "rich-click": "1.8.3",
+    "pdm-backend": "2.4.3",
+    "sqladmin": "0.19.0",
+    "rq": "2.0.0",
+    "pyinstrument": "5.0.0",
+    "service-identity": "24.2.0",
+}
+SETS = {"heldout": PACKAGES, "heldout2": PACKAGES2, "heldout3": PACKAGES3}
 #: File names (without extension, lower case) of pages that are not documentation of how to use the package.
 NOT_DOCS = ("changelog", "changes", "history", "license", "licence", "code_of_conduct", "contributing",
             "security", "authors", "contributors")

@@ -5,6 +5,11 @@ cues or checks cuts before anything is written. Counts only; nothing of the cand
 ``--show STYLE`` asks for it (not on a held-out set).
 
     python benchmarks/style_candidates.py FOLDER [FOLDER ...]
+    python benchmarks/style_candidates.py --structure FOLDER [FOLDER ...]
+
+``--structure`` also counts what the page's structure does to the plain ``single_hop`` (fact) candidates
+(:func:`gen.structure.structured`): how many are drawn, dropped as an example's, shown as a whole list item, or
+shown with their list's lead-in and the whole list.
 """
 
 from __future__ import annotations
@@ -13,8 +18,10 @@ import argparse
 import collections
 from pathlib import Path
 
+from ragsweep.gen.candidates import candidates
 from ragsweep.gen.documents import read_folder
 from ragsweep.gen.products import products
+from ragsweep.gen.structure import structured
 from ragsweep.gen.styles import DOC_STYLES, section_candidates
 from ragsweep.gen.units import document_units
 
@@ -36,16 +43,35 @@ def counts(folder: Path, show: str | None = None) -> tuple[int, dict[str, int], 
     return pages, {s: total[s] for s in DOC_STYLES}, products(corpus).pages
 
 
+def structure_counts(folder: Path) -> dict[str, int]:
+    """What :func:`gen.structure.structured` does to the plain ``single_hop`` candidates of ``folder`` (seed 0)."""
+    corpus = read_folder(str(folder))
+    units = {d.id: us for d in corpus.documents if (us := document_units(d))}
+    plain = list(candidates(units, "single_hop", 0))
+    after = list(structured(corpus, iter(plain)))
+    whole_item = sum(1 for c in after if len(c.shown) == 1 and not c.items and c.shown[0].index < 0)
+    return {"plain": len(plain), "dropped (example)": len(plain) - len(after), "whole item": whole_item,
+            "whole list": sum(1 for c in after if c.items)}
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("folders", type=Path, nargs="+")
     parser.add_argument("--show", choices=DOC_STYLES, help="print this style's candidates (tune sets only)")
+    parser.add_argument("--structure", action="store_true", help="also count the plain candidates' structure")
     args = parser.parse_args(argv)
     print("| folder | pages | products | " + " | ".join(DOC_STYLES) + " |")
     print("| --- | --- | --- | " + " | ".join("---" for _ in DOC_STYLES) + " |")
     for folder in args.folders:
         pages, found, made = counts(folder, args.show)
         print(f"| {folder} | {pages} | {len(made) or 1} | " + " | ".join(str(found[s]) for s in DOC_STYLES) + " |")
+    if args.structure:
+        print()
+        rows = [(folder, structure_counts(folder)) for folder in args.folders]
+        print("| folder | " + " | ".join(rows[0][1]) + " |")
+        print("| --- | " + " | ".join("---" for _ in rows[0][1]) + " |")
+        for folder, got in rows:
+            print(f"| {folder} | " + " | ".join(str(v) for v in got.values()) + " |")
     return 0
 
 

@@ -58,6 +58,9 @@ class Candidate:
         section: The heading titles over a style candidate's text, outermost first (shown to the writer).
         product: The product a style candidate's page documents (:mod:`gen.products`; shown to the writer, who
             names it), None when the corpus does not say.
+        items: Indexes into ``shown`` of the items of one list, shown whole after the sentence that leads into
+            it (:func:`gen.structure.list_evidence`): a question about that list takes all of them as its answer,
+            or names the one item it asks about (:func:`gen.style_checks.one_of_list`).
     """
 
     kind: str
@@ -67,6 +70,7 @@ class Candidate:
     style: str | None = None
     section: tuple[str, ...] = ()
     product: str | None = None
+    items: tuple[int, ...] = ()
 
     @property
     def key(self) -> str:

@@ -33,6 +33,7 @@ from ragsweep.gen.report import Report
 from ragsweep.gen.reword import RewordConfig, reword_passed
 from ragsweep.gen.roundtrip import round_trip
 from ragsweep.gen.schedule import Schedule, kind_quotas
+from ragsweep.gen.structure import structured
 from ragsweep.gen.styles import cue_counts, interleave, requested, style_candidates
 from ragsweep.gen.testset import UNANSWERABLE_KIND, TestSample
 from ragsweep.gen.units import Unit, corpus_units, names_subject, topic_of, unit_topics
@@ -159,7 +160,9 @@ def _streams(corpus: Corpus, writer: Writer, cfg: GenConfig, mix: Sequence[tuple
             log.warning("the %s writer does not write %s questions (%s candidates found); a model writes them: "
                         "llm=local", writer.backend, ", ".join(report.styles_not_written),
                         ", ".join(f"{s} {n}" for s, n in report.styles_not_written.items()))
-        plain["single_hop"] = interleave([plain["single_hop"],
+        # the plain questions of a docs corpus read its structure too: a list item whole, no fact from an example
+        whole = getattr(writer, "shows_items", False)
+        plain["single_hop"] = interleave([structured(corpus, plain["single_hop"], whole),
                                           *(style_candidates(corpus, units, s, cfg.seed) for s in writes)])
     return {k: (c for c in stream if c.key not in cfg.known_candidates) for k, stream in plain.items()}
 

@@ -7,8 +7,10 @@ every character of clean text maps to where it stands in the file.
 What a docs site adds to CommonMark is read before parsing, each marker replaced by as many spaces (so source
 offsets do not move): YAML front matter (``---`` at the top: its keys go into the document's metadata),
 admonition markers (pymdownx blocks: ``/// tip``, ``/// note | Title``, a closing ``///``; MkDocs Material:
-``!!! note "Title"`` and its indented body, read as prose, not as an indented code block; the text stays, as an
-``admonition`` block), and MkDocs include directives (``{* ../../docs_src/x.py hl[9] *}``: the included file
+``!!! note "Title"`` and its indented body, read as prose, not as an indented code block; MyST: ``::: {warning}``
+or a backtick fence opened with ``{note}``, closed by a fence of its own; the text stays, as an ``admonition``
+block whose info is its kind and title, ``warning: Title``; another MyST directive, ``{literalinclude}`` or
+``{toctree}``, leaves the text like an include directive), and MkDocs include directives (``{* ../../docs_src/x.py hl[9] *}``: the included file
 is not in the folder, so the directive leaves the text and stays as an ``include`` block naming its target).
 A heading's attribute list (``{ #query-parameters }``) is left out of its title.
 """
@@ -22,6 +24,7 @@ from typing import Any
 
 from ragsweep.gen.html_reader import HtmlBlocks
 from ragsweep.gen.layout import Block, Layout, TextBuilder
+from ragsweep.gen.myst import Directives, code_language
 from ragsweep.metrics import InputError
 
 _FRONT_MATTER = re.compile(r"\A---[ \t]*\r?\n(.*?)^(?:---|\.\.\.)[ \t]*$", re.DOTALL | re.MULTILINE)
@@ -94,6 +97,7 @@ def _prepare(source: str, where: str) -> tuple[str, dict[str, Any], list[tuple[s
     fence = ""
     opened: list[tuple[int, str]] = []
     material: list[Any] = []  # an open !!! block: [its indent + 4, source start, info, end of its last line]
+    myst = Directives(extra, blank)
     pos = body
     for line in source[body:].splitlines(keepends=True):
         start, end = pos, pos + len(line.rstrip("\r\n"))
@@ -110,6 +114,8 @@ def _prepare(source: str, where: str) -> tuple[str, dict[str, Any], list[tuple[s
             else:
                 extra.append(("admonition", material[1], material[3], material[2]))
                 material = []
+        if not fence and myst.line(line, start, end):
+            continue
         m = _FENCE.match(line)
         if fence:
             if m and m.group(1)[0] == fence[0] and len(m.group(1)) >= len(fence) and not line[m.end():].strip():
@@ -140,6 +146,7 @@ def _prepare(source: str, where: str) -> tuple[str, dict[str, Any], list[tuple[s
             blank(inc.start(), inc.end())
     if material:
         extra.append(("admonition", material[1], material[3], material[2]))
+    myst.close(len(source))
     for s, info in opened:  # never closed: to the end of the page
         extra.append(("admonition", s, len(source), info))
     # markdown-it reads "\r\n" and a lone "\r" as "\n", which would move every later offset: the same number
@@ -262,6 +269,7 @@ class _Writer:
         start = self.b.length
         words = (t.info or "").split()
         lang = words[0] if words and _LANGUAGE.match(words[0]) else ""  # not hl_lines="4" (an attribute)
+        lang = code_language(words) or lang  # "{code-block} python", "{doctest}"
         body = lo
         if t.type == "fence":
             body = self._line(t.map[0] + 1)

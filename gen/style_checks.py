@@ -17,6 +17,13 @@ a run's rejected candidates were visible as such in the section itself.
   (:func:`points_back`, :func:`leads_on`; :mod:`gen.styles` shows both or draws nothing);
 - **pointers**: a sentence whose words are mostly a link ("check the MDN documentation about ...") answers
   nothing itself;
+- **what a block is for** (:func:`role_at`), read from the page's structure, not from its words: text inside a
+  warning, danger, caution or deprecated admonition (or one titled "Bad", "Don't", ...) says what not to do,
+  so its code is no recipe (no code answer, no how-to from it); text inside an example admonition, or a
+  sentence that comments on the code shown before it ("this example", "the code above"), describes sample
+  values, which are no facts about the product (no plain fact, no option lookup from it);
+- **one item of a list**: a question that asks for a list as a whole (it names none of its items) and whose
+  reference is one of them is wrong (:func:`one_of_list`);
 - **code answer** needs the paragraph before the block to present it as the way to do something: it leads into
   the block (ends with a colon), and it does not present it as what comes back (a response, an output) or as
   what not to do. A console block's reference is its commands: prompts and the printed output are dropped.
@@ -29,6 +36,7 @@ from collections.abc import Sequence
 
 from ragsweep.gen.documents import Document
 from ragsweep.gen.layout import Block
+from ragsweep.metrics import content_words
 
 #: A block whose link text makes at least this share of its words is navigation.
 NAV_LINK_SHARE = 0.5
@@ -214,3 +222,117 @@ def commands(body: str, language: str) -> str:
             return "\n".join(prompted).strip()
         return "" if language == "console" else body.strip()
     return body.strip()
+
+
+#: Admonition kinds whose text says what not to do or what goes wrong (Material, pymdownx and MyST names).
+WARNING_KINDS = frozenset("warning warn danger caution attention error failure bug deprecated".split())
+#: Admonition kinds whose text is an example (its values are samples).
+EXAMPLE_KINDS = frozenset("example examples".split())
+# A sentence that comments on the code shown before it: its figures are about the sample, not the product.
+_ABOUT_SHOWN = re.compile(r"\b(?:this|that|the above|the previous|the preceding|our) (?:example|snippet|sample|code|"
+                          r"listing)\b|\b(?:example|snippet|sample|code|listing) above\b", re.I)
+#: What each role of a block may be asked, by style ("fact" is the plain single_hop question). Prose, notes and
+#: tips may be asked anything. A warning tells what to avoid or what goes wrong: a troubleshooting question
+#: ("What should I avoid ...?", "Why does ... fail?"), an option or a plain fact about it; its code shows what
+#: not to do, so no code answer and no how-to is drawn from it. An example's values are samples: it may show how
+#: (a how-to, its code as a code answer), never a fact or an option's value. Code is asked only as a code answer.
+ROLE_STYLES = {
+    "prose": frozenset({"fact", "how_to", "troubleshooting", "option", "code_answer"}),
+    "note": frozenset({"fact", "how_to", "troubleshooting", "option", "code_answer"}),
+    "warning": frozenset({"fact", "troubleshooting", "option"}),
+    "example": frozenset({"how_to", "code_answer"}),
+    "code": frozenset({"code_answer"}),
+}
+
+
+def role_at(doc: Document, start: int, end: int) -> str:
+    """What the clean text ``[start, end)`` of ``doc`` is for, from the blocks it sits in: ``warning`` (inside a
+    warning, danger, caution, deprecated ... admonition, or one whose title says what not to do: "Bad",
+    "Don't"), ``example`` (inside an example admonition or one titled so; or a sentence that comments on the
+    code shown before it in its section: "only 2 out of 10 lines of this example ..."), ``note`` (inside another
+    admonition), ``code`` (inside a code block), else ``prose``. A warning around an example wins: its example
+    shows what not to do."""
+    if doc.layout is None:
+        return "prose"
+    around = [b for b in doc.layout.blocks if b.start <= start and end <= b.end and b.end > b.start]
+    kinds = []
+    for b in around:
+        if b.kind != "admonition":
+            continue
+        kind, _, title = b.info.partition(":")
+        kind = kind.strip().lower()
+        if kind in WARNING_KINDS or _ANTI.search(title):
+            return "warning"
+        kinds.append("example" if kind in EXAMPLE_KINDS or re.search(r"\bexamples?\b", title, re.I) else "note")
+    if any(b.kind == "code" for b in around):
+        return "code"
+    if "example" in kinds:
+        return "example"
+    if _ABOUT_SHOWN.search(doc.text[start:end]) and _code_before(doc, start):
+        return "example"
+    return "note" if kinds else "prose"
+
+
+def _code_before(doc: Document, pos: int) -> bool:
+    """Whether a code block stands before ``pos`` in its section (after the last heading before it)."""
+    assert doc.layout is not None
+    for b in sorted(doc.layout.blocks, key=lambda b: b.start, reverse=True):
+        if b.start >= pos:
+            continue
+        if b.kind == "heading":
+            return False
+        if b.kind == "code":
+            return True
+    return False
+
+
+def allowed(role: str, style: str) -> bool:
+    """Whether a question of ``style`` may be drawn from text of ``role`` (:data:`ROLE_STYLES`)."""
+    return style in ROLE_STYLES.get(role, ROLE_STYLES["prose"])
+
+
+_ITEM_MARK = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s*")
+_TERM_END = re.compile(r"\s*(?::|\s[-\u2013\u2014]\s)")
+
+
+def item_term(item: str) -> str:
+    """A list item's lead term: what it opens with before a colon or a dash ("stamina.retry_num: The number of
+    ..." -> "stamina.retry_num"), when that is at most five words; "" when the item has none."""
+    body = _ITEM_MARK.sub("", item, count=1)
+    m = _TERM_END.search(body)
+    head = body[:m.start()] if m else ""
+    return head.strip() if head.strip() and len(head.split()) <= 5 else ""
+
+
+def _names(words: set[str], item: str, share: float) -> bool:
+    term = set(content_words(item_term(item)))
+    rest = set(content_words(_ITEM_MARK.sub("", item, count=1))) - term
+    if term and term <= words:
+        return True
+    return bool(rest) and len(rest & words) >= share * len(rest)
+
+
+def names_item(question: str, item: str) -> bool:
+    """Whether a question names a list item: its lead term, or most of its words."""
+    return _names(set(content_words(question)), item, 0.6)
+
+
+def one_of_list(question: str, reference: str, items: Sequence[str]) -> bool:
+    """Whether a question asks for a list as a whole and its reference gives only part of it: the question names
+    none of the list's ``items`` (by its lead term, or most of its words) and the reference holds some of them,
+    not all ("What extra fields does the log include?" -> "stamina.args", one field of four). A question that
+    names its item ("What does stamina.retry_num count?"), or a reference that holds none of the items (an
+    answer from the lead-in itself), is fine."""
+    if len(items) < 2:
+        return False
+    asked, answered = set(content_words(question)), set(content_words(reference))
+    if any(_names(asked, it, 0.6) for it in items):
+        return False
+    covered = sum(1 for it in items if _names(answered, it, 0.5))
+    return 0 < covered < len(items)
+
+
+def whole_list(reference: str, items: Sequence[str]) -> bool:
+    """Whether a reference holds every one of ``items`` (by its lead term, or half its words)."""
+    answered = set(content_words(reference))
+    return len(items) >= 2 and all(_names(answered, it, 0.5) for it in items)

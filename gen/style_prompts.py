@@ -71,9 +71,10 @@ WRITE_HOW_TO = _style_prompt("how_to", (
 
 WRITE_TROUBLESHOOTING = _style_prompt("troubleshooting", (
     f"You write one question that {_ASKS_OF} when something goes "
-    "wrong: what an error means, why it happens, or how to fix or avoid it ('Why does ... return a 422 "
-    "error?', 'What causes ...Error when ...?', 'How do I fix ...?'), from numbered text of one section. "
-    "The answer gives the cause or the fix. "),
+    "wrong: what an error means, why it happens, how to fix it, or what to avoid ('Why does ... return a 422 "
+    "error?', 'What causes ...Error when ...?', 'How do I fix ...?', 'What should I avoid when ...?'), from "
+    "numbered text of one section (a warning says what to avoid). The answer gives the cause, the fix or what "
+    "to avoid. "),
     (StyleInput(product=EXAMPLE_PRODUCT, section=_HARBOUR, sentences=[
         "Each departure needs a berth.",
         "If two departures claim the same berth at the same time, harbour plan stops with a BerthConflictError "

@@ -8,7 +8,8 @@ section of a Markdown or HTML document (its :class:`~gen.layout.Layout`):
 - ``how_to``: steps (two or more list items after a lead-in), or a sentence that says how ("To add a
   header, ...", "you can declare ... by ...");
 - ``troubleshooting``: an error named (an exception such as ``HTTPException`` or ``ValidationError``, an error
-  status such as 404 or 422) with its cause or its fix in the same or the next sentence;
+  status such as 404 or 422) with its cause or its fix in the same or the next sentence; or a warning
+  admonition's opening sentences (what to avoid, what goes wrong);
 - ``option``: a parameter or setting named as code (``response_model_exclude_unset``, ``debug=True``,
   ``--reload``) with "parameter", "argument", "option", "setting", "flag" or "default"; or a table row;
 - ``code_answer``: a code block (not a diagram, not a bare URL, not an output format) with the paragraph that
@@ -47,6 +48,7 @@ from ragsweep.gen.layout import Block
 from ragsweep.gen.products import product_of
 from ragsweep.gen.style_checks import (
     MIN_PROSE_WORDS,
+    allowed,
     commands,
     error_names,
     explained_error,
@@ -57,8 +59,11 @@ from ragsweep.gen.style_checks import (
     points_elsewhere,
     presents_code,
     prose_words,
+    role_at,
     steps,
 )
+from ragsweep.gen.structure import block_unit as _block_unit
+from ragsweep.gen.structure import list_evidence, list_items
 from ragsweep.gen.units import MAX_CHARS, MIN_CHARS, Unit
 
 DOC_STYLES = ("how_to", "troubleshooting", "option", "code_answer")
@@ -67,7 +72,7 @@ ALL_DOCS = "docs"
 #: What each style needs a section to hold (the report's ``styles_not_written`` names them).
 CUES = {
     "how_to": "steps (two or more list items after a lead-in) or a sentence that says how to do something",
-    "troubleshooting": "an error named (an exception, an error status) with its cause or fix",
+    "troubleshooting": "an error named (an exception, an error status) with its cause or fix, or a warning",
     "option": "a parameter or setting named as code with 'parameter', 'option', 'setting', ...; or a table row",
     "code_answer": "a code block with a paragraph that leads into it as the way to do something",
 }
@@ -123,11 +128,6 @@ def named_path(doc: Document, path: tuple[str, ...]) -> tuple[str, ...]:
     and a question that names no product is not self-contained."""
     name = document_name(doc)
     return path if path and path[0] == name else (name, *path)
-
-
-def _block_unit(doc: Document, block: Block) -> Unit:
-    # A block is no sentence: index -1 keeps it out of every "adjacent sentence" test.
-    return Unit(doc.id, block.start, block.end, doc.text[block.start:block.end], -1)
 
 
 def code_body(text: str) -> str:
@@ -224,14 +224,12 @@ def _standing(doc: Document, blocks: list[Block], sentences: list[Unit], j: int)
     u = sentences[j]
     i = _block_at(blocks, u.start)
     if i is not None and blocks[i].kind == "list_item":
-        # an item of a list means what the lead-in of its list says it is ("The client retries on:")
-        first_item = i
-        while first_item > 0 and blocks[first_item - 1].kind == "list_item":
-            first_item -= 1
-        lead = _lead_in(doc, blocks, first_item)
-        if lead is None or not leads_on(lead[-1].text) or lead[-1].end - lead[-1].start > MAX_CHARS:
+        # an item of a list means what the lead-in of its list says it is ("The client retries on:"): the item
+        # whole, the lead-in and the rest of the list (list_evidence); without a lead-in, nothing is drawn
+        got = list_evidence(doc, u)
+        if got is None or not got[2]:
             return None
-        shown: tuple[Unit, ...] = (*lead, u)
+        return got[0]
     else:
         first = j
         # "It raises X if ... It raises Y if ...": back over the sentences that point back too, to one that names it
@@ -240,7 +238,7 @@ def _standing(doc: Document, blocks: list[Block], sentences: list[Unit], j: int)
                     or leads_on(sentences[first - 1].text)):
                 return None
             first -= 1
-        shown = tuple(sentences[first:j + 1])
+        shown: tuple[Unit, ...] = tuple(sentences[first:j + 1])
     if leads_on(u.text):
         after = _what_follows(doc, blocks, sentences, j)
         if after is None:
@@ -258,6 +256,24 @@ def _merged(*parts: tuple[Unit, ...]) -> tuple[Unit, ...]:
         if not out or u.end > out[-1].end:
             out.append(u)
     return tuple(out)
+
+
+def _warnings(doc: Document, blocks: list[Block], sentences: list[Unit]) -> Iterator[Candidate]:
+    """A warning (:func:`gen.style_checks.role_at`: a warning, danger, caution ... admonition) says what to avoid
+    or what goes wrong: its opening sentences, up to one that leads into what follows (a warning's example,
+    which shows what not to do and is not shown), at most :data:`_MAX_BACK` + 1, for "What should I avoid when
+    ...?". A warning that opens by pointing back, or whose first sentence leads on, draws nothing."""
+    for b in blocks:
+        if b.kind != "admonition" or role_at(doc, b.start, b.end) != "warning":
+            continue
+        inside = [u for u in sentences if b.start <= u.start and u.end <= b.end]
+        shown: list[Unit] = []
+        for k, u in enumerate(inside):
+            if leads_on(u.text) or len(shown) > _MAX_BACK or (k and not _adjacent(inside, k - 1, k)):
+                break
+            shown.append(u)
+        if shown and not points_back(shown[0].text) and doc.text[b.start:shown[0].start].strip() == "":
+            yield Candidate("single_hop", tuple(shown), tuple(range(len(shown))), style="troubleshooting")
 
 
 def _troubleshooting(doc: Document, blocks: list[Block], sentences: list[Unit]) -> Iterator[Candidate]:
@@ -286,14 +302,22 @@ def _sentence_candidates(style: str, doc: Document, blocks: list[Block], sentenc
     neighbour it does not need, which the writer would join to it ("two unrelated sentences")."""
     if style == "troubleshooting":
         yield from _troubleshooting(doc, blocks, sentences)
+        yield from _warnings(doc, blocks, sentences)
         return
     pattern = _HOW if style == "how_to" else None
     for j, u in enumerate(sentences):
         hit = (pattern.search(u.text) if pattern is not None
                else _CODE_NAME.search(u.text) and _OPTION_WORD.search(u.text))
         shown = _standing(doc, blocks, sentences, j) if hit else None
-        if shown is not None:
-            yield Candidate("single_hop", shown, tuple(range(len(shown))), style=style)
+        if shown is None:
+            continue
+        items = list_items(doc, shown)
+        # a cue inside an item: the list is shown whole after its lead-in, the same for each of its items (one
+        # candidate); the lead-in is required, and the items the answer takes (gen.writer.list_answer). A cue
+        # that leads into a list asks about all of it.
+        inside = any(shown[k].start <= u.start and u.end <= shown[k].end for k in items)
+        required = (0,) if inside else tuple(range(len(shown)))
+        yield Candidate("single_hop", shown, required, style=style, items=items)
 
 
 def block_sentences(doc: Document) -> list[Unit]:
@@ -306,9 +330,12 @@ def block_sentences(doc: Document) -> list[Unit]:
     assert doc.layout is not None
     out: list[Unit] = []
     count = 0
+    prose = [b for b in doc.layout.blocks if b.kind in ("paragraph", "list_item")]
     for b in doc.layout.blocks:
         if b.kind not in ("paragraph", "list_item", "admonition"):
             continue
+        if b.kind == "admonition" and any(b.start <= p.start and p.end <= b.end for p in prose):
+            continue  # its paragraphs and items are read as themselves: each sentence once
         text = doc.text[b.start:b.end]
         skip = _LIST_MARKER.match(text).end() if b.kind == "list_item" else 0  # type: ignore[union-attr]
         for s, e in sentence_spans(text[skip:]):
@@ -353,6 +380,10 @@ def section_candidates(doc: Document, units: Sequence[Unit], style: str) -> list
                        if not any(points_elsewhere(doc, u.start, u.end) for u in c.shown if u.index >= 0))
         path = named_path(doc, doc.layout.section_path(lo))
         seen: set[tuple[tuple[int, int], ...]] = set()
+        # what the text is for (a warning's code is no recipe; an example's values no facts): every required unit;
+        # a code block a sentence leads into is that sentence's (its role is the sentence's)
+        out = [c for c in out if all(role == "code" and style != "code_answer" or allowed(role, style)
+                                     for role in (role_at(doc, c.shown[k].start, c.shown[k].end) for k in c.required))]
         for c in out:  # a list item is a block and a sentence: one candidate of it, not two
             spans = tuple((u.start, u.end) for u in c.shown)
             if spans not in seen:

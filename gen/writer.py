@@ -28,6 +28,7 @@ from ragsweep.gen.prompts import (
     WriteInput,
     WriteOutput,
 )
+from ragsweep.gen.style_checks import names_item, one_of_list, whole_list
 from ragsweep.gen.style_prompts import EXAMPLE_PRODUCT, STYLE_PROMPTS, CodeQuestion, StyleInput
 from ragsweep.gen.styles import DOC_STYLES, code_reference
 from ragsweep.gen.units import Unit
@@ -120,6 +121,25 @@ class _Stopping:
         return await self.llm.complete(messages, schema, stop=self.stop, **kwargs)  # type: ignore[call-arg]
 
 
+def list_answer(cand: Candidate, question: str, reference: str, evidence: tuple[Unit, ...]) -> tuple[Unit, ...]:
+    """The evidence of an answer drawn from a list shown whole after its lead-in (``cand.items``,
+    :func:`gen.structure.list_evidence`): the lead-in and every item when the reference gives the whole list, the
+    lead-in and the item when the question names the item it asks about, added to ``evidence`` as picked. Raises :class:`WriteFailed` when the
+    question asks for the list as a whole and the reference is part of it (:func:`gen.style_checks.one_of_list`:
+    "What extra fields does the log include?" -> one field of seven), a wrong reference no gate would see."""
+    if not cand.items:
+        return evidence
+    items = [cand.shown[k].text for k in cand.items]
+    if one_of_list(question, reference, items):
+        raise WriteFailed("the question asks for a whole list and its reference is only part of it")
+    wanted = list(cand.items) if whole_list(reference, items) else [k for k in cand.items
+                                                                   if names_item(question, cand.shown[k].text)]
+    if not wanted:
+        return evidence
+    picked = {(u.start, u.end): u for u in (*evidence, cand.shown[0], *(cand.shown[k] for k in wanted))}
+    return tuple(sorted(picked.values(), key=lambda u: u.start))
+
+
 class LLMWriter:
     """Writes every kind with an :class:`~metrics.llm.base.LLM` (one call per candidate).
 
@@ -132,6 +152,8 @@ class LLMWriter:
 
     kinds = ("single_hop", "multi_hop", "comparative", "conditional", "unanswerable", "follow_up")
     styles = DOC_STYLES
+    #: It is shown a list item whole, and a list after its lead-in (gen.structure.structured).
+    shows_items = True
 
     def __init__(self, llm: LLM, prompt: Prompt[WriteInput, WriteOutput] = WRITE_QUESTION,
                  max_tokens: int | None = None) -> None:
@@ -179,7 +201,8 @@ class LLMWriter:
         question, answer = out.question.strip(), out.answer.strip()
         if not question or not answer:
             raise WriteFailed("empty question or answer")
-        return Draft(question, answer, pick_evidence(cand, out.used), done.usage, done.cached)
+        evidence = list_answer(cand, question, answer, pick_evidence(cand, out.used))
+        return Draft(question, answer, evidence, done.usage, done.cached)
 
     async def _unanswerable(self, cand: Candidate, topics: list[str], persona: str | None,
                             style: str | None) -> Draft:
@@ -259,4 +282,5 @@ class LLMWriter:
         if len(set(content_words(answer)) - set(content_words(question))) < MIN_NEW_ANSWER_WORDS:
             # "How can I use dataclasses for validation?" -> "Use dataclasses for validation": no answer
             raise WriteFailed("the answer restates the question")
-        return Draft(question, answer, pick_evidence(cand, done.parsed.used), done.usage, done.cached, provenance)
+        evidence = list_answer(cand, question, answer, pick_evidence(cand, done.parsed.used))
+        return Draft(question, answer, evidence, done.usage, done.cached, provenance)

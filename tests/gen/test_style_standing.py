@@ -200,12 +200,14 @@ The quay has a long history and many skippers and passengers over the years.
 """
 
 
-def test_a_list_item_cue_is_shown_with_the_lead_in_of_its_list(tmp_path):
+def test_a_list_item_cue_is_shown_with_the_lead_in_and_the_whole_list(tmp_path):
     doc = _page(tmp_path, LISTED)
-    found = [c for c in _candidates(doc, "option") if len(c.shown) == 2]
-    assert found and all(c.section[-1] == "Settings" for c in found)
-    for c in found:
-        assert c.shown[0].text.endswith("from the route file:") and c.required == (0, 1)
-        _exact(doc, c)
+    found = [c for c in _candidates(doc, "option") if c.section[-1] == "Settings"]
+    # both items are cues; the list shown whole is one candidate, the lead-in required, the items marked
+    assert len(found) == 1
+    [c] = found
+    assert c.shown[0].text.endswith("from the route file:") and c.required == (0,) and c.items == (1, 2)
+    assert [u.text.split()[2] for u in c.shown[1:]] == ["grace_minutes", "berth_hold"]
+    _exact(doc, c)
     # an item whose list has no lead-in into it draws nothing
     assert not any(c.section[-1] == "Loose items" for c in _candidates(doc, "option"))

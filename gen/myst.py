@@ -1,0 +1,93 @@
+"""MyST (Sphinx) directives in Markdown, read before markdown-it parses the page (:mod:`gen.markdown_reader`).
+
+A directive is a colon fence (``::: {warning}``, ``:::{note} Title``, closed by a line of as many or more colons)
+or a backtick fence whose info is ``{name}``. An admonition's body is prose, not code, and its kind (a warning, a
+note) says what its text is for (:func:`gen.style_checks.role_at`); its option lines (``:class: dropdown``) are
+dropped. A ``{code-block}``, ``{doctest}`` or ``{code-cell}`` fence is code, left to markdown-it. Any other
+directive (``{literalinclude}``, ``{toctree}``, ``{eval-rst}``) holds options and file names, nothing a reader
+sees on the page: it leaves the text like an include directive.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+_COLON = re.compile(r"^[ \t]*(?P<fence>:{3,})[ \t]*\{(?P<kind>[A-Za-z][\w-]*)\}[ \t]*(?P<title>.*?)[ \t]*$")
+_CLOSE = re.compile(r"^[ \t]*(?P<fence>:{3,}|`{3,}|~{3,})[ \t]*$")
+_FENCE = re.compile(r"^[ \t]*(?P<fence>`{3,}|~{3,})[ \t]*\{(?P<kind>[A-Za-z][\w-]*)\}[ \t]*(?P<title>.*?)[ \t]*$")
+_OPTION = re.compile(r"^[ \t]*:[\w-]+:")
+_LANGUAGE = re.compile(r"[\w+#.-]+$")
+#: The MyST directives in a backtick fence whose body is prose.
+MYST_ADMONITIONS = frozenset("admonition attention caution danger error hint important note seealso tip warning "
+                             "deprecated versionadded versionchanged versionremoved example todo".split())
+#: The MyST directives in a backtick fence whose body is code.
+MYST_CODE = frozenset("code code-block sourcecode code-cell doctest testcode jupyter-execute ipython".split())
+_PYTHON = frozenset("doctest testcode jupyter-execute ipython".split())
+
+Extra = list[tuple[str, int, int, str]]
+
+
+def _closes(line: str, fence: str) -> bool:
+    c = _CLOSE.match(line)
+    return c is not None and c.group("fence")[0] == fence[0] and len(c.group("fence")) >= len(fence)
+
+
+class Directives:
+    """The MyST directives of one page, line by line: :meth:`line` blanks what is markup and records each
+    admonition (``("admonition", source start, source end, "warning: Title")``) and each hidden directive
+    (``("include", ...)``) in ``extra``."""
+
+    def __init__(self, extra: Extra, blank: Callable[[int, int], None]) -> None:
+        self.extra, self.blank = extra, blank
+        self.open: list[tuple[str, int, str]] = []  # open admonitions: (fence, source start, info)
+        self.hidden: tuple[str, int, str] | None = None  # an open directive that is not shown
+        self.options = False
+
+    def line(self, line: str, start: int, end: int) -> bool:
+        """Whether the line (source ``[start, end)``, outside any code fence) was the directives' (blanked)."""
+        if self.hidden is not None:
+            self.blank(start, end)
+            if _closes(line, self.hidden[0]):
+                self.extra.append(("include", self.hidden[1], end, self.hidden[2]))
+                self.hidden = None
+            return True
+        d = _FENCE.match(line)
+        if d and d.group("kind").lower() not in MYST_ADMONITIONS | MYST_CODE:
+            self.hidden = (d.group("fence"), start, (d.group("kind") + " " + d.group("title")).strip())
+            self.blank(start, end)
+            return True
+        d = _COLON.match(line) or d
+        if d and (d.group("fence")[0] == ":" or d.group("kind").lower() in MYST_ADMONITIONS):
+            title = d.group("title").strip()
+            self.open.append((d.group("fence"), start, d.group("kind").lower() + (f": {title}" if title else "")))
+            self.blank(start, end)
+            self.options = True
+            return True
+        if self.options and _OPTION.match(line):  # ":class: dropdown" right after the opening line
+            self.blank(start, end)
+            return True
+        self.options = False
+        if self.open and _closes(line, self.open[-1][0]):
+            _, s, info = self.open.pop()
+            self.extra.append(("admonition", s, end, info))
+            self.blank(start, end)
+            return True
+        return False
+
+    def close(self, length: int) -> None:
+        """Directives never closed run to the end of the page (``length``)."""
+        if self.hidden is not None:
+            self.extra.append(("include", self.hidden[1], length, self.hidden[2]))
+        for _, s, info in self.open:
+            self.extra.append(("admonition", s, length, info))
+
+
+def code_language(words: list[str]) -> str | None:
+    """The language of a MyST code fence whose info words are ``words`` (``{code-block} python``; Python for a
+    doctest); None when the fence is no MyST code directive."""
+    if not words or not words[0].startswith("{") or words[0].strip("{}").lower() not in MYST_CODE:
+        return None
+    if words[0].strip("{}").lower() in _PYTHON:
+        return "python"
+    return words[1] if len(words) > 1 and _LANGUAGE.match(words[1]) else ""
