@@ -18,7 +18,12 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from ragsweep.gen.candidates import Candidate
-from ragsweep.gen.followup import WRITE_FOLLOW_UP, FollowUpInput, FollowUpOutput, follow_up_info
+from ragsweep.gen.followup import (
+    WRITE_FOLLOW_UP,
+    FollowUpInput,
+    FollowUpOutput,
+    follow_up_info,
+)
 from ragsweep.gen.gates import QuestionStop
 from ragsweep.gen.prompts import (
     WRITE_QUESTION,
@@ -29,10 +34,25 @@ from ragsweep.gen.prompts import (
     WriteOutput,
 )
 from ragsweep.gen.style_checks import names_item, one_of_list, whole_list
-from ragsweep.gen.style_prompts import EXAMPLE_PRODUCT, STYLE_PROMPTS, CodeQuestion, StyleInput
+from ragsweep.gen.style_prompts import (
+    EXAMPLE_PRODUCT,
+    STYLE_PROMPTS,
+    CodeQuestion,
+    StyleInput,
+)
 from ragsweep.gen.styles import DOC_STYLES, code_reference
 from ragsweep.gen.units import Unit
-from ragsweep.metrics import LLM, UNANSWERABLE, Completion, JudgeError, Prompt, Usage, complete, content_words
+from ragsweep.metrics import (
+    LLM,
+    UNANSWERABLE,
+    Completion,
+    JudgeError,
+    Prompt,
+    Usage,
+    complete,
+    content_words,
+    supports_stop,
+)
 
 TWO_SENTENCE_KINDS = ("multi_hop", "comparative")
 #: A styled answer must hold at least this many content words its question does not, else it restates it (one:
@@ -89,18 +109,6 @@ def pick_evidence(cand: Candidate, used: list[int]) -> tuple[Unit, ...]:
         return cand.shown
     picked = {i - 1 for i in used if isinstance(i, int) and 1 <= i <= len(cand.shown)} | set(cand.required)
     return tuple(cand.shown[i] for i in sorted(picked))
-
-
-def _streams(llm: Any) -> bool:
-    """Whether ``llm``, or the model it wraps (a cache, a meter), ends a reply on a stop rule: as
-    :func:`metrics.llm.base.supports_stop`, which the metrics package's face does not export."""
-    for _ in range(8):
-        if getattr(llm, "streams", False):
-            return True
-        llm = getattr(llm, "inner", None)
-        if llm is None:
-            return False
-    return False
 
 
 class _Stopping:
@@ -170,7 +178,7 @@ class LLMWriter:
         self.stop_for: Callable[[Candidate], QuestionStop | None] | None = None
 
     def _stop(self, cand: Candidate) -> QuestionStop | None:
-        return self.stop_for(cand) if self.stop_for is not None and _streams(self.llm) else None
+        return self.stop_for(cand) if self.stop_for is not None and supports_stop(self.llm) else None
 
     async def _complete(self, prompt: Prompt[Any, Any], data: Any, max_tokens: int | None,
                         stop: QuestionStop | None) -> Completion:

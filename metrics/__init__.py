@@ -55,7 +55,8 @@ _FACE = {
     "Embedder": "embedding", "OnnxMiniLM": "embedding", "load_tokenizer": "embedding",
     # the LLM interface, its meter, dry runs, and building one
     "LLM": "llm.base", "Completion": "llm.base", "Logprobs": "llm.base", "PromptId": "llm.base",
-    "Usage": "llm.base", "WordBias": "llm.base", "supports_bias": "llm.base", "CompactReply": "llm.base",
+    "Usage": "llm.base", "WordBias": "llm.base", "supports_bias": "llm.base", "supports_stop": "llm.base",
+    "CompactReply": "llm.base",
     "LLMCost": "llm.meter", "Meter": "llm.meter",
     "DryRunEmbedder": "llm.dryrun", "DryRunLLM": "llm.dryrun", "dry_run_report": "llm.dryrun",
     "concurrency_of": "llm.factory", "local_llm": "llm.factory:local", "openai_llm": "llm.factory:openai",

@@ -130,15 +130,20 @@ class LLM(Protocol):
 WordBias = dict[str, float]
 
 
-def supports_bias(llm: Any) -> bool:
-    """True when ``llm`` (or the model it wraps: a cache, a meter) applies a :data:`WordBias`."""
+def _wrapped_flag(llm: Any, flag: str) -> bool:
+    """True when ``llm`` or a model it wraps (a cache, a meter: ``inner``) sets ``flag``."""
     for _ in range(8):
-        if getattr(llm, "word_bias", False):
+        if getattr(llm, flag, False):
             return True
         llm = getattr(llm, "inner", None)
         if llm is None:
             return False
     return False
+
+
+def supports_bias(llm: Any) -> bool:
+    """True when ``llm`` (or the model it wraps: a cache, a meter) applies a :data:`WordBias`."""
+    return _wrapped_flag(llm, "word_bias")
 
 
 class StopRule(Protocol):
@@ -157,13 +162,7 @@ class StopRule(Protocol):
 
 def supports_stop(llm: Any) -> bool:
     """True when ``llm`` (or the model it wraps: a cache, a meter) ends a reply early on a :class:`StopRule`."""
-    for _ in range(8):
-        if getattr(llm, "streams", False):
-            return True
-        llm = getattr(llm, "inner", None)
-        if llm is None:
-            return False
-    return False
+    return _wrapped_flag(llm, "streams")
 
 
 Generate = Callable[[list[Message], dict[str, Any] | None, bool, int | None], Awaitable[Completion]]
