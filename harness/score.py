@@ -158,10 +158,19 @@ def spent(meter: Any, seconds: float, n: int) -> dict[str, Any]:
     out: dict[str, Any] = {"samples": n, "seconds": round(seconds, 3), "judge_calls": cost.calls,
                            "cache_hits": cost.cached_calls, "failed_calls": cost.failed_calls,
                            "prompt_tokens": cost.prompt_tokens, "output_tokens": cost.completion_tokens}
+    # Prompt tokens the model read (the rest came from llama.cpp's prompt cache): with an in-process model,
+    # reading the prompt is most of a call's time, so this, not prompt_tokens, is what seconds follow.
+    evaluated = getattr(meter, "evaluated", 0) or 0
+    if evaluated:
+        out["evaluated_prompt_tokens"] = int(evaluated)
     if n:
         out["per_sample"] = {"seconds": round(seconds / n, 3), "judge_calls": round(cost.calls / n, 3),
                              "prompt_tokens": round(cost.prompt_tokens / n, 1),
                              "output_tokens": round(cost.completion_tokens / n, 1)}
+        if evaluated:
+            out["per_sample"]["evaluated_prompt_tokens"] = round(evaluated / n, 1)
+    if meter is not None and meter.by_prompt:
+        out["by_prompt"] = meter.prompt_table()  # where the judge's time went, the slowest prompt first
     return out
 
 

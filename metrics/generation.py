@@ -8,21 +8,23 @@ always sends the same prompt with the same inputs, so with a :class:`~metrics.ll
 judge the second metric that needs it waits for (single-flight) or reads (cache) the first's
 call. Per sample:
 
-- ``claim_check``: faithfulness and context recall (the calibrated default): each sentence judged
-  in one short call on the context sentences about it (:mod:`metrics.evidence`), plus one per open
-  slot (:mod:`metrics.slots`); verdict probabilities from the log-probabilities, blended with the
-  deterministic evidence of :mod:`metrics.offline`.
+- ``claim_check``: faithfulness, context recall and context precision / utilization (the calibrated
+  default): each sentence judged in one short call on the context sentences about it
+  (:mod:`metrics.evidence`), plus one per open slot (:mod:`metrics.slots`); verdict probabilities
+  from the log-probabilities, blended with the deterministic evidence of :mod:`metrics.offline`.
+  Context precision asks it of each chunk alone (one call per chunk and reference sentence, each
+  reply one token); with one context these are context recall's own calls.
 - :func:`answer_claims` (``claims_verdicts``): the answer's claims, each checked against all
   contexts in one call -- hallucination, noise sensitivity, and faithfulness with
   ``claims="judge"`` (Ragas' decomposition).
 - :func:`reference_claims` (``reference_claims_attribution``): the reference's claims
   attributed to the contexts in one call -- context recall, noise sensitivity.
-- ``chunk_verdicts``: all chunks judged in one call -- context precision (against the
-  reference), context utilization (against the answer).
+- ``chunk_verdicts``: all chunks judged in one call with a written reason each -- context
+  precision and utilization with ``claims="judge"`` (Ragas' recipe).
 - ``question_generation``: n questions and the noncommittal flag in one call -- answer relevancy.
 
-So faithfulness + answer relevancy + context precision + context recall cost 4 calls per
-sample, whatever the number of contexts (Ragas: 2 + 1..3 + one per context + 1).
+A reply is one token for ``claim_check`` and dozens for the others: on a CPU model the written tokens,
+not the prompt (llama.cpp keeps the shared prefix), are most of a call's time.
 
 With ``llm=none``, faithfulness and context recall run their deterministic stand-ins in
 :mod:`metrics.offline` (each spec's ``offline_fn``; ``offline`` says what it does); the other
@@ -212,22 +214,63 @@ async def _chunk_ap(question: str, target: str, contexts: Sequence[str], judge: 
     return MetricValue.ok(ap, relevant=sum(flags), total=len(flags), verdicts=rows, **extra)
 
 
-async def context_precision(question: str, contexts: Sequence[str], reference: str, *, judge: LLM) -> MetricValue:
+async def _chunk_support(question: str, target: str, contexts: Sequence[str], judge: LLM, what: str) -> MetricValue:
+    """AP over the chunks, chunk k relevant when it supports at least one of ``target``'s sentences on its own.
+
+    Each chunk is judged alone with the sentence judge of faithfulness (:func:`sentence_support`: the chunk's
+    sentences about each claim, one-token verdicts with their probability, slot checks). With one context the calls
+    are the same as context recall's (a cached judge answers them once)."""
+    if not contexts:
+        return MetricValue.undefined("no contexts")
+    if not target.strip():
+        return MetricValue.undefined(f"empty {what}")
+    statements = offline.sentences(target)
+    if not statements:
+        return MetricValue.undefined(f"no claims extracted from the {what}", verdicts=[])
+    per_chunk = await asyncio.gather(*(sentence_support(judge, question, statements, [c]) for c in contexts))
+    rows = []
+    for k, claims in enumerate(per_chunk, start=1):
+        best = max(claims, key=lambda r: r["p_supported"])
+        rows.append({"chunk": k, "relevant": best["verdict"] == "supported", "p_useful": round(best["p_supported"], 4),
+                     "claim": best["claim"], "judge_verdict": best["judge_verdict"], "shown": best.get("shown", []),
+                     "reason": best["evidence"] if isinstance(best.get("evidence"), str) else ""})
+    flags = [r["relevant"] for r in rows]
+    extra = {} if any(flags) else {"reason": f"no chunk supports a sentence of the {what}"}
+    return MetricValue.ok(average_precision(flags), relevant=sum(flags), total=len(flags), verdicts=rows, **extra)
+
+
+async def context_precision(question: str, contexts: Sequence[str], reference: str, *, judge: LLM,
+                            claims: str = "sentences") -> MetricValue:
     """Average precision of the ranked contexts, judged against the reference (Ragas
     ``LLMContextPrecisionWithReference``).
 
     v_k = 1 when chunk k was useful to arrive at the reference. AP = sum_k (precision@k x v_k) /
     sum_k v_k with precision@k = sum_{i<=k} v_i / k. No relevant chunk -> 0 (with the reason);
-    no context -> undefined. Range [0, 1], higher is better. All chunks in one
-    ``chunk_verdicts`` call; a chunk without a verdict -> error.
+    no context -> undefined. Range [0, 1], higher is better.
+
+    ``claims="sentences"`` (default): chunk k is useful when, read alone, it supports one of the reference's
+    sentences, judged as faithfulness judges a claim (its sentences about the claim, a one-token verdict and its
+    probability, slot checks); the verdicts list each chunk's best claim and P. A chunk that only bridges to the
+    answer (the first hop of a two-hop question) supports no sentence of the reference alone, so it counts as not
+    useful. ``claims="judge"``: Ragas' recipe, all chunks in one ``chunk_verdicts`` call with a written reason
+    each; a chunk without a verdict -> error.
     """
+    if claims == "sentences":
+        return await _chunk_support(question, reference, contexts, judge, "reference")
+    if claims != "judge":
+        raise ValueError(f"context_precision claims must be 'sentences' or 'judge', got {claims!r}")
     return await _chunk_ap(question, reference, contexts, judge)
 
 
-async def context_utilization(question: str, answer: str, contexts: Sequence[str], *, judge: LLM) -> MetricValue:
+async def context_utilization(question: str, answer: str, contexts: Sequence[str], *, judge: LLM,
+                              claims: str = "sentences") -> MetricValue:
     """Context precision judged against the answer instead of the reference (Ragas
     ``LLMContextPrecisionWithoutReference`` / ``ContextUtilization``): same AP formula, edge
-    cases and single ``chunk_verdicts`` call."""
+    cases and ``claims`` choice as :func:`context_precision`."""
+    if claims == "sentences":
+        return await _chunk_support(question, answer, contexts, judge, "answer")
+    if claims != "judge":
+        raise ValueError(f"context_utilization claims must be 'sentences' or 'judge', got {claims!r}")
     return await _chunk_ap(question, answer, contexts, judge)
 
 
@@ -371,8 +414,10 @@ SPECS: tuple[MetricSpec, ...] = (
     MetricSpec("answer_relevancy_llm", answer_relevancy_llm, ("question", "answer"), needs_judge=True,
                offline=NEEDS_JUDGE, description="share of the answer's statements relevant to the question"),
     MetricSpec("context_precision", context_precision, _Q_C_R, needs_judge=True, offline=NEEDS_JUDGE,
+               options={"claims": "sentences"}, reads_history=False,
                description="average precision of the contexts judged useful for the reference"),
     MetricSpec("context_utilization", context_utilization, _Q_A_C, needs_judge=True, offline=NEEDS_JUDGE,
+               options={"claims": "sentences"}, reads_history=False,
                description="average precision of the contexts judged useful for the answer"),
     MetricSpec("context_recall", context_recall, _Q_C_R, needs_judge=True, offline_fn=offline.context_recall,
                options={"claims": "sentences"}, reads_history=False,

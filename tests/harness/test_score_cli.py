@@ -187,9 +187,10 @@ def test_dataset_dict_needs_a_split_when_it_has_several(tmp_path):
     assert len(samples) == 4 and samples[1].references == ("William Shakespeare", "Shakespeare")
 
 
-def test_dry_run_counts_four_judge_calls_for_the_core_metrics(tmp_path, score):
-    """faithfulness + answer relevancy + context precision + context recall, 5 contexts: 4 calls (Ragas ~11):
-    one claim_check for the answer's sentence and one for the reference's, questions, chunk verdicts."""
+def test_dry_run_counts_the_judge_calls_of_the_core_metrics(tmp_path, score):
+    """faithfulness + answer relevancy + context precision + context recall, 5 contexts: 8 calls, 7 of them
+    one-token claim checks (the answer's sentence, the reference's, the reference's on each context alone) and
+    the question generation of answer relevancy."""
     path = tmp_path / "one.csv"
     with path.open("w", newline="") as fh:
         w = csv.writer(fh)
@@ -199,7 +200,8 @@ def test_dry_run_counts_four_judge_calls_for_the_core_metrics(tmp_path, score):
     proc = score("input=one.csv", "dry_run=true", "llm=local",
                     "metrics=[faithfulness,answer_relevancy,context_precision,context_recall]", cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
-    assert "judge calls: 4" in proc.stdout, proc.stdout
+    assert "judge calls: 8" in proc.stdout, proc.stdout
+    assert "chunk_verdicts" not in proc.stdout
     assert not (tmp_path / "outputs").exists()  # a dry run writes nothing and loads no model
 
 

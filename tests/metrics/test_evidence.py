@@ -11,7 +11,7 @@ import pytest
 
 from ragsweep.metrics import offline, slots
 from ragsweep.metrics.evidence import EvidencePool, semantic_coverage
-from ragsweep.metrics.generation import context_recall, faithfulness, offline_faithfulness
+from ragsweep.metrics.generation import context_precision, context_recall, faithfulness, offline_faithfulness
 from ragsweep.metrics.judging import sentence_support
 from ragsweep.metrics.llm import ScriptedLLM
 from ragsweep.metrics.support import BLEND, logit, sigmoid
@@ -187,6 +187,9 @@ def test_score_reports_what_it_spent(tmp_path):
         assert cost["judge_calls"] == len(seen) >= 1 and cost["samples"] == 1
         assert cost["cache_hits"] == (0 if run == 1 else cost["judge_calls"])
         assert f"{cost['judge_calls']} judge calls ({cost['cache_hits']} from the cache)" in format_spent(cost)
+        # where the calls went, per prompt: the per-prompt counts add up to the total
+        assert sum(t["calls"] for t in cost["by_prompt"].values()) == cost["judge_calls"]
+        assert "(unnamed)" not in cost["by_prompt"]
     Scores([sample], resolve(["faithfulness"]), rows, cost=cost).write(tmp_path / "out")
     assert (tmp_path / "out" / "cost.json").is_file()
 
@@ -298,3 +301,34 @@ def test_a_paraphrased_statement_is_not_held_down_by_the_coverage_gate():
     assert semantic_coverage("Construction of the tower was finished in 1804.", question, [TOWER],
                              offline._EVIDENCE_EMBEDDER) >= 0.5
     assert semantic_coverage("Dromford Quay", question, [TOWER], offline._EVIDENCE_EMBEDDER) == 0.0
+
+
+def test_context_precision_judges_each_chunk_alone_on_the_reference_s_sentences():
+    # Chunk 2 states the reference's height, chunk 1 is about a river: AP = 1/2 (the Ragas worked example's shape).
+    seen: list[str] = []
+    judge = ScriptedLLM(gullible(seen), logprobs=None)
+    out = asyncio.run(context_precision("How tall is the Harl Tower?", [OTHER, TOWER],
+                                        "The Harl Tower rises 473 metres.", judge=judge))
+    assert out.status == "ok" and out.value == pytest.approx(0.5)
+    first, second = out.explanation["verdicts"]
+    assert (first["chunk"], first["relevant"], second["chunk"], second["relevant"]) == (1, False, 2, True)
+    assert second["claim"] == "The Harl Tower rises 473 metres." and second["p_useful"] >= 0.5
+    # each call saw one chunk's sentences only: the river's never beside the tower's
+    assert all(not ("Sathe" in _section(t, "passages") and "Harl" in _section(t, "passages")) for t in seen)
+    # a reference whose number no chunk gives: no chunk supports it, and the reason says so
+    wrong = asyncio.run(context_precision("How tall is the Harl Tower?", [OTHER, TOWER],
+                                          "The Harl Tower rises 612 metres.", judge=ScriptedLLM(gullible([]), logprobs=None)))
+    assert wrong.value == 0.0 and wrong.explanation["reason"] == "no chunk supports a sentence of the reference"
+
+
+def test_context_precision_with_one_context_reuses_context_recall_s_calls(tmp_path):
+    from ragsweep.metrics.llm import CachedLLM
+
+    seen: list[str] = []
+    judge = CachedLLM(ScriptedLLM(gullible(seen), logprobs=None), tmp_path / "llm.sqlite")
+    args = ("How tall is the Harl Tower?", [TOWER], "The Harl Tower rises 473 metres.")
+    recall = asyncio.run(context_recall(*args, judge=judge))
+    asked = len(seen)
+    precision = asyncio.run(context_precision(*args, judge=judge))
+    assert asked >= 1 and len(seen) == asked  # every call of precision was one of recall's
+    assert recall.value == 1.0 and precision.value == 1.0

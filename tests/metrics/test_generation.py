@@ -89,7 +89,7 @@ def test_context_precision_without_relevant_chunk_says_why():
 
 def test_context_precision_missing_chunk_verdict_is_an_error():
     judge = routed({"chunk_verdicts": {"verdicts": [{"chunk": 1, "reason": "r", "relevant": True}]}})
-    out = asyncio.run(context_precision("Q?", ["c1", "c2"], "R.", judge=judge))
+    out = asyncio.run(context_precision("Q?", ["c1", "c2"], "R.", judge=judge, claims="judge"))
     assert out.status == "error" and "chunk(s) [2]" in out.explanation["reason"]
 
 
