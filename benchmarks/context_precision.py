@@ -8,7 +8,8 @@ same packaged judge and one cache:
 
 - ``judge``: Ragas' recipe, every chunk judged in one ``chunk_verdicts`` call that writes a reason per chunk;
 - ``sentences`` (the default): each chunk judged alone on the reference's sentences by the claim judge of
-  faithfulness, one-token replies.
+  faithfulness, one-token replies;
+- ``none``: the same per chunk with no judge (``llm=none``: number, name and word checks, MiniLM).
 
     python benchmarks/context_precision.py --split dev --n 20          # the report half (HotpotQA dev questions)
     python benchmarks/context_precision.py --split train --n 20 llm.threads=1
@@ -79,8 +80,8 @@ def wilson(k: int, n: int, z: float = 1.96) -> str:
     return f"[{mid - half:.2f}, {mid + half:.2f}]"
 
 
-async def run(samples: list[dict[str, Any]], recipe: str, judge: Any) -> dict[str, Any]:
-    from ragsweep.metrics.generation import average_precision, context_precision
+async def run(samples: list[dict[str, Any]], recipe: str, judge: Any, embedder: Any = None) -> dict[str, Any]:
+    from ragsweep.metrics.generation import average_precision, context_precision, offline_context_precision
     from ragsweep.metrics.llm import Meter
 
     meter = Meter(judge)
@@ -89,7 +90,10 @@ async def run(samples: list[dict[str, Any]], recipe: str, judge: Any) -> dict[st
     aps = []
     started = time.perf_counter()
     for s in samples:
-        got = await context_precision(s["question"], s["contexts"], s["reference"], judge=meter, claims=recipe)
+        if recipe == "none":
+            got = offline_context_precision(s["question"], s["contexts"], s["reference"], embedder=embedder)
+        else:
+            got = await context_precision(s["question"], s["contexts"], s["reference"], judge=meter, claims=recipe)
         if got.status != "ok":
             errors += 1
             continue
@@ -117,7 +121,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--split", choices=("train", "dev"), default="dev", help="train: tune half; dev: report half")
     ap.add_argument("--n", type=int, default=20)
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--recipes", nargs="+", default=["judge", "sentences"])
+    ap.add_argument("--recipes", nargs="+", default=["judge", "sentences", "none"])
     ap.add_argument("--cache", default=None, help="judge cache folder (default: a new temporary one)")
     ap.add_argument("--out", default=None, help="also write the table to this markdown file")
     ap.add_argument("extra", nargs="*", help="llm.threads=1 (the only override read)")
@@ -129,7 +133,9 @@ def main(argv: list[str] | None = None) -> int:
     cache = Path(args.cache or tempfile.mkdtemp(prefix="cp-"))
     cache.mkdir(parents=True, exist_ok=True)
     judge = CachedLLM(LocalLLM("qwen2.5-coder-1.5b-instruct-q4_k_m", n_threads=threads), cache / "llm.sqlite")
-    rows = [asyncio.run(run(samples, r, judge)) for r in args.recipes]
+    from ragsweep.metrics.embedding import OnnxMiniLM
+
+    rows = [asyncio.run(run(samples, r, judge, OnnxMiniLM() if r == "none" else None)) for r in args.recipes]
     head = ("| recipe | n | errors | own passage useful | distractors not | balanced acc. | mean AP | |AP - true AP| "
             "| calls / sample | written tokens / sample | evaluated prompt tokens / sample | s / sample |")
     lines = [f"split {args.split} ({'tune' if args.split == 'train' else 'report'}), seed {args.seed}, "

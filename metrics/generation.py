@@ -26,9 +26,9 @@ call. Per sample:
 A reply is one token for ``claim_check`` and dozens for the others: on a CPU model the written tokens,
 not the prompt (llama.cpp keeps the shared prefix), are most of a call's time.
 
-With ``llm=none``, faithfulness and context recall run their deterministic stand-ins in
-:mod:`metrics.offline` (each spec's ``offline_fn``; ``offline`` says what it does); the other
-metrics here are ``undefined`` ("needs an LLM judge").
+With ``llm=none``, faithfulness, context recall, precision and utilization run their deterministic
+stand-ins, the checks of :mod:`metrics.offline` (each spec's ``offline_fn``; ``offline`` says what it
+does); the other metrics here are ``undefined`` ("needs an LLM judge").
 """
 
 from __future__ import annotations
@@ -214,29 +214,62 @@ async def _chunk_ap(question: str, target: str, contexts: Sequence[str], judge: 
     return MetricValue.ok(ap, relevant=sum(flags), total=len(flags), verdicts=rows, **extra)
 
 
+def _chunk_value(per_chunk: Sequence[list[dict[str, Any]]], what: str, **extra: Any) -> MetricValue:
+    """AP over the chunks from each chunk's claim rows: chunk k is relevant when its best claim is supported."""
+    rows = []
+    for k, claims in enumerate(per_chunk, start=1):
+        best = max(claims, key=lambda r: r["p_supported"])
+        reason = best.get("evidence", best.get("reason", ""))
+        rows.append({"chunk": k, "relevant": best["verdict"] == "supported", "p_useful": round(best["p_supported"], 4),
+                     "claim": best["claim"], "judge_verdict": best.get("judge_verdict", "not asked"),
+                     "shown": best.get("shown", []), "reason": reason if isinstance(reason, str) else ""})
+    flags = [r["relevant"] for r in rows]
+    if not any(flags):
+        extra["reason"] = f"no chunk supports a sentence of the {what}"
+    return MetricValue.ok(average_precision(flags), relevant=sum(flags), total=len(flags), verdicts=rows, **extra)
+
+
+def _chunk_inputs(contexts: Sequence[str], target: str, what: str) -> list[str] | MetricValue:
+    """The target's sentences, or why the chunks cannot be judged against it."""
+    if not contexts:
+        return MetricValue.undefined("no contexts")
+    if not target.strip():
+        return MetricValue.undefined(f"empty {what}")
+    return offline.sentences(target) or MetricValue.undefined(f"no claims extracted from the {what}", verdicts=[])
+
+
 async def _chunk_support(question: str, target: str, contexts: Sequence[str], judge: LLM, what: str) -> MetricValue:
     """AP over the chunks, chunk k relevant when it supports at least one of ``target``'s sentences on its own.
 
     Each chunk is judged alone with the sentence judge of faithfulness (:func:`sentence_support`: the chunk's
     sentences about each claim, one-token verdicts with their probability, slot checks). With one context the calls
     are the same as context recall's (a cached judge answers them once)."""
-    if not contexts:
-        return MetricValue.undefined("no contexts")
-    if not target.strip():
-        return MetricValue.undefined(f"empty {what}")
-    statements = offline.sentences(target)
-    if not statements:
-        return MetricValue.undefined(f"no claims extracted from the {what}", verdicts=[])
+    statements = _chunk_inputs(contexts, target, what)
+    if isinstance(statements, MetricValue):
+        return statements
     per_chunk = await asyncio.gather(*(sentence_support(judge, question, statements, [c]) for c in contexts))
-    rows = []
-    for k, claims in enumerate(per_chunk, start=1):
-        best = max(claims, key=lambda r: r["p_supported"])
-        rows.append({"chunk": k, "relevant": best["verdict"] == "supported", "p_useful": round(best["p_supported"], 4),
-                     "claim": best["claim"], "judge_verdict": best["judge_verdict"], "shown": best.get("shown", []),
-                     "reason": best["evidence"] if isinstance(best.get("evidence"), str) else ""})
-    flags = [r["relevant"] for r in rows]
-    extra = {} if any(flags) else {"reason": f"no chunk supports a sentence of the {what}"}
-    return MetricValue.ok(average_precision(flags), relevant=sum(flags), total=len(flags), verdicts=rows, **extra)
+    return _chunk_value(per_chunk, what)
+
+
+def offline_context_precision(question: str, contexts: Sequence[str], reference: str, *,
+                              embedder: Any = None) -> MetricValue:
+    """Context precision with no judge: chunk k is useful when the number, name and word checks of
+    :mod:`metrics.offline` find a sentence of the reference supported by it alone; AP over the chunks."""
+    statements = _chunk_inputs(contexts, reference, "reference")
+    if isinstance(statements, MetricValue):
+        return statements
+    return _chunk_value([offline.judge_claims(statements, [c], question, embedder) for c in contexts], "reference",
+                        backend="none")
+
+
+def offline_context_utilization(question: str, answer: str, contexts: Sequence[str], *,
+                                embedder: Any = None) -> MetricValue:
+    """:func:`offline_context_precision` against the answer instead of the reference."""
+    statements = _chunk_inputs(contexts, answer, "answer")
+    if isinstance(statements, MetricValue):
+        return statements
+    return _chunk_value([offline.judge_claims(statements, [c], question, embedder) for c in contexts], "answer",
+                        backend="none")
 
 
 async def context_precision(question: str, contexts: Sequence[str], reference: str, *, judge: LLM,
@@ -413,11 +446,15 @@ SPECS: tuple[MetricSpec, ...] = (
                description="mean cosine of the question and questions generated from the answer"),
     MetricSpec("answer_relevancy_llm", answer_relevancy_llm, ("question", "answer"), needs_judge=True,
                offline=NEEDS_JUDGE, description="share of the answer's statements relevant to the question"),
-    MetricSpec("context_precision", context_precision, _Q_C_R, needs_judge=True, offline=NEEDS_JUDGE,
-               options={"claims": "sentences"}, reads_history=False,
+    MetricSpec("context_precision", context_precision, _Q_C_R, needs_judge=True,
+               offline_fn=offline_context_precision, options={"claims": "sentences"}, reads_history=False,
+               offline="AP of the contexts, each useful when number, name and word checks find a sentence of the "
+                       "reference supported by it alone",
                description="average precision of the contexts judged useful for the reference"),
-    MetricSpec("context_utilization", context_utilization, _Q_A_C, needs_judge=True, offline=NEEDS_JUDGE,
-               options={"claims": "sentences"}, reads_history=False,
+    MetricSpec("context_utilization", context_utilization, _Q_A_C, needs_judge=True,
+               offline_fn=offline_context_utilization, options={"claims": "sentences"}, reads_history=False,
+               offline="AP of the contexts, each useful when number, name and word checks find a sentence of the "
+                       "answer supported by it alone",
                description="average precision of the contexts judged useful for the answer"),
     MetricSpec("context_recall", context_recall, _Q_C_R, needs_judge=True, offline_fn=offline.context_recall,
                options={"claims": "sentences"}, reads_history=False,

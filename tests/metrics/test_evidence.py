@@ -11,7 +11,13 @@ import pytest
 
 from ragsweep.metrics import offline, slots
 from ragsweep.metrics.evidence import EvidencePool, semantic_coverage
-from ragsweep.metrics.generation import context_precision, context_recall, faithfulness, offline_faithfulness
+from ragsweep.metrics.generation import (
+    context_precision,
+    context_recall,
+    faithfulness,
+    offline_context_precision,
+    offline_faithfulness,
+)
 from ragsweep.metrics.judging import sentence_support
 from ragsweep.metrics.llm import ScriptedLLM
 from ragsweep.metrics.support import BLEND, logit, sigmoid
@@ -332,3 +338,26 @@ def test_context_precision_with_one_context_reuses_context_recall_s_calls(tmp_pa
     precision = asyncio.run(context_precision(*args, judge=judge))
     assert asked >= 1 and len(seen) == asked  # every call of precision was one of recall's
     assert recall.value == 1.0 and precision.value == 1.0
+
+
+def test_context_precision_without_a_judge_checks_each_chunk_alone():
+    # llm=none: the number, name and word checks per chunk. The tower's chunk gives the height, the river's nothing.
+    out = offline_context_precision("How tall is the Harl Tower?", [OTHER, TOWER], "The Harl Tower rises 473 metres.")
+    assert out.status == "ok" and out.value == pytest.approx(0.5) and out.explanation["backend"] == "none"
+    assert [v["relevant"] for v in out.explanation["verdicts"]] == [False, True]
+    # the height of the hall beside it is not the tower's: its chunk supports no sentence of this reference
+    wrong = offline_context_precision("How tall is the Harl Tower?", [TOWER], "The Harl Tower rises 906 metres.")
+    assert wrong.value == 0.0 and "never beside" in wrong.explanation["verdicts"][0]["reason"]
+    assert offline_context_precision("Q?", [], "R.").status == "undefined"
+
+
+def test_score_with_no_judge_gives_context_precision(tmp_path):
+    from ragsweep.harness.score import measure
+    from ragsweep.metrics.catalogue import RagSample, resolve
+
+    sample = RagSample("s", "How tall is the Harl Tower?", "It rises 473 metres.", (OTHER, TOWER),
+                       reference="The Harl Tower rises 473 metres.")
+    rows, _ = asyncio.run(measure([sample], resolve(["context_precision", "context_utilization"]), judge=None,
+                                  embedder=None, options={}, concurrency=1, progress=False, empty_answers="fail"))
+    assert [(r.metric, r.result.status, r.result.value) for r in rows] == [
+        ("context_precision", "ok", pytest.approx(0.5)), ("context_utilization", "ok", pytest.approx(0.5))]
