@@ -19,7 +19,7 @@ tune data since. ``--set heldout2`` is a second list, pinned before anything of 
 with Markdown docs, none installed in the project's environment and none of the first list; it was read
 (2026-11-26-doc-product-naming-heldout2-read.md) and is tune data too. ``--set heldout3`` is a third list, pinned
 the same way, in neither earlier list (``python benchmarks/sdist_docs.py /tmp/sdist_docs3 --set heldout3``); it was
-read (2026-11-26 heldout3 read) and is tune data too. ``--set heldout4`` is a fourth list, pinned the same way, in
+read (2026-11-26-doc-structure-heldout3-read.md) and is tune data too. ``--set heldout4`` is a fourth list, pinned the same way, in
 none of the three earlier lists; the lead reads it.
 
 Write it outside the repository (its pages are the packages' authors', under their licences); the lead reads
