@@ -25,6 +25,7 @@ from ragsweep.gen.followup import (
     follow_up_info,
 )
 from ragsweep.gen.gates import QuestionStop
+from ragsweep.gen.grounding import leaks, prompt_terms, states_reason, unseen_values, unstated_ask
 from ragsweep.gen.prompts import (
     WRITE_QUESTION,
     WRITE_UNANSWERABLE,
@@ -35,8 +36,8 @@ from ragsweep.gen.prompts import (
 )
 from ragsweep.gen.style_checks import names_item, one_of_list, whole_list
 from ragsweep.gen.style_prompts import (
-    EXAMPLE_PRODUCT,
     STYLE_PROMPTS,
+    WRITE_AVOID,
     CodeQuestion,
     StyleInput,
 )
@@ -76,7 +77,30 @@ def names_its_place(question: str, section: str) -> bool:
 
 
 class WriteFailed(Exception):
-    """The writer could not produce a usable question for this candidate."""
+    """The writer could not produce a usable question for this candidate; ``reason`` is the report's key
+    (:data:`gen.report.REASONS`) it is counted under."""
+
+    def __init__(self, message: str, reason: str = "write_failed") -> None:
+        super().__init__(message)
+        self.reason = reason
+
+
+_TERMS: dict[tuple[str, str], frozenset[str]] = {}
+
+
+def _terms(prompt: Prompt[Any, Any]) -> frozenset[str]:
+    key = (prompt.name, prompt.version)
+    if key not in _TERMS:
+        _TERMS[key] = prompt_terms(prompt.instruction, prompt.examples)
+    return _TERMS[key]
+
+
+def check_grounding(prompt: Prompt[Any, Any], question: str, answer: str, seen: str) -> None:
+    """Refuse a question or answer that takes a value from ``prompt`` rather than from what the writer was
+    shown (``seen``; :func:`gen.grounding.leaks`): the model copied its instruction or example."""
+    if copied := leaks(f"{question} {answer}", _terms(prompt), seen):
+        raise WriteFailed(f"takes {', '.join(dict.fromkeys(copied))} from the prompt, not from its text",
+                          "prompt_leak")
 
 
 @dataclass
@@ -209,6 +233,7 @@ class LLMWriter:
         question, answer = out.question.strip(), out.answer.strip()
         if not question or not answer:
             raise WriteFailed("empty question or answer")
+        check_grounding(self.prompt, question, answer, " ".join([*data.sentences, *topics]))
         evidence = list_answer(cand, question, answer, pick_evidence(cand, out.used))
         return Draft(question, answer, evidence, done.usage, done.cached)
 
@@ -262,7 +287,10 @@ class LLMWriter:
         when the corpus says (:mod:`gen.products`); a question that names none of the titles is refused here,
         before the round trip spends a call on it (:func:`names_its_place`). Whether it names its product is the
         gates' to check (``gates.product``), for every writer."""
-        prompt = STYLE_PROMPTS[str(cand.style)]
+        texts = [u.text for u in cand.shown]
+        # text that gives no reason is asked what to avoid, not why (gen.grounding.unstated_ask)
+        prompt = (WRITE_AVOID if cand.style == "troubleshooting" and not states_reason(texts)
+                  else STYLE_PROMPTS[str(cand.style)])
         section = " > ".join(cand.section) or (topics[-1] if topics else "")
         data = StyleInput(product=cand.product, section=section, sentences=[u.text for u in cand.shown],
                           persona=persona)
@@ -274,8 +302,8 @@ class LLMWriter:
         self.usage = self.usage + done.usage
         # A user types a name, not its inline-code marks: the 1.5B wrote `SecurityScopes` as in the docs' source.
         question = done.parsed.question.replace("`", "").strip()
-        if EXAMPLE_PRODUCT in question and EXAMPLE_PRODUCT not in section + " ".join(data.sentences):
-            raise WriteFailed(f"the question names the examples' product ({EXAMPLE_PRODUCT}), not this one's")
+        seen = " ".join([section, cand.product or "", *data.sentences])
+        check_grounding(prompt, question, "" if isinstance(done.parsed, CodeQuestion) else done.parsed.answer, seen)
         if question and not names_its_place(question, section):
             raise WriteFailed("the question names neither the product nor anything its section's titles name")
         provenance = {"prompt": f"{prompt.name}@{prompt.version}"}
@@ -290,5 +318,10 @@ class LLMWriter:
         if len(set(content_words(answer)) - set(content_words(question))) < MIN_NEW_ANSWER_WORDS:
             # "How can I use dataclasses for validation?" -> "Use dataclasses for validation": no answer
             raise WriteFailed("the answer restates the question")
+        if asked := unstated_ask(question, texts):
+            raise WriteFailed(f"asks '{asked}' and its text does not say", "unstated_ask")
+        if added := unseen_values(answer, f"{seen} {question}"):
+            raise WriteFailed(f"the answer adds {', '.join(dict.fromkeys(added))}, which its text does not hold",
+                              "unseen_value")
         evidence = list_answer(cand, question, answer, pick_evidence(cand, done.parsed.used))
         return Draft(question, answer, evidence, done.usage, done.cached, provenance)
