@@ -39,18 +39,19 @@ def _value(token: str) -> bool:
 
 
 def _distinctive(token: str, first: bool) -> bool:
-    """A value, or a capitalised content word that is not the text's first word (a name)."""
-    if not content_words(token):
+    """A value, or a capitalised content word that does not open a sentence or an item (a name). An acronym of
+    letters alone ("CLI", "API") is the field's common vocabulary, not a value of one prompt."""
+    if not content_words(token) or (token.isalpha() and token.isupper()):
         return False
     return _value(token) or (not first and token[0].isupper())
 
 
 def _tokens(text: str) -> list[tuple[str, bool]]:
-    """(token, whether it opens a sentence or a quote) for each token of ``text``."""
+    """(token, whether it opens the text, a sentence, an item or a quote) for each token of ``text``."""
     out = []
     for m in _TOKEN.finditer(text):
         before = text[:m.start()].rstrip()
-        out.append((m.group(0).rstrip(".:"), not before or before[-1] in ".?!'\"(‘“:"))
+        out.append((m.group(0).rstrip(".:"), not before or not (before[-1].isalnum() or before[-1] in ",;")))
     return out
 
 
@@ -79,7 +80,8 @@ def leaks(text: str, terms: frozenset[str], seen: str) -> list[str]:
     """The tokens of ``text`` (a question or a reference) that the prompt holds (``terms``,
     :func:`prompt_terms`) and what the writer was shown (``seen``: the text, its titles, its product) does not."""
     low = seen.lower()
-    return [t for t, _ in _tokens(text) if t.lower() in terms and t.lower() not in low and content_words(t)]
+    return [t for t, _ in _tokens(text) if t.lower() in terms and t.lower() not in low and content_words(t)
+            and not (t.isalpha() and t.isupper())]
 
 
 def unseen_values(text: str, seen: str) -> list[str]:
