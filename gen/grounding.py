@@ -108,24 +108,27 @@ def _descriptive(sentence: str) -> bool:
     return not gives_fix(sentence) and not _PROHIBITION.search(sentence)
 
 
-def states_reason(sentences: Sequence[str]) -> bool:
-    """Whether the text gives a reason: a causal link ("because", "due to", "otherwise", "which means") or the
-    condition something happens under ("X stops with an error if two jobs share a slot"); "When X, never do Y"
-    is an instruction and gives none."""
-    return any(_REASON.search(s) or (_CONDITION.search(s) and _descriptive(s)) for s in sentences)
+def states_reason(sentences: Sequence[str], conditions: bool = True) -> bool:
+    """Whether the text gives a reason: a causal link ("because", "due to", "otherwise", "which means") or, with
+    ``conditions``, the condition something happens under ("X stops with an error if two jobs share a slot");
+    "When X, never do Y" is an instruction and gives none. A warning's conditions say when to take care, not
+    why (``conditions=False``)."""
+    return any(_REASON.search(s) or (conditions and _CONDITION.search(s) and _descriptive(s)) for s in sentences)
 
 
-def states_consequence(sentences: Sequence[str]) -> bool:
+def states_consequence(sentences: Sequence[str], conditions: bool = True) -> bool:
     """Whether the text says what follows from something: a reason (:func:`states_reason`), or a statement of
     what will, may or can happen ("Large uploads will block the event loop")."""
-    return states_reason(sentences) or any(_MODAL.search(s) and _descriptive(s) for s in sentences)
+    return (states_reason(sentences, conditions) or any(_MODAL.search(s) and _descriptive(s) for s in sentences)
+            or any(_CONDITION.search(s) and _descriptive(s) for s in sentences))
 
 
-def unstated_ask(question: str, sentences: Sequence[str]) -> str | None:
-    """What a question asks that its text does not state ("why", "what happens"), or None."""
-    if _WHY.match(question) and not states_reason(sentences):
+def unstated_ask(question: str, sentences: Sequence[str], conditions: bool = True) -> str | None:
+    """What a question asks that its text does not state ("why", "what happens"), or None; ``conditions``: as
+    :func:`states_reason` takes it."""
+    if _WHY.match(question) and not states_reason(sentences, conditions):
         return "why"
-    if _WHAT_HAPPENS.match(question) and not states_consequence(sentences):
+    if _WHAT_HAPPENS.match(question) and not states_consequence(sentences, conditions):
         return "what happens"
     return None
 

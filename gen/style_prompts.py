@@ -82,9 +82,8 @@ WRITE_TROUBLESHOOTING = _style_prompt("troubleshooting", (
      WriteOutput(question="Why does harbour plan stop with a BerthConflictError in Harbourline?",
                  answer="Two departures claim the same berth at the same time", used=[2])))
 
-#: Troubleshooting text that gives no reason (a warning that says what not to do, a fix without its cause): "why"
-#: has no answer in it (gen.grounding.unstated_ask), so it is asked what to avoid, or what happens when the text
-#: says what follows.
+#: A warning that gives no reason (it says what not to do): "why" has no answer in it (gen.grounding.unstated_ask),
+#: so it is asked what to avoid, or what happens when the text says what follows.
 WRITE_AVOID = _style_prompt("troubleshooting", (
     f"You write one question that {_ASKS_OF} to stay out of trouble, "
     "from numbered text of one section that warns against something: 'What should I avoid when ...?', or "

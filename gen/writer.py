@@ -154,7 +154,7 @@ class _Stopping:
 
 
 def _question_refusal(prompt: Prompt[Any, Any], question: str, section: str, seen: str,
-                      texts: list[str]) -> WriteFailed | None:
+                      texts: list[str], conditions: bool = True) -> WriteFailed | None:
     """Why a documentation question is refused before its answer is read, or None: it takes a value from the
     prompt (:func:`check_grounding`), names nothing of its titles (:func:`names_its_place`), or asks "why" or
     "what happens" of text that does not say (:func:`gen.grounding.unstated_ask`)."""
@@ -164,7 +164,7 @@ def _question_refusal(prompt: Prompt[Any, Any], question: str, section: str, see
         return exc
     if not names_its_place(question, section):
         return WriteFailed("the question names neither the product nor anything its section's titles name")
-    if asked := unstated_ask(question, texts):
+    if asked := unstated_ask(question, texts, conditions):
         return WriteFailed(f"asks '{asked}' and its text does not say", "unstated_ask")
     return None
 
@@ -323,15 +323,16 @@ class LLMWriter:
         round trip spends a call on it, and with a model that streams as soon as the question is written
         (:class:`_StyleStop`). Whether it names its product is the gates' to check (``gates.product``)."""
         texts = [u.text for u in cand.shown]
-        # text that gives no reason is asked what to avoid, not why (gen.grounding.unstated_ask)
-        prompt = (WRITE_AVOID if cand.style == "troubleshooting" and not states_reason(texts)
+        # a warning that gives no reason is asked what to avoid, not why (gen.grounding.unstated_ask); an error's
+        # text that gives no cause still gives its fix ("How do I fix ...?"), and a "why" of it is refused below
+        prompt = (WRITE_AVOID if cand.warning and not states_reason(texts, conditions=False)
                   else STYLE_PROMPTS[str(cand.style)])
         section = " > ".join(cand.section) or (topics[-1] if topics else "")
         data = StyleInput(product=cand.product, section=section, sentences=texts, persona=persona)
         seen = " ".join([section, cand.product or "", *texts])
 
         def refusal(question: str) -> WriteFailed | None:
-            return _question_refusal(prompt, question, section, seen, texts)
+            return _question_refusal(prompt, question, section, seen, texts, not cand.warning)
 
         stop = _StyleStop(refusal, self._stop(cand)) if supports_stop(self.llm) else None
         self.calls += 1

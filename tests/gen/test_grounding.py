@@ -192,3 +192,11 @@ def test_a_model_that_streams_stops_a_refused_question_before_its_answer(doc):
         generated.append(writer.usage.completion_tokens)
     assert reasons == ["unstated_ask", "unstated_ask"]
     assert generated[1] < generated[0] / 2
+
+
+def test_a_warnings_condition_says_when_not_why():
+    warned = ["When you deploy Quayside, never run quayside sync with the debug flag."]
+    assert states_reason(warned) is False
+    told = ["If you run quayside sync with the debug flag, every plan is logged in full."]
+    assert states_reason(told) and not states_reason(told, conditions=False)
+    assert unstated_ask("Why is every plan logged in full?", told, conditions=False) == "why"
