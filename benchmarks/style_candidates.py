@@ -7,6 +7,9 @@ cues or checks cuts before anything is written. Counts only; nothing of the cand
     python benchmarks/style_candidates.py FOLDER [FOLDER ...]
     python benchmarks/style_candidates.py --structure FOLDER [FOLDER ...]
 
+``--asks`` counts what the troubleshooting candidates' text states (:mod:`gen.grounding`): a reason (asked
+"why" / "what causes"), or none (asked what to avoid; "what happens if" only when it states a consequence).
+
 ``--structure`` also counts what the page's structure does to the plain ``single_hop`` (fact) candidates
 (:func:`gen.structure.structured`): how many are drawn, dropped as an example's, shown as a whole list item, or
 shown with their list's lead-in and the whole list.
@@ -20,6 +23,7 @@ from pathlib import Path
 
 from ragsweep.gen.candidates import candidates
 from ragsweep.gen.documents import read_folder
+from ragsweep.gen.grounding import states_consequence, states_reason
 from ragsweep.gen.products import products
 from ragsweep.gen.structure import structured
 from ragsweep.gen.styles import DOC_STYLES, section_candidates
@@ -54,11 +58,26 @@ def structure_counts(folder: Path) -> dict[str, int]:
             "whole list": sum(1 for c in after if c.items)}
 
 
+def ask_counts(folder: Path) -> dict[str, int]:
+    """Of the troubleshooting candidates of ``folder``: how many state a reason, a consequence only, neither."""
+    corpus = read_folder(str(folder))
+    got: collections.Counter[str] = collections.Counter()
+    for doc in corpus.documents:
+        for c in section_candidates(doc, document_units(doc), "troubleshooting"):
+            texts = [u.text for u in c.shown]
+            why = states_reason(texts, not c.warning)
+            cue = "warning" if c.warning else "error"
+            got[f"{cue}: " + ("reason" if why else "consequence only" if states_consequence(texts) else "neither")] += 1
+    return {f"{cue}: {k}": got[f"{cue}: {k}"] for cue in ("error", "warning")
+            for k in ("reason", "consequence only", "neither")}
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("folders", type=Path, nargs="+")
     parser.add_argument("--show", choices=DOC_STYLES, help="print this style's candidates (tune sets only)")
     parser.add_argument("--structure", action="store_true", help="also count the plain candidates' structure")
+    parser.add_argument("--asks", action="store_true", help="also count what troubleshooting candidates state")
     args = parser.parse_args(argv)
     print("| folder | pages | products | " + " | ".join(DOC_STYLES) + " |")
     print("| --- | --- | --- | " + " | ".join("---" for _ in DOC_STYLES) + " |")
@@ -72,6 +91,11 @@ def main(argv: list[str] | None = None) -> int:
         print("| --- | " + " | ".join("---" for _ in rows[0][1]) + " |")
         for folder, got in rows:
             print(f"| {folder} | " + " | ".join(str(v) for v in got.values()) + " |")
+    if args.asks:
+        print("\n| folder | " + " | ".join(f"{c}: {k}" for c in ("error", "warning") for k in ("reason", "consequence only",
+              "neither")) + " |\n| --- |" + " --- |" * 6)
+        for folder in args.folders:
+            print(f"| {folder} | " + " | ".join(str(v) for v in ask_counts(folder).values()) + " |")
     return 0
 
 

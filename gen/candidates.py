@@ -61,6 +61,8 @@ class Candidate:
         items: Indexes into ``shown`` of the items of one list, shown whole after the sentence that leads into
             it (:func:`gen.structure.list_evidence`): a question about that list takes all of them as its answer,
             or names the one item it asks about (:func:`gen.style_checks.one_of_list`).
+        warning: The text of a warning admonition (:func:`gen.styles`): it says what to avoid, and a condition in
+            it ("when you deploy, ...") says when, not why (:func:`gen.grounding.states_reason`).
     """
 
     kind: str
@@ -71,6 +73,7 @@ class Candidate:
     section: tuple[str, ...] = ()
     product: str | None = None
     items: tuple[int, ...] = ()
+    warning: bool = False
 
     @property
     def key(self) -> str:

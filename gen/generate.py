@@ -245,8 +245,8 @@ async def agenerate(corpus: Corpus, writer: Writer, cfg: GenConfig, *,
             if attempts >= max_attempts:
                 stopped = True
             if isinstance(draft, WriteFailed):
-                report.reject("write_failed", {"candidate": cand.key, "error": str(draft)[:300]}, cand.kind)
-                report.spend("write_failed", write_calls, 0)
+                report.reject(draft.reason, {"candidate": cand.key, "error": str(draft)[:300]}, cand.kind)
+                report.spend(draft.reason, write_calls, 0)
             else:
                 usage = usage + draft.usage
                 if (ok := gating.gate(draft, cand, variations(cand, cfg))) is not None:

@@ -14,6 +14,14 @@ FACT = "fact"  # the style of a question asked of no cue (gen.styles)
 
 REASONS: dict[str, str] = {
     "write_failed": "the writer produced no usable output (model error, broken JSON after one repair)",
+    "prompt_leak": "the question or reference holds a value or name of the writer's prompt (its instruction or its "
+                   "example) that the text it was shown does not: copied, not read (gen.grounding.leaks)",
+    "unstated_ask": "a documentation question asks 'why' or 'what happens' and its text gives no reason or "
+                    "consequence (a warning that only says what not to do; gen.grounding.unstated_ask)",
+    "unseen_value": "a documentation reference holds a value (a number, an identifier) its text does not: added "
+                    "detail (gen.grounding.unseen_values)",
+    "example_value": "the reference answers with a value its evidence gives only as an example (an example URL or "
+                     "host, a placeholder, a 'for example' clause, an example block; gen.grounding.example_answer)",
     "evidence_not_verbatim": "an evidence span is not found verbatim in its document",
     "unsupported": "the reference answer is not supported by its evidence (lexical support below threshold)",
     "not_self_contained": "the question points at an unseen text ('according to the passage', 'this study') or at a "

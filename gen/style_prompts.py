@@ -46,11 +46,12 @@ _HARBOUR = "Harbourline CLI > Tutorial > Scheduling departures"
 EXAMPLE_PRODUCT = "Harbourline"
 
 
-def _style_prompt(style: str, ask: str, example: tuple[StyleInput, BaseModel]) -> Prompt[StyleInput, Any]:
+def _style_prompt(style: str, ask: str, example: tuple[StyleInput, BaseModel],
+                  name: str | None = None) -> Prompt[StyleInput, Any]:
     """A style's prompt: what it asks for, the rules every style shares, one example; a code answer's writer
     writes the question only (its reference is the code)."""
     code = style == "code_answer"
-    return Prompt(name="gen.write_code_question" if code else f"gen.write_{style}",
+    return Prompt(name=name or ("gen.write_code_question" if code else f"gen.write_{style}"),
                   instruction=ask + _RULES + ("" if code else _ANSWER), input=StyleInput,
                   output=CodeQuestion if code else WriteOutput, examples=(example,),
                   max_tokens=80 if code else 160, layout="json")  # a code answer's reply is one question
@@ -71,16 +72,27 @@ WRITE_HOW_TO = _style_prompt("how_to", (
 
 WRITE_TROUBLESHOOTING = _style_prompt("troubleshooting", (
     f"You write one question that {_ASKS_OF} when something goes "
-    "wrong: what an error means, why it happens, how to fix it, or what to avoid ('Why does ... return a 422 "
-    "error?', 'What causes ...Error when ...?', 'How do I fix ...?', 'What should I avoid when ...?'), from "
-    "numbered text of one section (a warning says what to avoid). The answer gives the cause, the fix or what "
-    "to avoid. "),
+    "wrong: what an error means, why it happens or how to fix it ('Why does ... fail with ...?', 'What causes "
+    "...Error when ...?', 'How do I fix ...?'), from numbered text of one section that gives the cause or the "
+    "fix. The answer gives the cause or the fix, as the text states it. "),
     (StyleInput(product=EXAMPLE_PRODUCT, section=_HARBOUR, sentences=[
         "Each departure needs a berth.",
         "If two departures claim the same berth at the same time, harbour plan stops with a BerthConflictError "
         "naming both."]),
      WriteOutput(question="Why does harbour plan stop with a BerthConflictError in Harbourline?",
                  answer="Two departures claim the same berth at the same time", used=[2])))
+
+#: A warning that gives no reason (it says what not to do): "why" has no answer in it (gen.grounding.unstated_ask),
+#: so it is asked what to avoid, or what happens when the text says what follows.
+WRITE_AVOID = _style_prompt("troubleshooting", (
+    f"You write one question that {_ASKS_OF} to stay out of trouble, "
+    "from numbered text of one section that warns against something: 'What should I avoid when ...?', or "
+    "'What happens if ...?' only when the text says what happens. Never ask 'why': the text does not say why. "
+    "The answer says what to avoid, or what happens, as the text states it. "),
+    (StyleInput(product=EXAMPLE_PRODUCT, section=_HARBOUR, sentences=[
+        "Do not edit harbour.lock by hand while harbour plan runs."]),
+     WriteOutput(question="What should I avoid doing to harbour.lock while Harbourline's harbour plan runs?",
+                 answer="Editing it by hand", used=[1])), name="gen.write_troubleshooting_avoid")
 
 WRITE_OPTION = _style_prompt("option", (
     f"You write one question that {_ASKS_OF} about an option, a "

@@ -273,7 +273,8 @@ def _warnings(doc: Document, blocks: list[Block], sentences: list[Unit]) -> Iter
                 break
             shown.append(u)
         if shown and not points_back(shown[0].text) and doc.text[b.start:shown[0].start].strip() == "":
-            yield Candidate("single_hop", tuple(shown), tuple(range(len(shown))), style="troubleshooting")
+            yield Candidate("single_hop", tuple(shown), tuple(range(len(shown))), style="troubleshooting",
+                            warning=True)
 
 
 def _troubleshooting(doc: Document, blocks: list[Block], sentences: list[Unit]) -> Iterator[Candidate]:

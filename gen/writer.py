@@ -25,6 +25,7 @@ from ragsweep.gen.followup import (
     follow_up_info,
 )
 from ragsweep.gen.gates import QuestionStop
+from ragsweep.gen.grounding import leaks, prompt_terms, states_reason, unseen_values, unstated_ask
 from ragsweep.gen.prompts import (
     WRITE_QUESTION,
     WRITE_UNANSWERABLE,
@@ -35,8 +36,8 @@ from ragsweep.gen.prompts import (
 )
 from ragsweep.gen.style_checks import names_item, one_of_list, whole_list
 from ragsweep.gen.style_prompts import (
-    EXAMPLE_PRODUCT,
     STYLE_PROMPTS,
+    WRITE_AVOID,
     CodeQuestion,
     StyleInput,
 )
@@ -76,7 +77,30 @@ def names_its_place(question: str, section: str) -> bool:
 
 
 class WriteFailed(Exception):
-    """The writer could not produce a usable question for this candidate."""
+    """The writer could not produce a usable question for this candidate; ``reason`` is the report's key
+    (:data:`gen.report.REASONS`) it is counted under."""
+
+    def __init__(self, message: str, reason: str = "write_failed") -> None:
+        super().__init__(message)
+        self.reason = reason
+
+
+_TERMS: dict[tuple[str, str], frozenset[str]] = {}
+
+
+def _terms(prompt: Prompt[Any, Any]) -> frozenset[str]:
+    key = (prompt.name, prompt.version)
+    if key not in _TERMS:
+        _TERMS[key] = prompt_terms(prompt.instruction, prompt.examples)
+    return _TERMS[key]
+
+
+def check_grounding(prompt: Prompt[Any, Any], question: str, answer: str, seen: str) -> None:
+    """Refuse a question or answer that takes a value from ``prompt`` rather than from what the writer was
+    shown (``seen``; :func:`gen.grounding.leaks`): the model copied its instruction or example."""
+    if copied := leaks(f"{question} {answer}", _terms(prompt), seen):
+        raise WriteFailed(f"takes {', '.join(dict.fromkeys(copied))} from the prompt, not from its text",
+                          "prompt_leak")
 
 
 @dataclass
@@ -115,7 +139,7 @@ class _Stopping:
     """``llm`` with a stop rule (:class:`metrics.llm.base.StopRule`) on every call, for
     :func:`metrics.prompts.core.complete`, which passes none."""
 
-    def __init__(self, llm: LLM, stop: QuestionStop) -> None:
+    def __init__(self, llm: LLM, stop: QuestionStop | _StyleStop) -> None:
         self.llm, self.stop = llm, stop
 
     @property
@@ -127,6 +151,40 @@ class _Stopping:
 
     async def complete(self, messages: Any, schema: Any = None, **kwargs: Any) -> Completion:
         return await self.llm.complete(messages, schema, stop=self.stop, **kwargs)  # type: ignore[call-arg]
+
+
+def _question_refusal(prompt: Prompt[Any, Any], question: str, section: str, seen: str,
+                      texts: list[str], conditions: bool = True) -> WriteFailed | None:
+    """Why a documentation question is refused before its answer is read, or None: it takes a value from the
+    prompt (:func:`check_grounding`), names nothing of its titles (:func:`names_its_place`), or asks "why" or
+    "what happens" of text that does not say (:func:`gen.grounding.unstated_ask`)."""
+    try:
+        check_grounding(prompt, question, "", seen)
+    except WriteFailed as exc:
+        return exc
+    if not names_its_place(question, section):
+        return WriteFailed("the question names neither the product nor anything its section's titles name")
+    if asked := unstated_ask(question, texts, conditions):
+        return WriteFailed(f"asks '{asked}' and its text does not say", "unstated_ask")
+    return None
+
+
+class _StyleStop:
+    """The stop rule of a documentation style's reply: it ends the reply as soon as its question string is closed
+    and the writer would refuse it (``refusal``: :func:`_question_refusal`) or the question gates reject it
+    (``gates``, None when they do not judge this candidate's question as written), so its answer is never
+    generated. What it reads besides the reply (the prompt, the text shown) is in the call's messages."""
+
+    def __init__(self, refusal: Callable[[str], WriteFailed | None], gates: QuestionStop | None) -> None:
+        self.refusal, self.gates = refusal, gates
+        self.name = "gen.style_question:v1" + (f"+{gates.name}" if gates is not None else "")
+
+    def __call__(self, text: str) -> bool:
+        question = QuestionStop.question(text)
+        if question is None:
+            return False
+        return self.refusal(question.replace("`", "").strip()) is not None or (
+            self.gates is not None and self.gates(text))
 
 
 def list_answer(cand: Candidate, question: str, reference: str, evidence: tuple[Unit, ...]) -> tuple[Unit, ...]:
@@ -181,7 +239,7 @@ class LLMWriter:
         return self.stop_for(cand) if self.stop_for is not None and supports_stop(self.llm) else None
 
     async def _complete(self, prompt: Prompt[Any, Any], data: Any, max_tokens: int | None,
-                        stop: QuestionStop | None) -> Completion:
+                        stop: QuestionStop | _StyleStop | None) -> Completion:
         """One call of ``prompt`` (:func:`metrics.prompts.core.complete`), ended early by ``stop``."""
         return await complete(self.llm if stop is None else _Stopping(self.llm, stop), prompt, data,
                               max_tokens=max_tokens)
@@ -209,6 +267,7 @@ class LLMWriter:
         question, answer = out.question.strip(), out.answer.strip()
         if not question or not answer:
             raise WriteFailed("empty question or answer")
+        check_grounding(self.prompt, question, answer, " ".join([*data.sentences, *topics]))
         evidence = list_answer(cand, question, answer, pick_evidence(cand, out.used))
         return Draft(question, answer, evidence, done.usage, done.cached)
 
@@ -259,26 +318,36 @@ class LLMWriter:
         """A documentation style's question (:mod:`gen.styles`, :data:`gen.style_prompts.STYLE_PROMPTS`). A
         ``code_answer`` question's reference is its code block's code and its evidence the whole block. The
         writer is shown the titles over the text, the document's name first, and the product its page documents
-        when the corpus says (:mod:`gen.products`); a question that names none of the titles is refused here,
-        before the round trip spends a call on it (:func:`names_its_place`). Whether it names its product is the
-        gates' to check (``gates.product``), for every writer."""
-        prompt = STYLE_PROMPTS[str(cand.style)]
+        when the corpus says (:mod:`gen.products`); a question that names none of the titles, takes a value from
+        the prompt or asks what its text does not say is refused here (:func:`_question_refusal`), before the
+        round trip spends a call on it, and with a model that streams as soon as the question is written
+        (:class:`_StyleStop`). Whether it names its product is the gates' to check (``gates.product``)."""
+        texts = [u.text for u in cand.shown]
+        # a warning that gives no reason is asked what to avoid, not why (gen.grounding.unstated_ask); an error's
+        # text that gives no cause still gives its fix ("How do I fix ...?"), and a "why" of it is refused below
+        prompt = (WRITE_AVOID if cand.warning and not states_reason(texts, conditions=False)
+                  else STYLE_PROMPTS[str(cand.style)])
         section = " > ".join(cand.section) or (topics[-1] if topics else "")
-        data = StyleInput(product=cand.product, section=section, sentences=[u.text for u in cand.shown],
-                          persona=persona)
+        data = StyleInput(product=cand.product, section=section, sentences=texts, persona=persona)
+        seen = " ".join([section, cand.product or "", *texts])
+
+        def refusal(question: str) -> WriteFailed | None:
+            return _question_refusal(prompt, question, section, seen, texts, not cand.warning)
+
+        stop = _StyleStop(refusal, self._stop(cand)) if supports_stop(self.llm) else None
         self.calls += 1
         try:
-            done = await complete(self.llm, prompt, data, max_tokens=max(self.max_tokens, prompt.max_tokens))
+            done = await self._complete(prompt, data, max(self.max_tokens, prompt.max_tokens), stop)
         except JudgeError as exc:
             raise WriteFailed(str(exc)) from exc
         self.usage = self.usage + done.usage
+        provenance: dict[str, Any] = {"prompt": f"{prompt.name}@{prompt.version}"}
         # A user types a name, not its inline-code marks: the 1.5B wrote `SecurityScopes` as in the docs' source.
-        question = done.parsed.question.replace("`", "").strip()
-        if EXAMPLE_PRODUCT in question and EXAMPLE_PRODUCT not in section + " ".join(data.sentences):
-            raise WriteFailed(f"the question names the examples' product ({EXAMPLE_PRODUCT}), not this one's")
-        if question and not names_its_place(question, section):
-            raise WriteFailed("the question names neither the product nor anything its section's titles name")
-        provenance = {"prompt": f"{prompt.name}@{prompt.version}"}
+        question = (QuestionStop.question(done.text) or "" if done.stopped else done.parsed.question).replace("`", "").strip()
+        if question and (refused := refusal(question)) is not None:
+            raise refused
+        if done.stopped:  # the question gates reject it: no answer written, the gates reject it as before
+            return Draft(question, "", pick_evidence(cand, []), done.usage, done.cached, {**provenance, "stopped": True})
         if isinstance(done.parsed, CodeQuestion):
             code = cand.shown[cand.required[0]]
             if not question:
@@ -287,8 +356,12 @@ class LLMWriter:
         answer = done.parsed.answer.strip()
         if not question or not answer:
             raise WriteFailed("empty question or answer")
+        check_grounding(prompt, "", answer, seen)
         if len(set(content_words(answer)) - set(content_words(question))) < MIN_NEW_ANSWER_WORDS:
             # "How can I use dataclasses for validation?" -> "Use dataclasses for validation": no answer
             raise WriteFailed("the answer restates the question")
+        if added := unseen_values(answer, f"{seen} {question}"):
+            raise WriteFailed(f"the answer adds {', '.join(dict.fromkeys(added))}, which its text does not hold",
+                              "unseen_value")
         evidence = list_answer(cand, question, answer, pick_evidence(cand, done.parsed.used))
         return Draft(question, answer, evidence, done.usage, done.cached, provenance)

@@ -167,7 +167,7 @@ def test_the_llm_writer_drops_inline_code_marks_and_refuses_the_examples_product
     assert draft.question == "What does the grace_minutes setting of Quayside do?"
     copied = ScriptedLLM(lambda m, s: {"question": "Which Harbourline setting sets how long a departure waits?",
                                        "answer": "grace_minutes", "used": [2]})
-    with pytest.raises(WriteFailed, match="examples' product"):
+    with pytest.raises(WriteFailed, match="Harbourline from the prompt"):
         asyncio.run(LLMWriter(copied).write(cand, ["Quayside"] * len(cand.shown), None, "option"))
 
 
