@@ -24,7 +24,7 @@ from typing import Any
 
 from ragsweep.gen.html_reader import HtmlBlocks
 from ragsweep.gen.layout import Block, Layout, TextBuilder
-from ragsweep.gen.myst import Directives, code_language
+from ragsweep.gen.myst import Directives, code_language, option_lines
 from ragsweep.metrics import InputError
 
 _FRONT_MATTER = re.compile(r"\A---[ \t]*\r?\n(.*?)^(?:---|\.\.\.)[ \t]*$", re.DOTALL | re.MULTILINE)
@@ -269,14 +269,17 @@ class _Writer:
         start = self.b.length
         words = (t.info or "").split()
         lang = words[0] if words and _LANGUAGE.match(words[0]) else ""  # not hl_lines="4" (an attribute)
-        lang = code_language(words) or lang  # "{code-block} python", "{doctest}"
+        myst = code_language(words)
+        lang = myst or lang  # "{code-block} python", "{doctest}"
         body = lo
+        code = t.content.rstrip("\n")
         if t.type == "fence":
-            body = self._line(t.map[0] + 1)
+            skip = option_lines(code) if myst is not None else 0  # ":caption: example.py" is markup, not code
+            body = self._line(t.map[0] + 1 + skip)
+            code = "\n".join(code.split("\n")[skip:])
             self.b.replaced(f"```{lang}\n", lo, body)
         else:
             self.b.replaced("```\n", lo, lo)
-        code = t.content.rstrip("\n")
         end = self._align(code, body, hi)
         self.b.replaced("\n```", end, hi)
         self.blocks.append(Block("code", start, self.b.length, 0, lang))

@@ -3,7 +3,8 @@
 A directive is a colon fence (``::: {warning}``, ``:::{note} Title``, closed by a line of as many or more colons)
 or a backtick fence whose info is ``{name}``. An admonition's body is prose, not code, and its kind (a warning, a
 note) says what its text is for (:func:`gen.style_checks.role_at`); its option lines (``:class: dropdown``) are
-dropped. A ``{code-block}``, ``{doctest}`` or ``{code-cell}`` fence is code, left to markdown-it. Any other
+dropped. A ``{code-block}``, ``{doctest}`` or ``{code-cell}`` fence is code, left to markdown-it, but for its
+option lines (:func:`option_lines`). Any other
 directive (``{literalinclude}``, ``{toctree}``, ``{eval-rst}``) holds options and file names, nothing a reader
 sees on the page: it leaves the text like an include directive.
 """
@@ -81,6 +82,16 @@ class Directives:
             self.extra.append(("include", self.hidden[1], length, self.hidden[2]))
         for _, s, info in self.open:
             self.extra.append(("admonition", s, length, info))
+
+
+def option_lines(code: str) -> int:
+    """How many of a MyST code directive's first lines are its options (``:caption: example.py``,
+    ``:emphasize-lines: 3``), with the blank line that may follow them: directive markup, not code."""
+    lines = code.split("\n")
+    n = 0
+    while n < len(lines) and _OPTION.match(lines[n]):
+        n += 1
+    return n + 1 if n and n < len(lines) and not lines[n].strip() else n
 
 
 def code_language(words: list[str]) -> str | None:

@@ -261,3 +261,26 @@ def test_the_writer_refuses_one_item_for_a_whole_list_and_widens_the_evidence(tm
     named = asyncio.run(writer("What does the retry.num field hold in the Retries log?",
                                "The number of the current retry", [1]).write(cand, ["Retries"], None, "option"))
     assert [u.text[:11] for u in named.evidence] == [cand.shown[0].text[:11], "- retry.num"]
+
+
+def test_a_myst_code_block_s_options_are_not_its_code(tmp_path):
+    page = """# Quay
+
+To ring the bell of a quay, call ring:
+
+```{code-block} python
+:caption: bell.py
+:emphasize-lines: 2
+
+import quay
+quay.ring(bell=3)
+```
+"""
+    doc = _folder(tmp_path, {"bell.md": page}).get("bell.md")
+    [code] = doc.layout.of_kind("code")
+    text = doc.text[code.start:code.end]
+    assert code.info == "python" and ":caption:" not in doc.text and ":emphasize-lines:" not in doc.text
+    assert "import quay\nquay.ring(bell=3)" in text
+    start = doc.text.index("import quay")  # the code still maps to its own source line
+    s, e = doc.layout.to_source(start, start + len("import quay"))
+    assert doc.layout.source[s:e] == "import quay"
