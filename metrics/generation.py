@@ -21,7 +21,9 @@ call. Per sample:
   attributed to the contexts in one call -- context recall, noise sensitivity.
 - ``chunk_verdicts``: all chunks judged in one call with a written reason each -- context
   precision and utilization with ``claims="judge"`` (Ragas' recipe).
-- ``question_generation``: n questions and the noncommittal flag in one call -- answer relevancy.
+- ``answer_relevance`` (:mod:`metrics.relevancy`): does the answer respond to the question, one token --
+  answer relevancy; ``question_generation``: n questions and the noncommittal flag in one call -- answer
+  relevancy with ``method="questions"`` (Ragas' recipe).
 
 A reply is one token for ``claim_check`` and dozens for the others: on a CPU model the written tokens,
 not the prompt (llama.cpp keeps the shared prefix), are most of a call's time.
@@ -41,6 +43,7 @@ from typing import Any
 from ragsweep.metrics import offline
 from ragsweep.metrics.spec import MetricSpec
 from ragsweep.metrics.judging import sentence_support
+from ragsweep.metrics.relevancy import answer_relevancy, answer_relevancy_llm
 from ragsweep.metrics.llm.base import LLM
 from ragsweep.metrics.slots import with_units
 from ragsweep.metrics.prompts import (
@@ -48,7 +51,6 @@ from ragsweep.metrics.prompts import (
     CLAIM_VERIFICATION,
     CLAIMS_VERDICTS,
     ENTITIES,
-    QUESTION_GENERATION,
     REFERENCE_CLAIMS_ATTRIBUTION,
     STATEMENT_RELEVANCE,
     AttributionInput,
@@ -57,7 +59,6 @@ from ragsweep.metrics.prompts import (
     ClaimsInput,
     ClaimsVerdicts,
     EntitiesInput,
-    QuestionInput,
     StatementInput,
     VerificationInput,
     ask,
@@ -142,48 +143,6 @@ async def hallucination(question: str, answer: str, contexts: Sequence[str], *, 
     contradicted = sorted({i for r in rows for i in r["contradicting"]})
     return MetricValue.ok(len(contradicted) / len(contexts), contradicted_contexts=contradicted,
                           contexts=len(contexts), claims=rows)
-
-
-async def answer_relevancy(question: str, answer: str, *, judge: LLM, embedder: Any, n: int = 3) -> MetricValue:
-    """How well the answer addresses the question (Ragas ``ResponseRelevancy``).
-
-    The judge writes ``n`` questions the answer answers (all in one call) and flags a
-    noncommittal answer; relevancy = mean_i cos(E(question), E(q_i)) x (0 if noncommittal else 1),
-    cos as in :func:`metrics.lexical.answer_semantic_similarity`. Range [-1, 1] (in practice
-    [0, 1]), higher is better. A blank answer -> 0; no question generated -> error.
-    """
-    from ragsweep.metrics.lexical import answer_semantic_similarity
-
-    if not answer.strip():
-        return MetricValue.ok(0.0, reason="empty answer", questions=[], similarities=[])
-    out = await ask(judge, QUESTION_GENERATION, QuestionInput(answer=answer, n=n))
-    questions = [q for q in out.questions if q.strip()]
-    if not questions:
-        return MetricValue.error("the judge generated no question", noncommittal=out.noncommittal)
-    sims = []
-    for q in questions:
-        sim = answer_semantic_similarity(q, question, embedder=embedder)
-        if sim.value is None:
-            return MetricValue.undefined(f"question: {sim.explanation.get('reason', 'not comparable')}")
-        sims.append(sim.value)
-    mean = sum(sims) / len(sims)
-    return MetricValue.ok(0.0 if out.noncommittal else mean, mean_similarity=mean,
-                          noncommittal=out.noncommittal, questions=questions, similarities=sims)
-
-
-async def answer_relevancy_llm(question: str, answer: str, *, judge: LLM) -> MetricValue:
-    """Share of the answer's statements relevant to the question (DeepEval ``AnswerRelevancyMetric``).
-
-    relevancy = |statements with verdict yes or idk| / |statements| (an ambiguous statement is
-    not held against the answer, as in DeepEval). Range [0, 1], higher is better. No statement
-    -> undefined. One ``statement_relevance`` call on the answer alone.
-    """
-    out = await ask(judge, STATEMENT_RELEVANCE, StatementInput(question=question, texts=[answer]))
-    rows = [s.model_dump() for s in out.statements]
-    if not rows:
-        return MetricValue.undefined("no statements extracted from the answer", statements=[])
-    relevant = sum(r["verdict"] != "no" for r in rows)
-    return MetricValue.ok(relevant / len(rows), relevant=relevant, total=len(rows), statements=rows)
 
 
 def average_precision(verdicts: Sequence[bool]) -> float:
@@ -441,9 +400,11 @@ SPECS: tuple[MetricSpec, ...] = (
     MetricSpec("hallucination", hallucination, _Q_A_C, needs_judge=True, higher_is_better=False,
                offline=NEEDS_JUDGE, description="share of contexts the answer contradicts"),
     MetricSpec("answer_relevancy", answer_relevancy, ("question", "answer"), needs_judge=True,
-               needs_embedder=True, offline=NEEDS_JUDGE, options={"n": 3}, value_range=(-1.0, 1.0),
-               reads_history=False,  # compares embeddings with the question: a transcript would dilute it
-               description="mean cosine of the question and questions generated from the answer"),
+               needs_embedder=True, offline=NEEDS_JUDGE, options={"method": "judge", "n": 3},
+               value_range=(-1.0, 1.0),
+               reads_history=False,  # the last question: a transcript would dilute it (and the embeddings)
+               description="P(the answer responds to what the question asks); method=questions: mean cosine "
+                           "of the question and questions generated from the answer (Ragas)"),
     MetricSpec("answer_relevancy_llm", answer_relevancy_llm, ("question", "answer"), needs_judge=True,
                offline=NEEDS_JUDGE, description="share of the answer's statements relevant to the question"),
     MetricSpec("context_precision", context_precision, _Q_C_R, needs_judge=True,

@@ -24,7 +24,8 @@ prompt                          used by
 ``reference_claims_attribution``  context recall, noise sensitivity (reference vs contexts);
                                 factual/answer correctness (reference vs answer)
 ``chunk_verdicts``              context precision (vs reference), context utilization (vs answer)
-``question_generation``         answer relevancy
+``answer_relevance``            answer relevancy (default): does the reply respond to the question, one token
+``question_generation``         answer relevancy with ``method="questions"`` (Ragas' recipe)
 ``statement_relevance``         context relevancy, answer relevancy (statement-level)
 ``entities``                    context entity recall
 ``aspect_critique``             harmfulness, maliciousness, coherence, correctness,
@@ -64,6 +65,7 @@ from ragsweep.metrics.prompts.claims import (
     Verifications,
 )
 from ragsweep.metrics.prompts.context import (
+    ANSWER_RELEVANCE,
     CHUNK_VERDICTS,
     ENTITIES,
     QUESTION_GENERATION,
@@ -75,6 +77,8 @@ from ragsweep.metrics.prompts.context import (
     EntitiesInput,
     GeneratedQuestions,
     QuestionInput,
+    ReplyInput,
+    ReplyVerdict,
     StatementInput,
     StatementVerdict,
     StatementVerdicts,
@@ -94,7 +98,7 @@ from ragsweep.metrics.prompts.critique import (
 
 PROMPTS: tuple[Prompt[Any, Any], ...] = (
     CLAIM_CHECK, CORRECTNESS_GRADE, CLAIMS_VERDICTS, CLAIM_VERIFICATION, REFERENCE_CLAIMS_ATTRIBUTION, CHUNK_VERDICTS,
-    QUESTION_GENERATION, STATEMENT_RELEVANCE, ENTITIES, ASPECT_CRITIQUE, GEVAL_STEPS, GEVAL_SCORE,
+    QUESTION_GENERATION, ANSWER_RELEVANCE, STATEMENT_RELEVANCE, ENTITIES, ASPECT_CRITIQUE, GEVAL_STEPS, GEVAL_SCORE,
 )
 """Every prompt, for listings, tests and the dry run."""
 

@@ -223,7 +223,7 @@ def test_judged_metrics_see_the_history_and_the_sentence_judges_the_last_turn():
     replies = {"claim_check": {"answer": "yes"},
                "claims_verdicts": {"claims": [{"claim": "Fowler designed it.", "reason": "r", "verdict": "supported",
                                                "supporting": [1]}]},
-               "question_generation": {"questions": ["Who designed the Forth Bridge?"], "noncommittal": False}}
+               "answer_relevance": {"answer": "yes"}}
     judge = ScriptedLLM(lambda messages, schema: replies[identify(messages).name])
     got = asyncio.run(score_samples([sample], resolve(["faithfulness", "answer_relevancy", "hallucination"]),
                                     judge=judge, embedder=FixedEmbedder(), progress=False))
@@ -231,10 +231,10 @@ def test_judged_metrics_see_the_history_and_the_sentence_judges_the_last_turn():
     shown = {identify(c.messages).name: c.messages[-1]["content"] for c in judge.calls}
     # Hallucination's judge reads the conversation; faithfulness judges each sentence of the response on
     # the context sentences about it with the last turn alone (a transcript pulls a small judge off the
-    # response), and answer relevancy compares with the last turn alone (its prompt holds only the answer).
+    # response), and answer relevancy asks of the last turn alone whether the response answers it.
     assert "When did the Forth Bridge open?" in shown["claims_verdicts"] and "Who designed it?" in shown["claims_verdicts"]
     assert "Who designed it?" in shown["claim_check"] and "Forth Bridge open" not in shown["claim_check"]
-    assert "Forth Bridge open" not in shown["question_generation"]
+    assert "Who designed it?" in shown["answer_relevance"] and "Forth Bridge open" not in shown["answer_relevance"]
     # Without a judge, the stand-in reads the last turn alone (nothing to steer).
     offline = asyncio.run(score_samples([sample], resolve(["faithfulness"]), progress=False))
     assert offline[0].result.status == "ok"

@@ -190,7 +190,7 @@ def test_dataset_dict_needs_a_split_when_it_has_several(tmp_path):
 def test_dry_run_counts_the_judge_calls_of_the_core_metrics(tmp_path, score):
     """faithfulness + answer relevancy + context precision + context recall, 5 contexts: 8 calls, 7 of them
     one-token claim checks (the answer's sentence, the reference's, the reference's on each context alone) and
-    the question generation of answer relevancy."""
+    answer relevancy's one-token verdict."""
     path = tmp_path / "one.csv"
     with path.open("w", newline="") as fh:
         w = csv.writer(fh)

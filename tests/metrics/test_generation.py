@@ -5,6 +5,7 @@ the exact expected value.
 """
 
 import asyncio
+import math
 import json
 from pathlib import Path
 
@@ -171,3 +172,38 @@ def test_faithfulness_end_to_end_on_the_packaged_small_model():
     assert out.status == "ok", out.explanation
     assert out.explanation["claims"] and all(c["claim"] and c["verdict"] for c in out.explanation["claims"])
     assert 0.0 <= out.value <= 1.0
+
+
+def test_answer_relevancy_asks_whether_the_answer_responds_and_reads_p_yes():
+    from ragsweep.metrics.relevancy import answer_relevancy
+
+    seen = []
+
+    def reply(messages, schema):
+        seen.append(messages[-1]["content"])
+        return {"answer": "yes" if "Delhi" in messages[-1]["content"] else "no"}
+
+    lp = [{"{": 0.0}, {'"yes"': math.log(0.9), '"no"': math.log(0.1)}]
+    judge = ScriptedLLM(reply, logprobs=lp)
+    q = "The Oberoi Group has its head office in what city?"
+    short = asyncio.run(answer_relevancy(q, "Delhi", judge=judge, embedder=None))
+    # a one-word right answer responds to the question: P(yes) from the verdict token, not a generated question
+    assert short.status == "ok" and short.value == pytest.approx(0.9) and short.explanation["verdict"] == "yes"
+    assert "<reply>\nDelhi\n</reply>" in seen[-1] and q in seen[-1]
+    hard = asyncio.run(answer_relevancy(q, "I don't know.", judge=ScriptedLLM(reply, logprobs=None), embedder=None))
+    assert hard.value == 0.0 and "refusal" in hard.explanation["reason"]
+    assert asyncio.run(answer_relevancy(q, "  ", judge=judge, embedder=None)).value == 0.0
+    with pytest.raises(ValueError, match="method"):
+        asyncio.run(answer_relevancy(q, "Delhi", judge=judge, embedder=None, method="guess"))
+
+
+def test_answer_relevancy_maps_a_calibrated_model_s_p_yes(monkeypatch):
+    from ragsweep.metrics import relevancy
+
+    lp = [{"{": 0.0}, {'"yes"': math.log(0.9), '"no"': math.log(0.1)}]
+    judge = ScriptedLLM(lambda messages, schema: {"answer": "yes"}, logprobs=lp)
+    monkeypatch.setitem(relevancy.RELEVANCE_CALIBRATION, judge.model_id, (3.0, -6.0))
+    out = asyncio.run(relevancy.answer_relevancy("Where?", "Delhi", judge=judge, embedder=None))
+    # sigmoid(3 logit(0.9) - 6): a yes at 0.9 is a lukewarm 0.65 for a judge whose yes leans high
+    assert out.value == pytest.approx(1 / (1 + math.exp(-(3.0 * math.log(9) - 6.0))))
+    assert out.explanation["p_judge"] == pytest.approx(0.9) and out.explanation["calibrated"] is True

@@ -35,9 +35,9 @@ def test_four_core_metrics_write_one_token_verdicts_but_for_relevancy(tmp_path):
     # Ragas: 2 (faithfulness) + 1 (relevancy, n=3) + 5 (one per context) + 1 = ~11 calls, each writing JSON with
     # reasons. Here: one claim_check for the answer's sentence (faithfulness), one for the reference's (context
     # recall), one per context for the reference's sentence (context precision), each replying with one schema
-    # token; question generation is the only call that writes text.
+    # token; so does answer relevancy's one answer_relevance call.
     names = Counter(identify(c.messages).name for c in inner.calls)
-    assert names == {"claim_check": 2 + len(SAMPLE.contexts), "question_generation": 1}
+    assert names == {"claim_check": 2 + len(SAMPLE.contexts), "answer_relevance": 1}
 
 
 def test_shared_evidence_is_one_call_whatever_the_concurrency(tmp_path):
@@ -51,10 +51,10 @@ def test_shared_evidence_is_one_call_whatever_the_concurrency(tmp_path):
         # claim_check: faithfulness (the answer's sentence), context recall (the reference's), context precision
         # (the reference's sentence on each context alone) and utilization (the answer's on each context alone);
         # claims_verdicts: vs contexts (hallucination, noise sensitivity) + vs reference; attribution:
-        # vs contexts (noise sensitivity) + vs answer; + question generation + claim verification.
+        # vs contexts (noise sensitivity) + vs answer; + answer relevance + claim verification.
         k = len(SAMPLE.contexts)
         assert calls == {"claim_check": 2 + k + k, "claims_verdicts": 2, "reference_claims_attribution": 2,
-                         "question_generation": 1, "claim_verification": 1}
+                         "answer_relevance": 1, "claim_verification": 1}
 
 
 def test_a_second_run_makes_no_call(tmp_path):
@@ -73,10 +73,10 @@ def test_dry_run_says_the_calls_per_sample():
     assert all(r.result.status == "ok" for r in rows)
     report = dry_run_report(judge.calls, n_samples=2)
     # s1: a claim_check for its answer, one for its reference, one for its reference on each of its 5 contexts,
-    # question generation; s2 ("In Paris." against passages about the Curies): no passage sentence is about its
-    # answer or its reference, so none is sent to the judge: only its question generation.
+    # answer relevance; s2 ("In Paris." against passages about the Curies): no passage sentence is about its
+    # answer or its reference, so none is sent to the judge: only its answer relevance.
     assert "judge calls: 9 (4.5 per sample)" in report
-    assert {c.prompt for c in judge.calls} == {"claim_check", "question_generation"}
+    assert {c.prompt for c in judge.calls} == {"claim_check", "answer_relevance"}
     assert all(c.prompt_tokens > 0 and c.max_tokens for c in judge.calls)
 
 

@@ -1,0 +1,100 @@
+"""Answer relevancy: does the answer respond to the question (a one-token verdict, or Ragas' generated questions),
+and DeepEval's statement-level variant."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ragsweep.metrics.judging import verdict_probabilities
+from ragsweep.metrics.support import calibrate
+from ragsweep.metrics.llm.base import LLM
+from ragsweep.metrics.prompts import (
+    ANSWER_RELEVANCE,
+    QUESTION_GENERATION,
+    STATEMENT_RELEVANCE,
+    QuestionInput,
+    ReplyInput,
+    StatementInput,
+    ask,
+    complete,
+)
+from ragsweep.metrics.values import MetricValue
+
+
+#: Platt scaling (a, b) of the answer_relevance verdict's P(yes), per model: sigmoid(a logit(p) + b). A small judge's
+#: yes leans high even for a reply about something else or an evasion (about 0.6 on average), while it ranks them
+#: well below replies that respond, so the map moves the 0.5 line to where its verdicts separate. Fitted on the tune
+#: half of ``benchmarks/answer_relevancy.py`` (HotpotQA train questions; that half's evasive templates).
+RELEVANCE_CALIBRATION: dict[str, tuple[float, float]] = {
+    "qwen2.5-coder-1.5b-instruct-q4_k_m": (3.04, -5.95),
+}
+
+
+async def _responds(question: str, answer: str, judge: LLM) -> MetricValue:
+    done = await complete(judge, ANSWER_RELEVANCE, ReplyInput(question=question, reply=answer), logprobs=True)
+    verdict = done.parsed.answer if done.parsed is not None else None
+    if verdict not in ("yes", "no"):
+        return MetricValue.error("the judge gave no yes/no verdict")
+    p_judge = verdict_probabilities(done.logprobs, [verdict])[0]
+    # Hard verdicts (no logprobs) stand as 1 or 0; a probability is mapped by its model's calibration, if any.
+    ab = RELEVANCE_CALIBRATION.get(str(getattr(judge, "model_id", ""))) if done.logprobs else None
+    p = calibrate(p_judge, ab)
+    return MetricValue.ok(p, method="judge", verdict=verdict, p_judge=round(p_judge, 4), calibrated=ab is not None,
+                          reason="responds to the question" if p >= 0.5 else
+                          "does not respond to what the question asks (another subject, a refusal or an evasion)")
+
+
+async def answer_relevancy(question: str, answer: str, *, judge: LLM, embedder: Any, n: int = 3,
+                           method: str = "judge") -> MetricValue:
+    """How well the answer addresses the question.
+
+    ``method="judge"`` (default): the judge reads the question and the answer and says whether the answer responds
+    to what was asked (the kind of thing asked for, about what it asks, right or wrong; not a refusal or evasion);
+    relevancy = P(yes) from the verdict token's log-probability, Platt-scaled for a calibrated model
+    (:data:`RELEVANCE_CALIBRATION`); the hard verdict, 1 or 0, without log-probabilities. One call, one token.
+
+    ``method="questions"``: Ragas ``ResponseRelevancy``. The judge writes ``n`` questions the answer answers (all
+    in one call) and flags a noncommittal answer; relevancy = mean_i cos(E(question), E(q_i)) x (0 if
+    noncommittal else 1), cos as in :func:`metrics.lexical.answer_semantic_similarity`. Range [-1, 1] (in
+    practice [0, 1]). A short answer ("Delhi") implies no particular question, so a right one scores low.
+
+    Higher is better. A blank answer -> 0; no question generated -> error.
+    """
+    from ragsweep.metrics.lexical import answer_semantic_similarity
+
+    if not answer.strip():
+        return MetricValue.ok(0.0, reason="empty answer", questions=[], similarities=[])
+    if method == "judge":
+        return await _responds(question, answer, judge)
+    if method != "questions":
+        raise ValueError(f"answer_relevancy method must be 'judge' or 'questions', got {method!r}")
+    out = await ask(judge, QUESTION_GENERATION, QuestionInput(answer=answer, n=n))
+    questions = [q for q in out.questions if q.strip()]
+    if not questions:
+        return MetricValue.error("the judge generated no question", noncommittal=out.noncommittal)
+    sims = []
+    for q in questions:
+        sim = answer_semantic_similarity(q, question, embedder=embedder)
+        if sim.value is None:
+            return MetricValue.undefined(f"question: {sim.explanation.get('reason', 'not comparable')}")
+        sims.append(sim.value)
+    mean = sum(sims) / len(sims)
+    return MetricValue.ok(0.0 if out.noncommittal else mean, mean_similarity=mean,
+                          noncommittal=out.noncommittal, questions=questions, similarities=sims)
+
+
+async def answer_relevancy_llm(question: str, answer: str, *, judge: LLM) -> MetricValue:
+    """Share of the answer's statements relevant to the question (DeepEval ``AnswerRelevancyMetric``).
+
+    relevancy = |statements with verdict yes or idk| / |statements| (an ambiguous statement is
+    not held against the answer, as in DeepEval). Range [0, 1], higher is better. No statement
+    -> undefined. One ``statement_relevance`` call on the answer alone.
+    """
+    out = await ask(judge, STATEMENT_RELEVANCE, StatementInput(question=question, texts=[answer]))
+    rows = [s.model_dump() for s in out.statements]
+    if not rows:
+        return MetricValue.undefined("no statements extracted from the answer", statements=[])
+    relevant = sum(r["verdict"] != "no" for r in rows)
+    return MetricValue.ok(relevant / len(rows), relevant=relevant, total=len(rows), statements=rows)
+
+
