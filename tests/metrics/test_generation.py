@@ -160,18 +160,25 @@ def test_faithfulness_end_to_end_on_the_packaged_small_model():
         models.part_paths(SMALL_MODEL)
     except InputError as err:  # the parts are an optional extra (pip install .[model-small])
         pytest.skip(f"packaged model not installed: {err}")
+    from ragsweep.metrics.relevancy import answer_relevancy
+
     judge = LocalLLM(SMALL_MODEL, n_ctx=4096, n_threads=2)
+    question = "Where was Marie Curie born and what did she discover?"
+    contexts = ["Curie's lab stood in Paris.",
+                "Marie Curie was born in Warsaw in 1867. With Pierre Curie she discovered polonium and radium."]
     try:
-        out = asyncio.run(faithfulness(
-            "Where was Marie Curie born and what did she discover?",
-            "Marie Curie was born in Warsaw. She discovered penicillin.",
-            ["Marie Curie was born in Warsaw in 1867. With Pierre Curie she discovered polonium and radium."],
-            judge=judge))
+        out = asyncio.run(faithfulness(question, "Marie Curie was born in Warsaw. She discovered penicillin.",
+                                       contexts[1:], judge=judge))
+        relevancy = asyncio.run(answer_relevancy(question, "In Warsaw.", judge=judge, embedder=None))
+        precision = asyncio.run(context_precision(question, contexts, "Marie Curie was born in Warsaw.", judge=judge))
     finally:
         judge.close()
     assert out.status == "ok", out.explanation
     assert out.explanation["claims"] and all(c["claim"] and c["verdict"] for c in out.explanation["claims"])
     assert 0.0 <= out.value <= 1.0
+    # the one-token verdicts of the other default judged metrics, read from a real model's log-probabilities
+    assert relevancy.status == "ok" and 0.0 <= relevancy.value <= 1.0 and relevancy.explanation["verdict"] in ("yes", "no")
+    assert precision.status == "ok" and [v["chunk"] for v in precision.explanation["verdicts"]] == [1, 2]
 
 
 def test_answer_relevancy_asks_whether_the_answer_responds_and_reads_p_yes():
