@@ -37,6 +37,7 @@ class Passed:
     usage: Usage = field(default_factory=Usage)
     calls: int = 0                      # model calls its round trip (and reword pass) made
     written: Usage = field(default_factory=Usage)  # what writing it used
+    section: str = ""                   # a documentation style's titles over its evidence (the round trip reads them)
 
 
 
@@ -190,4 +191,5 @@ class Gating:
         self.dups.add(draft.question, vec)
         # An unanswerable question has no evidence: its round trip reads the sentences its writer was shown.
         texts = tuple(u.text for u in (cand.shown if unanswerable else draft.evidence))
-        return Passed(sample, example, texts, written=draft.usage)
+        section = " > ".join(cand.section) if cand.style is not None else ""
+        return Passed(sample, example, texts, written=draft.usage, section=section)

@@ -179,3 +179,34 @@ def example_answer(question: str, reference: str, evidence: Sequence[tuple[Docum
     for token in found:
         rest = re.sub(re.escape(token), " ", rest, flags=re.I)
     return found if not set(content_words(rest)) - set(content_words(question)) else []
+
+
+def claims_pointed(reference: str, used: Sequence[str], pointers: Sequence[tuple[int, str]]) -> str | None:
+    """The link a reference leans on without naming it: ``used`` holds a pointer sentence ("See the installation
+    instructions to run models on CPU", ``pointers``: its index in ``used`` and link text) and the reference
+    shares more words with it than with the other used text while naming not all of its link's words. The text
+    says where the answer is, not what it is: "Install the model on CPU" claims what only the linked page could
+    say. None when every pointer the reference leans on is named."""
+    ref = set(content_words(reference))
+    pointed = {k for k, _ in pointers}
+    rest = set(content_words(" ".join(t for k, t in enumerate(used) if k not in pointed)))
+    for k, target in pointers:
+        if k >= len(used):
+            continue
+        if len(ref & set(content_words(used[k]))) > len(ref & rest) and not set(content_words(target)) <= ref:
+            return target
+    return None
+
+
+def asks_earlier_step(question: str, lead: Sequence[str], code: str, names: str) -> bool:
+    """Whether a code answer's question asks for what an earlier sentence of its lead-in says rather than what
+    the sentence introducing the block does: the lead-in ``lead`` is read in order and its last sentence leads
+    into ``code``. "First import the model into the Model Store. Install the dependencies:" followed by
+    ``pip install ...`` answers "how do I install the dependencies", not "how do I import the model": the
+    question's own words (not ``names``: the product's and the titles') hit only the earlier sentences."""
+    if len(lead) < 2:
+        return False
+    own = set(content_words(question)) - set(content_words(names))
+    cue = set(content_words(lead[-1])) | set(content_words(code))
+    earlier = set(content_words(" ".join(lead[:-1]))) - cue
+    return bool(own & earlier) and not own & cue
