@@ -21,7 +21,8 @@ REASONS: dict[str, str] = {
     "unseen_value": "a documentation reference holds a value (a number, an identifier) its text does not: added "
                     "detail (gen.grounding.unseen_values)",
     "points_elsewhere": "a documentation reference claims what its text only points to ('See the [guide](...) "
-                        "to ...'): it names neither the link nor anything else its text says (gen.grounding.claims_pointed)",
+                        "to ...') without naming the link, or names the link for a question that asks for none "
+                        "of what the text says the link is for (gen.grounding.claims_pointed)",
     "earlier_step": "a code answer's question asks for what an earlier sentence of its lead-in says, not for what "
                     "the sentence that introduces the block does (gen.grounding.asks_earlier_step)",
     "example_value": "the reference answers with a value its evidence gives only as an example (an example URL or "

@@ -371,7 +371,7 @@ class LLMWriter:
             raise WriteFailed(f"the answer adds {', '.join(dict.fromkeys(added))}, which its text does not hold",
                               "unseen_value")
         evidence = list_answer(cand, question, answer, pick_evidence(cand, done.parsed.used))
-        _check_pointers(cand, answer, evidence)
+        _check_pointers(cand, question, answer, evidence, f"{section} {cand.product or ''}")
         return Draft(question, answer, evidence, done.usage, done.cached, provenance)
 
 
@@ -388,12 +388,12 @@ def _code_evidence(cand: Candidate, question: str, names: str) -> Unit:
     return code
 
 
-def _check_pointers(cand: Candidate, answer: str, evidence: tuple[Unit, ...]) -> None:
+def _check_pointers(cand: Candidate, question: str, answer: str, evidence: tuple[Unit, ...], names: str) -> None:
     """Refuses a reference that claims what its evidence only points to (:func:`gen.grounding.claims_pointed`)."""
     if not cand.pointers:
         return
     where = {(cand.shown[k].start, cand.shown[k].end): t for k, t in cand.pointers}
     used = [u.text for u in evidence]
     pointers = [(i, where[(u.start, u.end)]) for i, u in enumerate(evidence) if (u.start, u.end) in where]
-    if (target := claims_pointed(answer, used, pointers)) is not None:
-        raise WriteFailed(f"the answer claims what its text only points to ({target})", "points_elsewhere")
+    if (target := claims_pointed(question, answer, used, pointers, names)) is not None:
+        raise WriteFailed(f"the reference misuses what its text only points to ({target})", "points_elsewhere")

@@ -113,8 +113,13 @@ def test_a_reference_may_not_claim_what_its_text_only_points_to(doc):
     draft, _ = _write(cand, {"question": question, "answer": "See the offline instructions", "used": [2]})
     assert draft.reference == "See the offline instructions"
     # a reference that leans on the text's other sentence is not the pointer's claim
-    assert claims_pointed("Tidewell reads gauges over the network by default", [first.text, see.text],
+    assert claims_pointed(question, "Tidewell reads gauges over the network by default", [first.text, see.text],
                           [(1, "offline instructions")]) is None
+    # the link named, for a question that asks for none of what the sentence says the link is for
+    with pytest.raises(WriteFailed) as caught:
+        _write(cand, {"question": "Where is the changelog of Tidewell's offline use?",
+                      "answer": "In the offline instructions", "used": [2]})
+    assert caught.value.reason == "points_elsewhere"
 
 
 def test_a_code_answer_asks_for_the_block_its_cue_introduces_not_an_earlier_step(doc):
