@@ -10,15 +10,15 @@ import asyncio
 import pytest
 
 from ragsweep.gen.candidates import Candidate
-from ragsweep.gen.documents import read_folder
-from ragsweep.gen.drafts import Passed
+from ragsweep.gen.documents import Corpus, read_folder
+from ragsweep.gen.drafts import Passed, misused_pointer
 from ragsweep.gen.grounding import asks_earlier_step, claims_pointed
 from ragsweep.gen.roundtrip import round_trip
 from ragsweep.gen.style_checks import pointer_target
 from ragsweep.gen.styles import section_candidates
 from ragsweep.gen.testset import TestSample
 from ragsweep.gen.units import document_units
-from ragsweep.gen.writer import LLMWriter, WriteFailed
+from ragsweep.gen.writer import Draft, LLMWriter, WriteFailed
 from ragsweep.metrics.llm import ScriptedLLM
 
 PAGE = """# Tidewell
@@ -131,3 +131,15 @@ def test_a_code_answer_asks_for_the_block_its_cue_introduces_not_an_earlier_step
     draft, _ = _write(cand, {"question": "How do I install the Tidewell gauge drivers?"})
     assert draft.reference == "pip install tidewell-drivers"
     assert not asks_earlier_step("How do I import a gauge?", ["Run the import:"], "tidewell import", "Tidewell")
+
+
+def test_a_plain_fact_from_a_pointer_sentence_is_gated_too(doc):
+    see = _unit(doc, "offline instructions")
+    corpus = Corpus([doc], "test")
+    wrong = Draft("Where is the full changelog of Tidewell?", "The offline instructions", (see,))
+    assert misused_pointer(wrong, corpus) == "offline instructions"
+    right = Draft("Where do I learn to read gauges from a file in Tidewell?", "The offline instructions", (see,))
+    assert misused_pointer(right, corpus) is None
+    # the product's name is shared with every text of its page: no sign the question asks what the link is for
+    see_all = Draft("Where is the changelog of Tidewell's gauges?", "The offline instructions", (see,))
+    assert misused_pointer(see_all, corpus) is None and misused_pointer(see_all, corpus, "Tidewell gauges")
