@@ -33,7 +33,7 @@ def misused_pointer(draft: Draft, corpus: Corpus, product: str = "") -> str | No
     (:func:`gen.grounding.claims_pointed`), for every kind: a plain fact's writer reads "Be sure to check the
     [Usage] section to ..." as any sentence. The titles over the evidence and the ``product`` are the names its
     question shares with every text of its page."""
-    pointers, names = [], [product]
+    pointers, names = [], [re.sub(r"[-_]", " ", product)]  # a folder's name ("fastapi-users") as its words
     for i, u in enumerate(draft.evidence):
         doc = corpus.get(u.doc_id) if u.doc_id in corpus else None
         if doc is None or doc.layout is None:

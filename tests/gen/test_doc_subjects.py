@@ -142,4 +142,4 @@ def test_a_plain_fact_from_a_pointer_sentence_is_gated_too(doc):
     assert misused_pointer(right, corpus) is None
     # the product's name is shared with every text of its page: no sign the question asks what the link is for
     see_all = Draft("Where is the changelog of Tidewell's gauges?", "The offline instructions", (see,))
-    assert misused_pointer(see_all, corpus) is None and misused_pointer(see_all, corpus, "Tidewell gauges")
+    assert misused_pointer(see_all, corpus) is None and misused_pointer(see_all, corpus, "tidewell-gauges")
