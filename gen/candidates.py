@@ -63,6 +63,9 @@ class Candidate:
             or names the one item it asks about (:func:`gen.style_checks.one_of_list`).
         warning: The text of a warning admonition (:func:`gen.styles`): it says what to avoid, and a condition in
             it ("when you deploy, ...") says when, not why (:func:`gen.grounding.states_reason`).
+        pointers: ``(index into shown, link text)`` of each shown pointer sentence ("See the [guide](...)",
+            :func:`gen.style_checks.pointer_target`): a reference from it names where it points
+            (:func:`gen.grounding.claims_pointed`).
     """
 
     kind: str
@@ -74,6 +77,7 @@ class Candidate:
     product: str | None = None
     items: tuple[int, ...] = ()
     warning: bool = False
+    pointers: tuple[tuple[int, str], ...] = ()
 
     @property
     def key(self) -> str:

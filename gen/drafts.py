@@ -16,13 +16,34 @@ from ragsweep.gen.candidates import Candidate
 from ragsweep.gen.documents import Corpus, Span
 from ragsweep.gen.followup import check_follow_up
 from ragsweep.gen.gates import GateConfig, check_sample
+from ragsweep.gen.grounding import claims_pointed
 from ragsweep.gen.products import PRODUCT, Products, products, with_product
 from ragsweep.gen.report import Report
+from ragsweep.gen.style_checks import pointer_target
+from ragsweep.gen.styles import named_path
 from ragsweep.gen.testset import FOLLOW_UP_KIND, UNANSWERABLE_KIND, TestSample
 from ragsweep.gen.units import Unit
 from ragsweep.gen.wording import DuplicateFilter, content_tokens, lexical_overlap, support_ratio
 from ragsweep.gen.writer import Draft, Writer
 from ragsweep.metrics import UNANSWERABLE, Usage
+
+
+def misused_pointer(draft: Draft, corpus: Corpus, product: str = "") -> str | None:
+    """The link of a pointer sentence in ``draft``'s evidence that its reference misuses
+    (:func:`gen.grounding.claims_pointed`), for every kind: a plain fact's writer reads "Be sure to check the
+    [Usage] section to ..." as any sentence. The titles over the evidence and the ``product`` are the names its
+    question shares with every text of its page."""
+    pointers, names = [], [re.sub(r"[-_]", " ", product)]  # a folder's name ("fastapi-users") as its words
+    for i, u in enumerate(draft.evidence):
+        doc = corpus.get(u.doc_id) if u.doc_id in corpus else None
+        if doc is None or doc.layout is None:
+            continue
+        names.extend(named_path(doc, doc.layout.section_path(u.start)))
+        if (target := pointer_target(doc, u.start, u.end)) is not None:
+            pointers.append((i, target))
+    if not pointers:
+        return None
+    return claims_pointed(draft.question, draft.reference, [u.text for u in draft.evidence], pointers, " ".join(names))
 
 
 @dataclass
@@ -37,6 +58,7 @@ class Passed:
     usage: Usage = field(default_factory=Usage)
     calls: int = 0                      # model calls its round trip (and reword pass) made
     written: Usage = field(default_factory=Usage)  # what writing it used
+    section: str = ""                   # a documentation style's titles over its evidence (the round trip reads them)
 
 
 
@@ -172,6 +194,10 @@ class Gating:
             sample, reason = check_follow_up(sample, corpus, gates)
         else:
             reason = check_sample(sample, corpus, gates)
+        asked = draft.provenance.get(PRODUCT, "")
+        if (reason is None and not unanswerable
+                and misused_pointer(draft, corpus, " ".join(asked) if isinstance(asked, list) else str(asked))):
+            reason = "points_elsewhere"
         if (reason is None and words is not None and gates.specific and sample.evidence
                 and cand.kind != FOLLOW_UP_KIND):  # a follow-up's second turn leaves its subject to the first
             if (other := unspecific(draft.question, set(docs), words)) is not None:
@@ -190,4 +216,5 @@ class Gating:
         self.dups.add(draft.question, vec)
         # An unanswerable question has no evidence: its round trip reads the sentences its writer was shown.
         texts = tuple(u.text for u in (cand.shown if unanswerable else draft.evidence))
-        return Passed(sample, example, texts, written=draft.usage)
+        section = " > ".join(cand.section) if cand.style is not None else ""
+        return Passed(sample, example, texts, written=draft.usage, section=section)

@@ -179,3 +179,46 @@ def example_answer(question: str, reference: str, evidence: Sequence[tuple[Docum
     for token in found:
         rest = re.sub(re.escape(token), " ", rest, flags=re.I)
     return found if not set(content_words(rest)) - set(content_words(question)) else []
+
+
+def claims_pointed(question: str, reference: str, used: Sequence[str], pointers: Sequence[tuple[int, str]],
+                   names: str = "") -> str | None:
+    """The link of a pointer sentence that a reference misuses, else None. ``used`` holds a pointer sentence
+    ("See the installation instructions to run models on CPU"; ``pointers``: its index in ``used`` and its link
+    text). The text says where something is, not what it is, so the reference either
+
+    - leans on the sentence (shares more words with it than with the other used text) without naming all of
+      its link's words: "Install the model on CPU" claims what only the linked page could say; or
+    - names the link for a question that asks for none of what the sentence says the link is for: "Be sure to
+      check the [Usage] section to understand how to work with it" answers "where do I learn to work with it",
+      not "where is the full example" (the page's own title). ``names``: the product's and titles' words,
+      which the question shares with every text of its page."""
+    ref = set(content_words(reference))
+    own = set(content_words(question)) - set(content_words(names))
+    pointed = {k for k, _ in pointers}
+    rest = set(content_words(" ".join(t for k, t in enumerate(used) if k not in pointed)))
+    for k, target in pointers:
+        if k >= len(used):
+            continue
+        link = set(content_words(target))
+        sentence = set(content_words(used[k]))
+        if not link <= ref:
+            if len(ref & sentence) > len(ref & rest):
+                return target
+        elif not own & (sentence - link):
+            return target
+    return None
+
+
+def asks_earlier_step(question: str, lead: Sequence[str], code: str, names: str) -> bool:
+    """Whether a code answer's question asks for what an earlier sentence of its lead-in says rather than what
+    the sentence introducing the block does: the lead-in ``lead`` is read in order and its last sentence leads
+    into ``code``. "First import the model into the Model Store. Install the dependencies:" followed by
+    ``pip install ...`` answers "how do I install the dependencies", not "how do I import the model": the
+    question's own words (not ``names``: the product's and the titles') hit only the earlier sentences."""
+    if len(lead) < 2:
+        return False
+    own = set(content_words(question)) - set(content_words(names))
+    cue = set(content_words(lead[-1])) | set(content_words(code))
+    earlier = set(content_words(" ".join(lead[:-1]))) - cue
+    return bool(own & earlier) and not own & cue

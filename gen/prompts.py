@@ -145,6 +145,10 @@ class RoundTripInput(BaseModel):
 
     question: str
     sentences: list[str] = Field(description="numbered evidence sentences, [1] first")
+    # A documentation section's "the route will always return 202" is about the route its heading names: the
+    # answerer reads the headings as the writer did, or it answers of a subject the text never names.
+    section: str | None = Field(default=None, description="the page and headings over the sentences, outermost "
+                                "first; the last names what the sentences are about where they do not name it")
 
 
 class RoundTripOutput(CompactReply):
@@ -161,7 +165,8 @@ ANSWER_FROM_EVIDENCE: Prompt[RoundTripInput, RoundTripOutput] = Prompt(
     instruction=(
         "Answer the question from the numbered sentences alone, not from memory. Give the shortest "
         "complete answer (a name, number, date or short phrase) in the sentences' own words. If the "
-        f"sentences do not answer the question, the answer is \"{NOT_STATED}\"."
+        f"sentences do not answer the question, the answer is \"{NOT_STATED}\". A 'section', when given, names "
+        "what the sentences are about: they answer only a question about that subject."
     ),
     input=RoundTripInput,
     output=RoundTripOutput,

@@ -20,6 +20,11 @@ REASONS: dict[str, str] = {
                     "consequence (a warning that only says what not to do; gen.grounding.unstated_ask)",
     "unseen_value": "a documentation reference holds a value (a number, an identifier) its text does not: added "
                     "detail (gen.grounding.unseen_values)",
+    "points_elsewhere": "a documentation reference claims what its text only points to ('See the [guide](...) "
+                        "to ...') without naming the link, or names the link for a question that asks for none "
+                        "of what the text says the link is for (gen.grounding.claims_pointed)",
+    "earlier_step": "a code answer's question asks for what an earlier sentence of its lead-in says, not for what "
+                    "the sentence that introduces the block does (gen.grounding.asks_earlier_step)",
     "example_value": "the reference answers with a value its evidence gives only as an example (an example URL or "
                      "host, a placeholder, a 'for example' clause, an example block; gen.grounding.example_answer)",
     "evidence_not_verbatim": "an evidence span is not found verbatim in its document",

@@ -78,11 +78,11 @@ def agreement(answer: str, reference: str, min_f1: float = 0.5) -> Agreement:
 
 
 async def answer_from_evidence(judge: LLM, question: str, sentences: Sequence[str],
-                               max_tokens: int | None = None) -> Completion:
+                               max_tokens: int | None = None, section: str | None = None) -> Completion:
     """The judge's answer to ``question`` from ``sentences`` alone (:data:`gen.prompts.ANSWER_FROM_EVIDENCE`);
     ``parsed.answer`` holds it. Raises :class:`~metrics.errors.JudgeError` when the call fails for good."""
-    return await complete(judge, ANSWER_FROM_EVIDENCE, RoundTripInput(question=question, sentences=list(sentences)),
-                          max_tokens=max_tokens)
+    data = RoundTripInput(question=question, sentences=list(sentences), section=section or None)
+    return await complete(judge, ANSWER_FROM_EVIDENCE, data, max_tokens=max_tokens)
 
 
 def _trip_failed(p: Passed, exc: JudgeError) -> Passed:
@@ -111,7 +111,7 @@ async def round_trip(p: Passed, judge: LLM | None, min_f1: float, hops: bool = T
     question = str(info.get("standalone") or p.sample.question) if isinstance(info, dict) else p.sample.question
     p = replace(p, calls=p.calls + 1)
     try:
-        done = await answer_from_evidence(judge, question, p.texts)
+        done = await answer_from_evidence(judge, question, p.texts, section=p.section)
     except JudgeError as exc:
         return _trip_failed(p, exc)
     answer = str(done.parsed.answer).strip()

@@ -118,6 +118,23 @@ def points_elsewhere(doc: Document, start: int, end: int) -> bool:
     return doc.layout is not None and link_share(doc, start, end) >= POINTER_LINK_SHARE
 
 
+# A pointer sentence: a clause whose verb sends the reader to a link ("See the [installation instructions](...)
+# to run models on CPU", "For details, refer to [Routing](routing.md)"); the family of verbs is named, the
+# object must be a link, so "Install [Foo](...)" (a step whose object happens to be linked) is no pointer.
+_POINTER = re.compile(r"\b(?:see|consult|refer to|check(?: out)?|read|visit|head (?:over )?to|go to|look at)\s+"
+                      r"(?:(?:the|our|this|these|that|its)\s+)?\[([^\]]+)\]\(", re.I)
+
+
+def pointer_target(doc: Document, start: int, end: int) -> str | None:
+    """The link text a sentence sends its reader to when it is a pointer sentence (a link that is the object of
+    "see", "refer to", "consult", ...), else None: such a sentence says where something is, not what it says."""
+    if doc.layout is None:
+        return None
+    s, e = doc.layout.to_source(start, end)
+    found = _POINTER.search(doc.layout.source[max(0, s - 1):e + 2])
+    return found.group(1).strip() if found else None
+
+
 def navigation(doc: Document, blocks: Sequence[Block]) -> bool:
     """Whether ``blocks`` (a section's or a page's) are mostly links: a table of contents, not content."""
     prose = [b for b in blocks if b.kind in ("paragraph", "list_item")]

@@ -20,7 +20,8 @@ class StyleInput(BaseModel):
     """What the writer sees for a documentation style: where the text stands and the text, numbered."""
 
     product: str | None = Field(default=None, description="the product the docs are of, when the docs say")
-    section: str = Field(description="the page and the headings above the text, outermost first")
+    section: str = Field(description="the page and the headings above the text, outermost first: the last one names "
+                                     "what the text is about where the text does not name it")
     sentences: list[str] = Field(description="numbered text of the section: sentences, list items or a code block")
     persona: str | None = None
 
@@ -35,11 +36,14 @@ _RULES = (
     "The question stands on its own for someone who has not read the page: it names the product (the 'product' "
     "given, else take it from the section's titles) and never says 'the section', 'the page', 'the text', 'the example' or "
     "'the code below'. Write it as a user types it: plain words, no Markdown, no backticks, no links, no code "
-    "blocks (a parameter or function name may stand as a plain word). Follow the persona when given."
+    "blocks (a parameter or function name may stand as a plain word). The text is about what the section's last "
+    "title names: where the text says 'it', 'this' or 'the ...' without a name, the question names that title's "
+    "subject, not an outer title's. Follow the persona when given."
 )
 _ANSWER = (" The answer is short and uses the text's own words; it answers only what the question asks (one cause, "
-           "one goal's steps; never two reasons joined) and does not repeat the question. 'used' lists the numbers "
-           "of the text it needs.")
+           "one goal's steps; never two reasons joined) and does not repeat the question. Where the text only points "
+           "elsewhere ('see ...', a link), the answer names where it points, never what that place may say. "
+           "'used' lists the numbers of the text it needs.")
 
 _HARBOUR = "Harbourline CLI > Tutorial > Scheduling departures"
 #: The made-up product of the examples: a question that names it where the shown text does not copied the example.

@@ -57,6 +57,7 @@ from ragsweep.gen.style_checks import (
     navigation,
     points_back,
     points_elsewhere,
+    pointer_target,
     presents_code,
     prose_words,
     role_at,
@@ -389,7 +390,9 @@ def section_candidates(doc: Document, units: Sequence[Unit], style: str) -> list
             spans = tuple((u.start, u.end) for u in c.shown)
             if spans not in seen:
                 seen.add(spans)
-                found.append(replace(c, section=path, product=product_of(doc)))
+                pointers = tuple((k, t) for k, u in enumerate(c.shown)
+                                 if (t := pointer_target(doc, u.start, u.end)) is not None)
+                found.append(replace(c, section=path, product=product_of(doc), pointers=pointers))
     return found
 
 

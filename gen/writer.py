@@ -25,7 +25,16 @@ from ragsweep.gen.followup import (
     follow_up_info,
 )
 from ragsweep.gen.gates import QuestionStop
-from ragsweep.gen.grounding import leaks, prompt_terms, states_reason, unseen_values, unstated_ask
+from ragsweep.gen.chunking import sentence_spans
+from ragsweep.gen.grounding import (
+    asks_earlier_step,
+    claims_pointed,
+    leaks,
+    prompt_terms,
+    states_reason,
+    unseen_values,
+    unstated_ask,
+)
 from ragsweep.gen.prompts import (
     WRITE_QUESTION,
     WRITE_UNANSWERABLE,
@@ -349,9 +358,7 @@ class LLMWriter:
         if done.stopped:  # the question gates reject it: no answer written, the gates reject it as before
             return Draft(question, "", pick_evidence(cand, []), done.usage, done.cached, {**provenance, "stopped": True})
         if isinstance(done.parsed, CodeQuestion):
-            code = cand.shown[cand.required[0]]
-            if not question:
-                raise WriteFailed("empty question")
+            code = _code_evidence(cand, question, f"{section} {cand.product or ''}")
             return Draft(question, code_reference(code.text), (code,), done.usage, done.cached, provenance)
         answer = done.parsed.answer.strip()
         if not question or not answer:
@@ -364,4 +371,29 @@ class LLMWriter:
             raise WriteFailed(f"the answer adds {', '.join(dict.fromkeys(added))}, which its text does not hold",
                               "unseen_value")
         evidence = list_answer(cand, question, answer, pick_evidence(cand, done.parsed.used))
+        _check_pointers(cand, question, answer, evidence, f"{section} {cand.product or ''}")
         return Draft(question, answer, evidence, done.usage, done.cached, provenance)
+
+
+def _code_evidence(cand: Candidate, question: str, names: str) -> Unit:
+    """A code answer's block, when the question asks for what its lead-in's last sentence introduces (the block
+    that follows the cue), not for an earlier sentence's step (:func:`gen.grounding.asks_earlier_step`)."""
+    k = cand.required[0]
+    code = cand.shown[k]
+    if not question:
+        raise WriteFailed("empty question")
+    lead = [u.text[s:e] for u in cand.shown[:k] for s, e in sentence_spans(u.text)]
+    if asks_earlier_step(question, lead, code.text, names):
+        raise WriteFailed("the question asks for an earlier step than the code its text leads into", "earlier_step")
+    return code
+
+
+def _check_pointers(cand: Candidate, question: str, answer: str, evidence: tuple[Unit, ...], names: str) -> None:
+    """Refuses a reference that claims what its evidence only points to (:func:`gen.grounding.claims_pointed`)."""
+    if not cand.pointers:
+        return
+    where = {(cand.shown[k].start, cand.shown[k].end): t for k, t in cand.pointers}
+    used = [u.text for u in evidence]
+    pointers = [(i, where[(u.start, u.end)]) for i, u in enumerate(evidence) if (u.start, u.end) in where]
+    if (target := claims_pointed(question, answer, used, pointers, names)) is not None:
+        raise WriteFailed(f"the reference misuses what its text only points to ({target})", "points_elsewhere")
