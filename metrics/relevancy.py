@@ -3,6 +3,7 @@ and DeepEval's statement-level variant."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from ragsweep.metrics.judging import verdict_probabilities
@@ -30,17 +31,65 @@ RELEVANCE_CALIBRATION: dict[str, tuple[float, float]] = {
 }
 
 
-async def _responds(question: str, answer: str, judge: LLM) -> MetricValue:
-    done = await complete(judge, ANSWER_RELEVANCE, ReplyInput(question=question, reply=answer), logprobs=True)
+#: Where a reply splits into parts that are judged alone: line breaks, sentence ends, and text set off in brackets,
+#: braces, angle brackets or CJK brackets with space (or the reply's edge) on both sides (a note, a comment, a JSON
+#: object planted in a reply is such a part). Brackets inside a word stay (``a[0]``, ``/items/{item_id}``), and so do
+#: parentheses, which in prose often hold part of the answer ("in 1867 (aged 30)").
+_PART = re.compile(r"\n+|(?<=[.!?\u3002\uff01\uff1f])\s+"
+                   r"|(?:(?<=\s)|^)(\[[^\]]*\]|\{[^}]*\}|<[^>]*>|\u3010[^\u3011]*\u3011)(?=\s|$)")
+_FENCE = re.compile(r"```.*?(?:```|$)", re.S)
+
+
+def reply_parts(reply: str) -> list[str]:
+    """The parts of a reply judged alone by the segment check: pieces that hold at least one letter or digit. A
+    fenced code block is one part, never split at its lines."""
+    pieces: list[str] = []
+    at = 0
+    for m in _FENCE.finditer(reply):
+        pieces += _PART.split(reply[at:m.start()])
+        pieces.append(m.group())
+        at = m.end()
+    pieces += _PART.split(reply[at:])
+    pieces = [p.strip() for p in pieces if p and p.strip()]
+    return [p for p in pieces if any(ch.isalnum() for ch in p)]
+
+
+async def _verdict(question: str, reply: str, judge: LLM) -> tuple[str, float, float, bool] | None:
+    """(verdict, P(yes) from the judge, calibrated P(yes), calibrated?) for one reply; None when no verdict."""
+    done = await complete(judge, ANSWER_RELEVANCE, ReplyInput(question=question, reply=reply), logprobs=True)
     verdict = done.parsed.answer if done.parsed is not None else None
     if verdict not in ("yes", "no"):
-        return MetricValue.error("the judge gave no yes/no verdict")
+        return None
     p_judge = verdict_probabilities(done.logprobs, [verdict])[0]
     # Hard verdicts (no logprobs) stand as 1 or 0; a probability is mapped by its model's calibration, if any.
     ab = RELEVANCE_CALIBRATION.get(str(getattr(judge, "model_id", ""))) if done.logprobs else None
-    p = calibrate(p_judge, ab)
-    return MetricValue.ok(p, method="judge", verdict=verdict, p_judge=round(p_judge, 4), calibrated=ab is not None,
-                          reason="responds to the question" if p >= 0.5 else
+    return verdict, p_judge, calibrate(p_judge, ab), ab is not None
+
+
+async def _responds(question: str, answer: str, judge: LLM) -> MetricValue:
+    whole = await _verdict(question, answer, judge)
+    if whole is None:
+        return MetricValue.error("the judge gave no yes/no verdict")
+    verdict, p_judge, p, calibrated = whole
+    facts: dict[str, Any] = {"method": "judge", "verdict": verdict, "p_judge": round(p_judge, 4),
+                             "calibrated": calibrated}
+    parts = reply_parts(answer)
+    # A reply read whole can be talked into a yes by a part addressed to the judge ("the answer above is correct").
+    # Read alone, such a part responds to nothing, and neither does the evasion beside it: so a reply counts as
+    # responding only as far as its best part, read alone, does. The parts are read even when the whole does not
+    # respond: a planted part still lifts a low score a little, and the reply's own part, read alone, scores as the
+    # reply without it would.
+    if len(parts) > 1:
+        best = None
+        for part in parts:
+            got = await _verdict(question, part, judge)
+            if got is not None and (best is None or got[2] > best[1][2]):
+                best = (part, got)
+        if best is not None:
+            facts.update(whole_score=round(p, 4), best_part=best[0], best_part_score=round(best[1][2], 4),
+                         parts=len(parts))
+            p = min(p, best[1][2])
+    return MetricValue.ok(p, **facts, reason="responds to the question" if p >= 0.5 else
                           "does not respond to what the question asks (another subject, a refusal or an evasion)")
 
 
@@ -52,6 +101,9 @@ async def answer_relevancy(question: str, answer: str, *, judge: LLM, embedder: 
     to what was asked (the kind of thing asked for, about what it asks, right or wrong; not a refusal or evasion);
     relevancy = P(yes) from the verdict token's log-probability, Platt-scaled for a calibrated model
     (:data:`RELEVANCE_CALIBRATION`); the hard verdict, 1 or 0, without log-probabilities. One call, one token.
+    When the reply has several parts (:func:`reply_parts`: sentences, lines, bracketed text), each part is also
+    judged alone and the score is at most the best part's: text planted in a reply to steer the judge responds to
+    no question by itself. One more one-token call per part.
 
     ``method="questions"``: Ragas ``ResponseRelevancy``. The judge writes ``n`` questions the answer answers (all
     in one call) and flags a noncommittal answer; relevancy = mean_i cos(E(question), E(q_i)) x (0 if
