@@ -125,9 +125,10 @@ def _names(value: Any) -> list[str]:
     return [n for n in names if n]
 
 
-def run(cfg: DictConfig) -> tuple[dict[str, Path], int, str]:
-    """Rescore ``cfg.dir`` and rebuild its leaderboard; return the board's paths and :func:`outcome`."""
-    from ragsweep.harness.board.leaderboard import build as build_board
+def run(cfg: DictConfig) -> tuple[str, dict[str, Path], int, str]:
+    """Rescore ``cfg.dir`` and rebuild its leaderboard; return the board as the terminal shows it, the board's
+    paths and :func:`outcome`."""
+    from ragsweep.harness.board.leaderboard import rebuild, to_terminal
 
     if not cfg.dir:
         raise InputError("which sweep folder? ragsweep rescore outputs/sweeps/<stamp> 'metrics=[...]'")
@@ -146,19 +147,20 @@ def run(cfg: DictConfig) -> tuple[dict[str, Path], int, str]:
         for part in (judge, getattr(judge, "inner", None)):
             if callable(getattr(part, "close", None)):
                 part.close()
-    paths = build_board(cfg.dir, cfg.sort_by, int(cfg.seed), baseline=cfg.baseline, alpha=cfg.alpha,
-                        top=cfg.top, html=cfg.html)
-    return (paths, *outcome(jobs, names))
+    rows, metrics, paths = rebuild(cfg.dir, cfg.sort_by, int(cfg.seed), baseline=cfg.baseline, alpha=cfg.alpha,
+                                   top=cfg.top, html=cfg.html)
+    return (to_terminal(rows, metrics, cfg.sort_by, paths), paths, *outcome(jobs, names))
 
 
 def rescore_app(cfg: DictConfig) -> None:
     try:
-        paths, code, message = run(cfg)
+        board, paths, code, message = run(cfg)
     except InputError as exc:
         fail(str(exc))
     except OSError as exc:  # a job's scores or the board; the jobs logged as rescored keep their new files
         write_failed(exc, cfg.dir, kept="the jobs logged as rescored before it keep their new scores")
-    print(Path(paths["md"]).read_text(encoding="utf-8"))
+    # the compact board, as `sweep` and `board` print it; every metric and CI is in the files named under it
+    print(board)
     print("leaderboard: " + "\n             ".join(str(p) for p in paths.values()))
     if code:
         fail(message, code, warning=code != EXIT_NOT_SCORED)

@@ -201,6 +201,8 @@ def test_rescore_exits_0_2_and_3(finished_sweep, tmp_path, ragsweep):
     folder = shutil.copytree(finished_sweep[0], tmp_path / "sw")
     ok = ragsweep("rescore", str(folder), "metrics=[rouge_l]", "llm=none", cwd=tmp_path)
     assert ok.returncode == 0, ok.stderr[-2000:]
+    # the compact board, as `sweep` and `board` print it, not the markdown file's every column
+    assert ok.stdout.startswith("Leaderboard: ") and "full board (all" in ok.stdout and "\n| # |" not in ok.stdout
     bad = ragsweep("rescore", str(folder), "metrics=[rogue_l]", cwd=tmp_path)
     assert bad.returncode == 2 and "unknown metric rogue_l" in bad.stderr
     down = ragsweep("rescore", str(folder), "metrics=[faithfulness]", *DEAD_JUDGE, f"llm.base_url={dead_url()}",
