@@ -34,6 +34,7 @@ from ragsweep.gen.reword import RewordConfig, reword_passed
 from ragsweep.gen.roundtrip import round_trip
 from ragsweep.gen.schedule import Schedule, kind_quotas
 from ragsweep.gen.structure import structured
+from ragsweep.gen.supported import support_gate
 from ragsweep.gen.styles import cue_counts, interleave, requested, style_candidates
 from ragsweep.gen.testset import UNANSWERABLE_KIND, TestSample
 from ragsweep.gen.units import Unit, corpus_units, names_subject, topic_of, unit_topics
@@ -225,7 +226,7 @@ async def agenerate(corpus: Corpus, writer: Writer, cfg: GenConfig, *,
 
     async def check(passed: Passed) -> Passed:
         async with limiter:
-            return await _reword_and_round_trip(passed, writer, roundtrip, gating, cfg)
+            return await _reword_and_round_trip(passed, writer, roundtrip, gating, cfg, judge)
 
     write_calls = 0 if getattr(writer, "llm", None) is None else 1  # the rule writer calls no model
     report.time("setup", time.perf_counter() - started)
@@ -258,7 +259,8 @@ async def agenerate(corpus: Corpus, writer: Writer, cfg: GenConfig, *,
         clock = _lap(report, "gates", clock)
         # The round trips, only for questions every cheap gate let through (an unanswerable one is asked of the
         # sentences its writer was shown, and must not be answered from them).
-        if roundtrip is not None or cfg.reword.bias is not None:
+        if roundtrip is not None or cfg.reword.bias is not None or (judge is not None and cfg.gates.evidence_support
+                                                                    is not None):
             passed = list(await asyncio.gather(*(check(p) for p in passed)))
             _lap(report, "roundtrip", clock)
         usage = usage + _settle(passed, gating, samples, write_calls)
@@ -274,13 +276,16 @@ async def agenerate(corpus: Corpus, writer: Writer, cfg: GenConfig, *,
 
 
 async def _reword_and_round_trip(passed: Passed, writer: Writer, roundtrip: LLM | None, gating: Gating,
-                                 cfg: GenConfig) -> Passed:
+                                 cfg: GenConfig, judge: LLM | None = None) -> Passed:
     """What a sample through every cheap gate meets next: the reword pass with the writer's model (:mod:`gen.reword`;
-    only now, so that no call is spent on a question the gates reject), then its round trip."""
+    only now, so that no call is spent on a question the gates reject), the judge's support check of its reference
+    (:mod:`gen.supported`: one-token verdicts, cheaper than the round trip's written answer, so it goes first), then
+    its round trip."""
     rewording = getattr(writer, "llm", None) if cfg.reword.bias is not None else None
     if rewording is not None:
         passed = await reword_passed(rewording, passed, gating, cfg.reword)
-    if roundtrip is None:
+    passed = await support_gate(passed, judge, cfg.gates.evidence_support)
+    if roundtrip is None or passed.reason is not None:
         return passed
     return await round_trip(passed, roundtrip, cfg.gates.roundtrip_min_f1, cfg.gates.roundtrip_hops)
 
