@@ -34,13 +34,13 @@ from ragsweep.gen.reword import RewordConfig, reword_passed
 from ragsweep.gen.roundtrip import round_trip
 from ragsweep.gen.schedule import Schedule, kind_quotas
 from ragsweep.gen.structure import structured
-from ragsweep.gen.supported import support_gate
+from ragsweep.gen.supported import evidence_support
 from ragsweep.gen.styles import cue_counts, interleave, requested, style_candidates
 from ragsweep.gen.testset import UNANSWERABLE_KIND, TestSample
 from ragsweep.gen.units import Unit, corpus_units, names_subject, topic_of, unit_topics
 from ragsweep.gen.wording import DuplicateFilter
 from ragsweep.gen.writer import Draft, WriteFailed, Writer
-from ragsweep.metrics import LLM, InputError, Usage
+from ragsweep.metrics import LLM, InputError, JudgeError, Usage
 
 log = logging.getLogger(__name__)
 
@@ -288,6 +288,24 @@ async def _reword_and_round_trip(passed: Passed, writer: Writer, roundtrip: LLM 
     if roundtrip is None or passed.reason is not None:
         return passed
     return await round_trip(passed, roundtrip, cfg.gates.roundtrip_min_f1, cfg.gates.roundtrip_hops)
+
+
+async def support_gate(p: Passed, judge: LLM | None, min_p: float | None) -> Passed:
+    """``p`` rejected as ``judge_unsupported`` when its evidence (``p.headed``) supports its reference below
+    ``min_p``; unchanged when the gate is off, ``p`` is out of its scope (no ``headed``) or already rejected.
+    A failed judge call rejects it as ``support_failed``, as a failed round trip does."""
+    if judge is None or min_p is None or not p.headed or p.reason is not None:
+        return p
+    try:
+        got = await evidence_support(judge, p.sample.question, p.sample.reference, p.headed)
+    except JudgeError as exc:
+        return replace(p, reason="support_failed", calls=p.calls + 1,
+                       example={**p.example, "support_error": str(exc)[:300]})
+    verdict = got.to_dict()
+    sample = replace(p.sample, provenance={**p.sample.provenance, "evidence_support": verdict["p"]})
+    reason = "judge_unsupported" if got.value is None or got.value < min_p else None
+    return replace(p, sample=sample, reason=reason, calls=p.calls + got.calls, usage=p.usage + got.usage,
+                   example={**p.example, "support": verdict})
 
 
 def _question_stop(gating: Gating) -> Callable[[Candidate], QuestionStop | None]:

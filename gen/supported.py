@@ -19,16 +19,13 @@ whose reference is its evidence's code verbatim (the round trip skips it for the
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass
+from typing import Any
 
 from ragsweep.gen.documents import Corpus
 from ragsweep.gen.styles import named_path
 from ragsweep.gen.testset import UNANSWERABLE_KIND, TestSample
-from ragsweep.metrics import LLM, JudgeError, Usage, resolve
-
-if TYPE_CHECKING:  # drafts builds a Passed's headed evidence with this module's functions
-    from ragsweep.gen.drafts import Passed
+from ragsweep.metrics import LLM, Usage, resolve
 
 #: Which samples the gate asks the judge about (see the module docstring).
 SCOPES = ("docs", "all")
@@ -111,21 +108,3 @@ async def evidence_support(judge: LLM, question: str, reference: str, contexts: 
         got = await spec.fn(question=question, answer=reference, contexts=list(contexts), judge=counted)
     claims = list((got.explanation or {}).get("claims", [])) if isinstance(got.explanation, dict) else []
     return Support(got.value, claims, counted.calls, counted.usage)
-
-
-async def support_gate(p: Passed, judge: LLM | None, min_p: float | None) -> Passed:
-    """``p`` rejected as ``judge_unsupported`` when its evidence (``p.headed``) supports its reference below
-    ``min_p``; unchanged when the gate is off, ``p`` is out of its scope (no ``headed``) or already rejected.
-    A failed judge call rejects it as ``support_failed``, as a failed round trip does."""
-    if judge is None or min_p is None or not p.headed or p.reason is not None:
-        return p
-    try:
-        got = await evidence_support(judge, p.sample.question, p.sample.reference, p.headed)
-    except JudgeError as exc:
-        return replace(p, reason="support_failed", calls=p.calls + 1,
-                       example={**p.example, "support_error": str(exc)[:300]})
-    verdict = got.to_dict()
-    sample = replace(p.sample, provenance={**p.sample.provenance, "evidence_support": verdict["p"]})
-    reason = "judge_unsupported" if got.value is None or got.value < min_p else None
-    return replace(p, sample=sample, reason=reason, calls=p.calls + got.calls, usage=p.usage + got.usage,
-                   example={**p.example, "support": verdict})

@@ -11,7 +11,8 @@ import pytest
 from ragsweep.gen.docs_defaults import for_corpus, is_documentation
 from ragsweep.gen.documents import Span, read_folder
 from ragsweep.gen.drafts import Passed
-from ragsweep.gen.supported import headed_evidence, in_scope, support_gate
+from ragsweep.gen.generate import support_gate
+from ragsweep.gen.supported import headed_evidence, in_scope
 from ragsweep.gen.testset import TestSample
 from ragsweep.metrics import InputError
 from ragsweep.metrics.llm import ScriptedLLM
