@@ -142,10 +142,12 @@ def _evaluated(llm: object) -> int:
 
 
 def cold(tree: Path, n: int, seed: int, overrides: list[str] = (), corpus_path: str | None = None,
-         threads: int | None = None) -> dict:
+         threads: int | None = None, keep: str | None = None) -> dict:
     """One cold ``ragsweep gen`` in a fresh process, run from ``tree`` (a folder holding the ``ragsweep`` package),
-    on a fresh LLM cache (the assembled model is kept). Returns wall and CPU seconds, and the run's report."""
+    on a fresh LLM cache (the assembled model is kept). Returns wall and CPU seconds, and the run's report.
+    ``keep``: copy the test set and its report into this folder as ``<tree's name>-s<seed>.*``, to read them."""
     import json
+    import shutil
     import subprocess
 
     with tempfile.TemporaryDirectory() as tmp:
@@ -164,6 +166,11 @@ def cold(tree: Path, n: int, seed: int, overrides: list[str] = (), corpus_path: 
                 err.seek(0)
                 raise SystemExit(f"{' '.join(cmd)} exited {proc.returncode}:\n{err.read()[-2000:]}")
         report = json.loads(out.with_name(out.stem + ".report.json").read_text())
+        if keep is not None:
+            Path(keep).mkdir(parents=True, exist_ok=True)
+            name = f"{Path(tree).resolve().name}-s{seed}"
+            shutil.copy(out, Path(keep) / f"{name}.jsonl")
+            shutil.copy(out.with_name(out.stem + ".report.json"), Path(keep) / f"{name}.report.json")
     # The cores are shared: the 1-minute load average at its start and end says how busy they were.
     return {"tree": str(tree), "seed": seed, "wall": wall, "cpu": usage.ru_utime + usage.ru_stime, "report": report,
             "load": (load, os.getloadavg()[0])}
@@ -271,6 +278,7 @@ def main() -> None:
     parser.add_argument("--trees", nargs="+", default=[str(ROOT.parent)],
                         help="cold: source trees to run ragsweep gen from (each holds a ragsweep package), in turn")
     parser.add_argument("--threads", type=int, help="cold: llm.threads (default: the config's)")
+    parser.add_argument("--keep", help="cold: copy each run's test set and report into this folder, to read them")
     parser.add_argument("--together", action="store_true",
                         help="cold: run each seed's trees at the same time (on cores other work keeps busy, both "
                              "then meet the same load) instead of in turn")
@@ -290,9 +298,10 @@ def main() -> None:
 
                 with ThreadPoolExecutor(len(args.trees)) as pool:
                     done = list(pool.map(lambda t: cold(Path(t), args.n_local, seed, args.gen, args.corpus,
-                                                        args.threads), args.trees))
+                                                        args.threads, args.keep), args.trees))
             else:
-                done = [cold(Path(t), args.n_local, seed, args.gen, args.corpus, args.threads) for t in args.trees]
+                done = [cold(Path(t), args.n_local, seed, args.gen, args.corpus, args.threads, args.keep)
+                        for t in args.trees]
             for r in done:
                 runs.append(r)
                 print("\n".join(cold_lines(r)), flush=True)

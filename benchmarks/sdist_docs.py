@@ -22,7 +22,9 @@ the same way, in neither earlier list (``python benchmarks/sdist_docs.py /tmp/sd
 read (2026-11-26-doc-structure-heldout3-read.md) and is tune data too. ``--set heldout4`` is a fourth list, pinned the same way, in
 none of the three earlier lists; it was read
 (2026-11-26-doc-heldout4-read.md) and is tune data too. ``--set heldout5`` is a fifth list, pinned the same way, in
-none of the four earlier lists; the lead reads it.
+none of the four earlier lists; it was read (2026-11-26-doc-heldout5-read.md) and is tune data too. ``--set heldout6``
+is a sixth list, pinned the same way, in none of the five earlier lists, each package's sdist file list checked for
+Markdown ``docs/`` pages before pinning.
 
 Write it outside the repository (its pages are the packages' authors', under their licences); the lead reads
 its questions, nobody else.
@@ -145,8 +147,24 @@ PACKAGES5 = {
     "mkdocs-coverage": "2.0.1",
     "mkdocs-gen-files": "0.6.1",
 }
+#: The sixth held-out list (issue #34, session 37): pinned and committed before any page of it was built or read.
+#: None installed in the project's venv (``pip list``), none in the five lists above; versions are the registry's
+#: newest at pinning. Each was chosen after its sdist's file list (names only, nothing opened) showed Markdown
+#: pages under ``docs/`` (twenty sdists listed; the ten with none, a README at most, are left out).
+PACKAGES6 = {
+    "ansible-creator": "26.10.0",
+    "ansible-navigator": "26.10.0",
+    "ansible-dev-environment": "26.10.0",
+    "pytest-ansible": "26.10.0",
+    "tox-ansible": "26.10.0",
+    "magentic": "0.41.1",
+    "mkdocs-print-site-plugin": "2.9",
+    "mkdocs-table-reader-plugin": "4.0.2",
+    "schemathesis": "4.32.5",
+    "fastapi-pagination": "0.16.1",
+}
 SETS = {"heldout": PACKAGES, "heldout2": PACKAGES2, "heldout3": PACKAGES3, "heldout4": PACKAGES4,
-        "heldout5": PACKAGES5}
+        "heldout5": PACKAGES5, "heldout6": PACKAGES6}
 #: File names (without extension, lower case) of pages that are not documentation of how to use the package.
 NOT_DOCS = ("changelog", "changes", "history", "license", "licence", "code_of_conduct", "contributing",
             "security", "authors", "contributors")

@@ -16,6 +16,7 @@ from hydra.core.hydra_config import HydraConfig
 from omegaconf import DictConfig, OmegaConf
 
 from ragsweep.gen.citing import with_reference_citations
+from ragsweep.gen.docs_defaults import AUTO, for_corpus
 from ragsweep.gen.documents import Corpus
 from ragsweep.gen.followup import follow_up_line
 from ragsweep.gen.gates import GateConfig, check_families
@@ -23,6 +24,7 @@ from ragsweep.gen.generate import GenConfig, Result, check_n, generate
 from ragsweep.gen.parts import build
 from ragsweep.gen.products import MODES, products, summary
 from ragsweep.gen.reword import RewordConfig
+from ragsweep.gen.supported import SCOPES
 from ragsweep.gen.testset import KINDS, TestSample, read_testset, write_testset
 from ragsweep.gen.topup import append_samples, fresh_ids, read_base
 from ragsweep.gen.units import UNITS
@@ -54,7 +56,7 @@ def gen_config(cfg: DictConfig, concurrency: int, rule_writer: bool = False) -> 
                                     or not 0 <= max_overlap <= 1):
         raise InputError(f"gates.max_overlap must be a share in [0, 1] or null, got {max_overlap!r}")
     return GenConfig(n=check_n(cfg.n), kinds=tuple(kinds.items()), seed=int(cfg.seed), reword=_reword(cfg.get("reword")),
-                     personas=tuple(cfg.personas or ()), styles=tuple(cfg.styles or ()), max_docs=cfg.max_docs,
+                     personas=tuple(cfg.personas or ()), styles=_styles(cfg.styles), max_docs=cfg.max_docs,
                      min_sentence_chars=int(cfg.min_sentence_chars), max_attempts=cfg.max_attempts,
                      concurrency=concurrency,
                      # the rule writer costs nothing per candidate: no kind gives up early
@@ -71,7 +73,32 @@ def gen_config(cfg: DictConfig, concurrency: int, rule_writer: bool = False) -> 
                                       roundtrip_hops=_flag(g, "roundtrip_hops", True),
                                       roundtrip_min_f1=_share(g, "roundtrip_min_f1", 0.5),
                                       families_off=_off(g.get("families_off")),
-                                      product=_product_mode(g)))
+                                      product=_product_mode(g),
+                                      evidence_support=_support(g.get("evidence_support")),
+                                      support_scope=_scope(g.get("support_scope", "docs"))))
+
+
+def _styles(value: Any) -> tuple[str, ...]:
+    """``styles`` as a tuple; ``auto`` not yet resolved against a corpus (:func:`gen.docs_defaults.for_corpus`)
+    asks for none."""
+    if value is None or value == AUTO:
+        return ()
+    if isinstance(value, str):
+        raise InputError(f"styles must be a list of styles, or {AUTO}, got {value!r}")
+    return tuple(value)
+
+
+def _support(value: Any) -> float | None:
+    """``gates.evidence_support``: a share in [0, 1], or null (the support gate off)."""
+    if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= 1):
+        raise InputError(f"gates.evidence_support must be a share in [0, 1] or null, got {value!r}")
+    return None if value is None else float(value)
+
+
+def _scope(value: Any) -> str:
+    if value not in SCOPES:
+        raise InputError(f"gates.support_scope must be one of {', '.join(SCOPES)}, got {value!r}")
+    return str(value)
 
 
 def _product_mode(gates: DictConfig) -> str:
@@ -246,6 +273,10 @@ def produce(cfg: DictConfig, corpus: Corpus, llm: Any, known: Sequence[TestSampl
     """The test set ``cfg`` asks for, from ``corpus``: what ``ragsweep gen`` and ``ragsweep.generate`` both run.
     Returns the result and what it was written with (:func:`written_with`)."""
     writer_llm = Meter(llm) if llm is not None else None  # counts each prompt's calls, seconds and tokens
+    cfg, decided = for_corpus(cfg, corpus, llm is not None)
+    if decided:
+        log.info("a documentation corpus: %s (docs/how-to/documentation-corpora.md)",
+                 ", ".join(f"{k}={v}" for k, v in decided.items()))
     gen_config(cfg, 1, rule_writer=llm is None)  # a bad setting fails here, before the model starts loading
     preload(llm)
     writer, gcfg, embed = writing_parts(cfg, writer_llm, known)
@@ -258,7 +289,8 @@ def produce(cfg: DictConfig, corpus: Corpus, llm: Any, known: Sequence[TestSampl
     result = generate(corpus.originals(), writer, gcfg, embed=embed, judge=writer_llm, progress=progress)
     if cfg.get("reference_citations"):
         result = replace(result, samples=with_reference_citations(result.samples, corpus))
-    extra = {**written_with(corpus, writer, gcfg, embed is not None), **model_time(writer_llm)}
+    extra = {**written_with(corpus, writer, gcfg, embed is not None), **model_time(writer_llm),
+             **({"docs_defaults": decided} if decided else {})}
     if found := summary(products(corpus), result.samples, gcfg.gates.product):
         extra["products"] = found
     return result, extra

@@ -21,6 +21,7 @@ from ragsweep.gen.products import PRODUCT, Products, products, with_product
 from ragsweep.gen.report import Report
 from ragsweep.gen.style_checks import pointer_target
 from ragsweep.gen.styles import named_path
+from ragsweep.gen.supported import headed_evidence, in_scope
 from ragsweep.gen.testset import FOLLOW_UP_KIND, UNANSWERABLE_KIND, TestSample
 from ragsweep.gen.units import Unit
 from ragsweep.gen.wording import DuplicateFilter, content_tokens, lexical_overlap, support_ratio
@@ -59,6 +60,8 @@ class Passed:
     calls: int = 0                      # model calls its round trip (and reword pass) made
     written: Usage = field(default_factory=Usage)  # what writing it used
     section: str = ""                   # a documentation style's titles over its evidence (the round trip reads them)
+    headed: tuple[str, ...] = ()        # its evidence led by the titles over it, for the support gate (gen.supported);
+                                        # empty: the gate is off or does not judge this sample
 
 
 
@@ -217,4 +220,6 @@ class Gating:
         # An unanswerable question has no evidence: its round trip reads the sentences its writer was shown.
         texts = tuple(u.text for u in (cand.shown if unanswerable else draft.evidence))
         section = " > ".join(cand.section) if cand.style is not None else ""
-        return Passed(sample, example, texts, written=draft.usage, section=section)
+        headed = (headed_evidence(sample, corpus) if gates.evidence_support is not None
+                  and in_scope(sample, corpus, gates.support_scope) else ())
+        return Passed(sample, example, texts, written=draft.usage, section=section, headed=headed)

@@ -122,6 +122,9 @@ class GateConfig:
     roundtrip_min_f1: float = 0.5  # ... agreement: content-word F1 at least this (or one answer inside the other)
     families_off: tuple[str, ...] = ()  # families of FAMILIES switched off (an ablation: benchmarks/gate_audit.py)
     product: str = "repair"        # a corpus of several products: a question that names none (gen.products)
+    evidence_support: float | None = None  # judge_unsupported: the judge's support of the reference below this
+                                           # (gen.supported); None = off
+    support_scope: str = "docs"    # ... of samples on pages with a layout (docs) or of every sample (all)
 
 
 def verbatim(sample: TestSample, corpus: Corpus) -> str | None:

@@ -34,12 +34,13 @@ from ragsweep.gen.reword import RewordConfig, reword_passed
 from ragsweep.gen.roundtrip import round_trip
 from ragsweep.gen.schedule import Schedule, kind_quotas
 from ragsweep.gen.structure import structured
+from ragsweep.gen.supported import evidence_support
 from ragsweep.gen.styles import cue_counts, interleave, requested, style_candidates
 from ragsweep.gen.testset import UNANSWERABLE_KIND, TestSample
 from ragsweep.gen.units import Unit, corpus_units, names_subject, topic_of, unit_topics
 from ragsweep.gen.wording import DuplicateFilter
 from ragsweep.gen.writer import Draft, WriteFailed, Writer
-from ragsweep.metrics import LLM, InputError, Usage
+from ragsweep.metrics import LLM, InputError, JudgeError, Usage
 
 log = logging.getLogger(__name__)
 
@@ -225,7 +226,7 @@ async def agenerate(corpus: Corpus, writer: Writer, cfg: GenConfig, *,
 
     async def check(passed: Passed) -> Passed:
         async with limiter:
-            return await _reword_and_round_trip(passed, writer, roundtrip, gating, cfg)
+            return await _reword_and_round_trip(passed, writer, roundtrip, gating, cfg, judge)
 
     write_calls = 0 if getattr(writer, "llm", None) is None else 1  # the rule writer calls no model
     report.time("setup", time.perf_counter() - started)
@@ -258,7 +259,8 @@ async def agenerate(corpus: Corpus, writer: Writer, cfg: GenConfig, *,
         clock = _lap(report, "gates", clock)
         # The round trips, only for questions every cheap gate let through (an unanswerable one is asked of the
         # sentences its writer was shown, and must not be answered from them).
-        if roundtrip is not None or cfg.reword.bias is not None:
+        if roundtrip is not None or cfg.reword.bias is not None or (judge is not None and cfg.gates.evidence_support
+                                                                    is not None):
             passed = list(await asyncio.gather(*(check(p) for p in passed)))
             _lap(report, "roundtrip", clock)
         usage = usage + _settle(passed, gating, samples, write_calls)
@@ -274,15 +276,36 @@ async def agenerate(corpus: Corpus, writer: Writer, cfg: GenConfig, *,
 
 
 async def _reword_and_round_trip(passed: Passed, writer: Writer, roundtrip: LLM | None, gating: Gating,
-                                 cfg: GenConfig) -> Passed:
+                                 cfg: GenConfig, judge: LLM | None = None) -> Passed:
     """What a sample through every cheap gate meets next: the reword pass with the writer's model (:mod:`gen.reword`;
-    only now, so that no call is spent on a question the gates reject), then its round trip."""
+    only now, so that no call is spent on a question the gates reject), the judge's support check of its reference
+    (:mod:`gen.supported`: one-token verdicts, cheaper than the round trip's written answer, so it goes first), then
+    its round trip."""
     rewording = getattr(writer, "llm", None) if cfg.reword.bias is not None else None
     if rewording is not None:
         passed = await reword_passed(rewording, passed, gating, cfg.reword)
-    if roundtrip is None:
+    passed = await support_gate(passed, judge, cfg.gates.evidence_support)
+    if roundtrip is None or passed.reason is not None:
         return passed
     return await round_trip(passed, roundtrip, cfg.gates.roundtrip_min_f1, cfg.gates.roundtrip_hops)
+
+
+async def support_gate(p: Passed, judge: LLM | None, min_p: float | None) -> Passed:
+    """``p`` rejected as ``judge_unsupported`` when its evidence (``p.headed``) supports its reference below
+    ``min_p``; unchanged when the gate is off, ``p`` is out of its scope (no ``headed``) or already rejected.
+    A failed judge call rejects it as ``support_failed``, as a failed round trip does."""
+    if judge is None or min_p is None or not p.headed or p.reason is not None:
+        return p
+    try:
+        got = await evidence_support(judge, p.sample.question, p.sample.reference, p.headed)
+    except JudgeError as exc:
+        return replace(p, reason="support_failed", calls=p.calls + 1,
+                       example={**p.example, "support_error": str(exc)[:300]})
+    verdict = got.to_dict()
+    sample = replace(p.sample, provenance={**p.sample.provenance, "evidence_support": verdict["p"]})
+    reason = "judge_unsupported" if got.value is None or got.value < min_p else None
+    return replace(p, sample=sample, reason=reason, calls=p.calls + got.calls, usage=p.usage + got.usage,
+                   example={**p.example, "support": verdict})
 
 
 def _question_stop(gating: Gating) -> Callable[[Candidate], QuestionStop | None]:

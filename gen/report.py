@@ -65,6 +65,10 @@ REASONS: dict[str, str] = {
     "one_sentence_answers": "multi_hop, comparative: one of its two evidence sentences alone gives the reference "
                             "in the round trip, so the question does not need both (gates.roundtrip_hops)",
     "roundtrip_failed": "the round-trip call failed (model error, broken JSON after one repair)",
+    "judge_unsupported": "the judge (faithfulness' claim check) finds the reference, read as the answer to the "
+                         "question, supported by its evidence under its titles below gates.evidence_support "
+                         "(gen.supported)",
+    "support_failed": "the support check's call failed (model error, broken JSON after one repair)",
 }
 
 #: Above this mean overlap a generated set gets a warning: its questions copy their evidence.
