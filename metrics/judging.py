@@ -24,7 +24,7 @@ from ragsweep.metrics import offline
 from ragsweep.metrics.evidence import EvidencePool, keys_of, semantic_coverage
 from ragsweep.metrics.llm.base import LLM, Logprobs
 from ragsweep.metrics.prompts import CLAIM_CHECK, CheckInput, complete
-from ragsweep.metrics.slots import checks as check_slots
+from ragsweep.metrics.slots import check as check_slots
 from ragsweep.metrics.slots import mismatches, unit_checks, with_units
 from ragsweep.metrics.support import (  # noqa: F401 - re-exported: the blend's home was here
     BLEND,
@@ -39,8 +39,6 @@ from ragsweep.metrics.support import (  # noqa: F401 - re-exported: the blend's 
     logit,
     sigmoid,
     slot_penalty,
-    verdict_probabilities,
-    verdict_probability,
 )
 
 #: Below this share of a statement's content words found in the contexts (the evidence's
@@ -49,6 +47,48 @@ from ragsweep.metrics.support import (  # noqa: F401 - re-exported: the blend's 
 #: written into an answer, or a claim about something else, does. Chosen on the ``tune`` halves
 #: (benchmarks/results/2026-11-26-judge-per-claim.md).
 MIN_COVERAGE = 0.5
+
+
+def _norm(token: str) -> str:
+    return token.strip().strip('"').strip().lower()
+
+
+def verdict_probability(position: Mapping[str, float], positive: str, negative: str) -> float | None:
+    """P(positive) at one position, renormalised over {positive, negative}; None if neither is listed."""
+    pos = neg = 0.0
+    for token, lp in position.items():
+        t = _norm(token)
+        if t == positive:
+            pos += math.exp(lp)
+        elif t == negative:
+            neg += math.exp(lp)
+    if pos == 0 and neg == 0:
+        return None
+    floor = math.exp(min(position.values()))
+    return (pos or floor) / ((pos or floor) + (neg or floor))
+
+
+def verdict_probabilities(logprobs: Logprobs | None, verdicts: Sequence[str], positive: str = "yes",
+                          negative: str = "no") -> list[float]:
+    """P(positive) for each verdict the judge wrote, in order.
+
+    The positions are found left to right: the next position listing either alternative among its
+    top tokens belongs to the next verdict. Without logprobs, or when a verdict's position cannot
+    be found, the written verdict stands as probability 1 or 0 -- so a scripted judge, or a
+    backend without logprobs, gets the field's exact hard-label formula.
+    """
+    hard = [1.0 if _norm(v) == positive else 0.0 for v in verdicts]
+    if not logprobs:
+        return hard
+    out: list[float] = []
+    i = 0
+    for k in range(len(verdicts)):
+        p = None
+        while i < len(logprobs) and p is None:
+            p = verdict_probability(logprobs[i], positive, negative) if logprobs[i] else None
+            i += 1
+        out.append(hard[k] if p is None else p)
+    return out
 
 
 #: The score tokens of a 1-5 grade (G-Eval, graded correctness).
@@ -166,7 +206,7 @@ async def sentence_support(judge: LLM, question: str | None, statements: Sequenc
             p = min(p, p_off)
         # Slots only for a statement not already unsupported: they can lower it, never raise it. A number
         # the contexts give of another unit lowers it with no call.
-        slots = await check_slots(judge, statement, question, texts, pj) if p >= 0.5 else []
+        slots = await check_slots(judge, statement, question, texts) if p >= 0.5 else []
         slots += unit_checks(statement, question, passages, offline._EVIDENCE_EMBEDDER)
         if slots and done.logprobs:
             p = sigmoid(logit(p) + slot_penalty(slots))

@@ -30,7 +30,7 @@ import numpy as np
 from ragsweep.metrics import offline
 from ragsweep.metrics.llm.base import LLM
 from ragsweep.metrics.prompts import CLAIM_CHECK, SLOT_LETTERS, CheckInput, complete
-from ragsweep.metrics.support import logit, sigmoid, slot_penalty, verdict_probabilities
+from ragsweep.metrics.support import logit, sigmoid, slot_penalty
 
 #: Most slots checked per claim (numbers first, then names not given by the question).
 MAX_SLOTS = 3
@@ -191,52 +191,6 @@ async def check(judge: LLM, claim: str, question: str | None, evidence: Sequence
         # A reply that names no option offered says nothing about the slot: p_claim None, no effect.
         rows.append({"slot": slot.text, "kind": slot.kind, "cloze": cloze(claim, slot), "options": offered,
                      "chosen": chosen_value, "p_claim": None if probs is None else probs[mine]})
-    return rows
-
-
-#: How an open slot is asked (:func:`checks`): "cloze" -- fill the claim's blank among the evidence's
-#: values (:func:`check`); "contrast" -- the claim's own verdict against the same claim with each other
-#: value (:func:`contrast`); "both".
-SLOT_CHECK = "cloze"
-
-
-async def contrast(judge: LLM, claim: str, question: str | None, evidence: Sequence[str],
-                   p_own: float) -> list[dict[str, Any]]:
-    """Each open slot of ``claim`` asked as a contrast: the same yes/no question as the claim's own verdict
-    (``p_own``, P(yes) on the same evidence), of the claim with its value replaced by each other value of
-    the blank's shape in the evidence. The claim's value holds only if its statement wins:
-    P(claim's value) = sigmoid(logit p_own - logit of the best rival's P(yes)). A small judge that says yes
-    to every statement whose words it finds says yes to the rivals too (0.5, no effect); one that reads
-    which value belongs to which thing prefers one of them. Rows shaped as :func:`check`'s."""
-    rows: list[dict[str, Any]] = []
-    for slot in slots_to_check(claim, question):
-        options = options_for(slot, evidence, claim)
-        if options is None:
-            continue
-        rivals = [o for o in options if not _same(slot.key, _key_of(o, slot.kind))]
-        best: tuple[float, str] | None = None
-        for value in rivals:
-            statement = f"{claim[: slot.start]}{value}{claim[slot.end:]}"
-            done = await complete(judge, CLAIM_CHECK, CheckInput(passages=list(evidence), question=question,
-                                                                 statement=statement), logprobs=True)
-            got = done.parsed.answer if done.parsed is not None else None
-            if got in ("yes", "no"):
-                p = verdict_probabilities(done.logprobs, [got])[0]
-                best = max(best or (p, value), (p, value))
-        if best is None:  # no rival got a verdict: nothing to compare
-            continue
-        rows.append({"slot": slot.text, "kind": slot.kind, "check": "contrast", "cloze": cloze(claim, slot),
-                     "options": [slot.text, *rivals], "chosen": slot.text if p_own >= best[0] else best[1],
-                     "p_claim": sigmoid(logit(p_own) - logit(best[0]))})
-    return rows
-
-
-async def checks(judge: LLM, claim: str, question: str | None, evidence: Sequence[str],
-                 p_own: float) -> list[dict[str, Any]]:
-    """The slot checks of one claim, asked as :data:`SLOT_CHECK` says (``p_own``: the claim's own P(yes))."""
-    rows = await check(judge, claim, question, evidence) if SLOT_CHECK in ("cloze", "both") else []
-    if SLOT_CHECK in ("contrast", "both"):
-        rows += await contrast(judge, claim, question, evidence, p_own)
     return rows
 
 

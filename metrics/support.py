@@ -1,19 +1,14 @@
 """What a statement's P(supported) is made of, and what it means: the blend of a judge's verdict
 probability with the deterministic evidence, and the final calibration that lets a score carry a
 threshold. Kept apart from :mod:`metrics.judging` (which calls the judge) so that the ``llm=none``
-evidence of :mod:`metrics.offline` is calibrated by the same map without importing the prompts. How a
-verdict's probability is read from a judge's log-probabilities lives here too, so that the slot checks
-(:mod:`metrics.slots`) read it as the sentence judge does.
+evidence of :mod:`metrics.offline` is calibrated by the same map without importing the prompts.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:
-    from ragsweep.metrics.llm.base import Logprobs
+from collections.abc import Sequence
+from typing import Any
 
 #: What :mod:`metrics.guard` puts in place of a sentence addressed to the evaluator (in a context or
 #: an answer). It starts with a capital so that it stays a sentence of its own.
@@ -117,45 +112,3 @@ def slot_penalty(slots: Sequence[dict[str, Any]]) -> float:
         if got:
             total += weight * min(0.0, logit(min(got), eps=1e-3))
     return total
-
-
-def _norm(token: str) -> str:
-    return token.strip().strip('"').strip().lower()
-
-
-def verdict_probability(position: Mapping[str, float], positive: str, negative: str) -> float | None:
-    """P(positive) at one position, renormalised over {positive, negative}; None if neither is listed."""
-    pos = neg = 0.0
-    for token, lp in position.items():
-        t = _norm(token)
-        if t == positive:
-            pos += math.exp(lp)
-        elif t == negative:
-            neg += math.exp(lp)
-    if pos == 0 and neg == 0:
-        return None
-    floor = math.exp(min(position.values()))
-    return (pos or floor) / ((pos or floor) + (neg or floor))
-
-
-def verdict_probabilities(logprobs: Logprobs | None, verdicts: Sequence[str], positive: str = "yes",
-                          negative: str = "no") -> list[float]:
-    """P(positive) for each verdict the judge wrote, in order.
-
-    The positions are found left to right: the next position listing either alternative among its
-    top tokens belongs to the next verdict. Without logprobs, or when a verdict's position cannot
-    be found, the written verdict stands as probability 1 or 0 -- so a scripted judge, or a
-    backend without logprobs, gets the field's exact hard-label formula.
-    """
-    hard = [1.0 if _norm(v) == positive else 0.0 for v in verdicts]
-    if not logprobs:
-        return hard
-    out: list[float] = []
-    i = 0
-    for k in range(len(verdicts)):
-        p = None
-        while i < len(logprobs) and p is None:
-            p = verdict_probability(logprobs[i], positive, negative) if logprobs[i] else None
-            i += 1
-        out.append(hard[k] if p is None else p)
-    return out
