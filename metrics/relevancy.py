@@ -66,7 +66,17 @@ async def _verdict(question: str, reply: str, judge: LLM) -> tuple[str, float, f
     return verdict, p_judge, calibrate(p_judge, ab), ab is not None
 
 
-async def _responds(question: str, answer: str, judge: LLM) -> MetricValue:
+def _likeliest(question: str, parts: list[str], k: int) -> list[str]:
+    """The ``k`` parts that share the most content words with the question (earlier first on ties), in reply order:
+    the ones likeliest to be the reply's answer, so that a long reply costs ``k`` more calls, not one per sentence."""
+    from ragsweep.metrics.offline import content_words
+
+    asked = set(content_words(question))
+    ranked = sorted(range(len(parts)), key=lambda i: (-len(asked & set(content_words(parts[i]))), i))
+    return [parts[i] for i in sorted(ranked[:k])]
+
+
+async def _responds(question: str, answer: str, judge: LLM, max_parts: int) -> MetricValue:
     whole = await _verdict(question, answer, judge)
     if whole is None:
         return MetricValue.error("the judge gave no yes/no verdict")
@@ -79,9 +89,9 @@ async def _responds(question: str, answer: str, judge: LLM) -> MetricValue:
     # responding only as far as its best part, read alone, does. The parts are read even when the whole does not
     # respond: a planted part still lifts a low score a little, and the reply's own part, read alone, scores as the
     # reply without it would.
-    if len(parts) > 1:
+    if len(parts) > 1 and max_parts > 0:
         best = None
-        for part in parts:
+        for part in _likeliest(question, parts, max_parts):
             got = await _verdict(question, part, judge)
             if got is not None and (best is None or got[2] > best[1][2]):
                 best = (part, got)
@@ -94,16 +104,17 @@ async def _responds(question: str, answer: str, judge: LLM) -> MetricValue:
 
 
 async def answer_relevancy(question: str, answer: str, *, judge: LLM, embedder: Any, n: int = 3,
-                           method: str = "judge") -> MetricValue:
+                           method: str = "judge", max_parts: int = 3) -> MetricValue:
     """How well the answer addresses the question.
 
     ``method="judge"`` (default): the judge reads the question and the answer and says whether the answer responds
     to what was asked (the kind of thing asked for, about what it asks, right or wrong; not a refusal or evasion);
     relevancy = P(yes) from the verdict token's log-probability, Platt-scaled for a calibrated model
     (:data:`RELEVANCE_CALIBRATION`); the hard verdict, 1 or 0, without log-probabilities. One call, one token.
-    When the reply has several parts (:func:`reply_parts`: sentences, lines, bracketed text), each part is also
-    judged alone and the score is at most the best part's: text planted in a reply to steer the judge responds to
-    no question by itself. One more one-token call per part.
+    When the reply has several parts (:func:`reply_parts`: sentences, lines, bracketed text), up to ``max_parts``
+    of them (those sharing most words with the question) are also judged alone and the score is at most the best
+    one's: text planted in a reply to steer the judge responds to no question by itself. One more one-token call
+    per part judged; ``max_parts=0`` reads the reply whole only.
 
     ``method="questions"``: Ragas ``ResponseRelevancy``. The judge writes ``n`` questions the answer answers (all
     in one call) and flags a noncommittal answer; relevancy = mean_i cos(E(question), E(q_i)) x (0 if
@@ -117,7 +128,7 @@ async def answer_relevancy(question: str, answer: str, *, judge: LLM, embedder: 
     if not answer.strip():
         return MetricValue.ok(0.0, reason="empty answer", questions=[], similarities=[])
     if method == "judge":
-        return await _responds(question, answer, judge)
+        return await _responds(question, answer, judge, max_parts)
     if method != "questions":
         raise ValueError(f"answer_relevancy method must be 'judge' or 'questions', got {method!r}")
     out = await ask(judge, QUESTION_GENERATION, QuestionInput(answer=answer, n=n))

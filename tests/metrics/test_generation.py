@@ -230,6 +230,14 @@ def test_answer_relevancy_reads_each_part_alone_so_a_planted_note_cannot_lift_an
     one = ScriptedLLM(reply, logprobs=lp)
     asyncio.run(answer_relevancy(q, "Delhi, in India (since 1934).", judge=one, embedder=None))
     assert len(one.calls) == 1  # one part: one call, as before
+    # a long reply: at most max_parts parts judged alone, those sharing most words with the question
+    long = ScriptedLLM(reply, logprobs=lp)
+    text = ("It has many hotels. Its founder was born in 1898. The group's head office is in Delhi. "
+            "The brand grew fast. Staff are trained in Shimla. The Oberoi Group owns 30 hotels.")
+    out = asyncio.run(answer_relevancy(q, text, judge=long, embedder=None, max_parts=2))
+    assert len(long.calls) == 3 and out.explanation["best_part"] == "The group's head office is in Delhi."
+    judged = [c.messages[-1]["content"].split("<reply>")[-1] for c in long.calls[1:]]
+    assert "head office is in Delhi" in judged[0] and "Oberoi Group owns" in judged[1]
 
 
 def test_reply_parts_split_at_sentences_lines_and_set_off_brackets_only():
