@@ -25,7 +25,7 @@ from typing import Any
 from ragsweep.gen.documents import Corpus
 from ragsweep.gen.styles import named_path
 from ragsweep.gen.testset import UNANSWERABLE_KIND, TestSample
-from ragsweep.metrics import LLM, Usage, resolve
+from ragsweep.metrics import LLM, Meter, Usage, resolve
 
 #: Which samples the gate asks the judge about (see the module docstring).
 SCOPES = ("docs", "all")
@@ -55,22 +55,6 @@ def headed_evidence(sample: TestSample, corpus: Corpus) -> tuple[str, ...]:
     return tuple(out)
 
 
-class _Counted:
-    """The judge, counting the calls and tokens one gate check makes (cached replies included)."""
-
-    def __init__(self, inner: LLM) -> None:
-        self.inner, self.calls, self.usage = inner, 0, Usage()
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self.inner, name)
-
-    async def complete(self, messages: Any, schema: Any = None, **kwargs: Any) -> Any:
-        done = await self.inner.complete(messages, schema, **kwargs)
-        self.calls += 1
-        self.usage = self.usage + done.usage
-        return done
-
-
 @dataclass(frozen=True)
 class Support:
     """The judge's verdict on one sample: its faithfulness value (None: undefined), each reference sentence's
@@ -89,16 +73,17 @@ class Support:
 
 
 #: How the question and reference are put to the judge: ``joined`` (the gate's) = one claim, the question and then
-#: the reference, with no question slot; ``answer`` = the reference as the statement and the question in the
-#: prompt's question slot (the judge reads a short statement as the answer to it). On the read tune questions
-#: the joined claim ranked right references above wrong ones more often (benchmarks/results/2026-11-26-docs-s37.md).
+#: the reference, with no question slot, so that a reference is never judged apart from what it answers ("since
+#: 2.0" is true of a notice, not of "why"); ``answer`` = the reference as the statement and the question in the
+#: prompt's question slot (the judge reads a short statement as the answer to it). What each form measured is in
+#: benchmarks/results/2026-11-26-docs-s37.md.
 FORMS = ("answer", "joined")
 
 
 async def evidence_support(judge: LLM, question: str, reference: str, contexts: Sequence[str],
                            form: str = "joined") -> Support:
     """The faithfulness metric's value of ``reference`` as the answer to ``question`` against ``contexts``."""
-    counted = _Counted(judge)
+    counted = Meter(judge)  # what this one check cost, cached replies included
     spec = resolve(["faithfulness"])[0]
     if form == "joined":
         # one sentence, so that the metric's sentence split keeps the question and its answer together

@@ -3,10 +3,12 @@ and DeepEval's statement-level variant."""
 
 from __future__ import annotations
 
+import asyncio
 import re
 from typing import Any
 
 from ragsweep.metrics.judging import verdict_probabilities
+from ragsweep.metrics.offline import content_words
 from ragsweep.metrics.support import calibrate
 from ragsweep.metrics.llm.base import LLM
 from ragsweep.metrics.prompts import (
@@ -69,8 +71,6 @@ async def _verdict(question: str, reply: str, judge: LLM) -> tuple[str, float, f
 def _likeliest(question: str, parts: list[str], k: int) -> list[str]:
     """The ``k`` parts that share the most content words with the question (earlier first on ties), in reply order:
     the ones likeliest to be the reply's answer, so that a long reply costs ``k`` more calls, not one per sentence."""
-    from ragsweep.metrics.offline import content_words
-
     asked = set(content_words(question))
     ranked = sorted(range(len(parts)), key=lambda i: (-len(asked & set(content_words(parts[i]))), i))
     return [parts[i] for i in sorted(ranked[:k])]
@@ -90,9 +90,9 @@ async def _responds(question: str, answer: str, judge: LLM, max_parts: int) -> M
     # respond: a planted part still lifts a low score a little, and the reply's own part, read alone, scores as the
     # reply without it would.
     if len(parts) > 1 and max_parts > 0:
+        chosen = _likeliest(question, parts, max_parts)
         best = None
-        for part in _likeliest(question, parts, max_parts):
-            got = await _verdict(question, part, judge)
+        for part, got in zip(chosen, await asyncio.gather(*(_verdict(question, part, judge) for part in chosen))):
             if got is not None and (best is None or got[2] > best[1][2]):
                 best = (part, got)
         if best is not None:
