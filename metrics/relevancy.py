@@ -25,7 +25,7 @@ from ragsweep.metrics.values import MetricValue
 
 
 #: Platt scaling (a, b) of the answer_relevance verdict's P(yes), per model: sigmoid(a logit(p) + b). A small judge's
-#: yes leans high even for a reply about something else or an evasion (about 0.6 on average), while it ranks them
+#: yes leans high even for a reply about something else or an evasion, while it ranks them
 #: well below replies that respond, so the map moves the 0.5 line to where its verdicts separate. Fitted on the tune
 #: half of ``benchmarks/answer_relevancy.py`` (HotpotQA train questions; that half's evasive templates).
 RELEVANCE_CALIBRATION: dict[str, tuple[float, float]] = {
