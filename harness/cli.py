@@ -59,12 +59,15 @@ APPS: dict[str, tuple[str, str, str]] = {
 
 
 def _message(exc: BaseException) -> str:
-    """The first non-empty message along the exception's cause chain."""
+    """The first non-empty message along the exception's cause chain, its lines joined: Hydra's second line says
+    how to add a key the config lacks ("To append to your config use +metric_options...."), OmegaConf's which key
+    failed (``full_key: n``)."""
     seen: BaseException | None = exc
     while seen is not None:
-        text = str(seen).strip()
-        if text:
-            return text.splitlines()[0]
+        lines = [line.strip() for line in str(seen).splitlines() if line.strip()]
+        if lines:
+            return "".join(line + ("" if i == len(lines) - 1 else " " if line.endswith(".") else "; ")
+                           for i, line in enumerate(lines))
         seen = seen.__cause__ or seen.__context__
     return type(exc).__name__
 

@@ -192,3 +192,17 @@ def test_score_reads_a_file_given_bare_as_other_tools_take_it(tmp_path, ragsweep
     assert done.returncode == 0, done.stderr
     rows = list(csv.DictReader((tmp_path / "scored" / "result.csv").open()))
     assert [r["question"] for r in rows] == ["Who built the bridge?", "When?"]
+
+
+def test_a_key_the_config_lacks_is_refused_with_hydra_s_hint_kept():
+    from hydra.errors import HydraException
+
+    from ragsweep.harness.cli import _message
+    from ragsweep.harness.preflight import check
+
+    # metric_options is an open mapping: a new key needs +/++, and the message must say so, not stop at line one
+    with pytest.raises(HydraException) as err:
+        check("score", "score", ["input=x.csv", "metric_options.answer_relevancy.method=questions"], jobs=False)
+    message = _message(err.value)
+    assert message.startswith("Could not override 'metric_options.answer_relevancy.method'. ")
+    assert "use +metric_options.answer_relevancy.method=questions" in message
