@@ -131,7 +131,8 @@ def _check_ragsweep(words: list[str], where: str, monkeypatch: pytest.MonkeyPatc
     for name in _variables(words):
         monkeypatch.setenv(name, "set-for-the-docs-check")
     for token, module in PLUGINS.items():
-        if any(w.startswith(token) for w in words) and importlib.util.find_spec(module.split(".")[0]) is None:
+        # the plugin's own module: hydra_plugins, their shared namespace, is there whenever any plugin is
+        if any(w.startswith(token) for w in words) and importlib.util.find_spec(module) is None:
             pytest.skip(f"{where}: {' '.join(words)} needs {module} (an extra)")
     args = [re.sub(r"<([\w-]+)>", r"\1", w) for w in words[2:]]  # <stamp>: a placeholder, a word in its place
     for single in _single_runs(args):
