@@ -130,7 +130,7 @@ async def ascore(data: Any, metrics: Sequence[str] | None = None, *, judge: Any 
     specs, limits = plan(where, samples, fields, None if metrics is None else list(metrics),
                          has_judge=judge is not None, thresholds=thresholds or {}, options=options or {})
     if embedder == "default":
-        embedder = embedder_for(specs, lambda: _config("score", ["llm=none"]).embedder)
+        embedder = embedder_for(specs, lambda: _config("score", ["llm=none"]).embedder, options)
     rows, cost = await measure(samples, specs, judge=judge, embedder=embedder, options=options or {},
                                concurrency=concurrency, progress=progress, empty_answers=empty_answers)
     return Scores(samples, specs, rows, limits, seed, table, cost)
@@ -219,7 +219,7 @@ def rescore(dir: str | Path, metrics: Sequence[str], *, judge: Any = None, embed
 
     specs = resolve(list(metrics))
     if embedder == "default":
-        embedder = embedder_for(specs, lambda: _config("rescore").embedder)
+        embedder = embedder_for(specs, lambda: _config("rescore").embedder, options)
     rescore_runs(dir, list(metrics), judge=judge, embedder=embedder, options=options, seed=seed,
                  concurrency=concurrency)
     return board(dir, sort_by, seed=seed)

@@ -137,7 +137,7 @@ def run(cfg: DictConfig) -> tuple[str, dict[str, Path], int, str]:
     judge = build(cfg.llm, "llm") if cfg.llm is not None else None
     try:
         specs = resolve(names)
-        embedder = embedder_for(specs, cfg.embedder)
+        embedder = embedder_for(specs, cfg.embedder, OmegaConf.to_container(cfg.metric_options))
         if judge is not None and any(s.needs_judge for s in specs):
             judge.identity()  # fail fast (exit 2) when the model is missing
         jobs = rescore(cfg.dir, names, judge=judge, embedder=embedder,

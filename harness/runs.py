@@ -16,7 +16,7 @@ from typing import Any
 from ragsweep.gen import build
 from ragsweep.harness.cache import atomic_write
 from ragsweep.harness.records import Cut, RunSample
-from ragsweep.metrics import MetricSpec, MetricValue, ScoredSample, score_samples, scrub_all, summarise
+from ragsweep.metrics import MetricSpec, MetricValue, ScoredSample, metric_kwargs, score_samples, scrub_all, summarise
 
 
 def applicable(specs: Sequence[MetricSpec], runs: Sequence[RunSample]) -> list[MetricSpec]:
@@ -38,7 +38,7 @@ def score_variant(runs: Sequence[RunSample], name: str, cut: Cut, specs: Sequenc
     """
     ok = [r for r in runs if r.status != "error"]
     samples = [r.rag_sample(cut) for r in ok]
-    if embedder is not None and hasattr(embedder, "prime") and any(s.needs_embedder for s in specs):
+    if embedder is not None and hasattr(embedder, "prime") and uses_embedder(specs, options):
         embedder.prime([t for s in samples for t in (s.answer, s.reference) if t])
     scored = asyncio.run(score_samples(samples, list(specs), judge=judge, embedder=embedder, options=options,
                                        variant=name, concurrency=concurrency, progress=False))
@@ -74,9 +74,15 @@ def write_jsonl(path: Path, rows: Sequence[Mapping[str, Any]]) -> None:
     atomic_write(path, write)
 
 
-def embedder_for(specs: Sequence[MetricSpec], config: Any) -> Any:
-    """The embedder the metrics need, built from its config node (or a function that returns it, composed
-    only when needed); None when no metric embeds."""
-    if not any(s.needs_embedder for s in specs):
+def uses_embedder(specs: Sequence[MetricSpec], options: Mapping[str, Any] | None = None) -> bool:
+    """Whether any of ``specs`` embeds with the user's ``options`` (``metric_options``): answer relevancy embeds
+    only with ``method=questions``, so the default judge method loads no embedder."""
+    return any(s.uses_embedder(metric_kwargs(s, options or {})) for s in specs)
+
+
+def embedder_for(specs: Sequence[MetricSpec], config: Any, options: Mapping[str, Any] | None = None) -> Any:
+    """The embedder the metrics need with ``options``, built from its config node (or a function that returns
+    it, composed only when needed); None when no metric embeds."""
+    if not uses_embedder(specs, options):
         return None
     return build(config() if callable(config) else config, "embedder")

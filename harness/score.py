@@ -332,7 +332,7 @@ def run(cfg: DictConfig) -> int:
         return dry_run(samples, specs, options, path, int(cfg.concurrency or 4), judge is not None)
     if judged and judge is not None:
         judge.identity()  # fail fast (exit 2) when the model is missing, before any sample is scored
-    embedder = embedder_for(specs, cfg.embedder)
+    embedder = embedder_for(specs, cfg.embedder, options)
     try:
         scored, cost = asyncio.run(measure(samples, specs, judge=judge, embedder=embedder, options=options,
                                      concurrency=cfg.concurrency, progress=bool(cfg.progress),

@@ -7,11 +7,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from omegaconf import DictConfig
+from omegaconf import DictConfig, OmegaConf
 
 from ragsweep.gen import build
 from ragsweep.harness.pipeline.conversation import query_mode
 from ragsweep.harness.records import Cut
+from ragsweep.harness.runs import uses_embedder
 
 #: The config groups that make up a sweep job's pipeline, each named on the board by its choice.
 GROUPS = ("corpus", "chunker", "embedder", "retrieval", "index")
@@ -33,7 +34,9 @@ def embedder_use(cfg: DictConfig, answerer: Any, specs: list[Any]) -> str | None
     mode = cfg.retrieval.get("mode", "dense") if "retrieval" in cfg else "dense"
     if mode != "bm25":
         return "retrieval"
-    if getattr(answerer, "embedder", None) is not None or any(getattr(s, "needs_embedder", False) for s in specs):
+    node = cfg.metrics.get("options") if "metrics" in cfg else None
+    options = OmegaConf.to_container(node) if node is not None else {}
+    if getattr(answerer, "embedder", None) is not None or uses_embedder(specs, options):  # type: ignore[arg-type]
         return "answers"
     return None
 

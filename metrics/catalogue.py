@@ -80,9 +80,15 @@ async def summary_score(question: str, answer: str, contexts: Sequence[str], ref
     return MetricValue.ok(score, metrics=list(metrics), components=components)
 
 
+def _summary_embeds(options: Mapping[str, Any]) -> bool:
+    """Whether a summary with ``options`` embeds: when one of its components does, with its own options."""
+    table, nested = catalogue(), options.get("options") or {}
+    return any(table[m].uses_embedder(nested.get(m)) for m in options.get("metrics") or () if m in table)
+
+
 SUMMARY = MetricSpec(
     "summary_score", summary_score, ("question", "answer", "contexts", "reference"),
-    needs_judge=True, needs_embedder=True, offline=NEEDS_JUDGE, family="composite",
+    needs_judge=True, needs_embedder=True, offline=NEEDS_JUDGE, family="composite", embeds=_summary_embeds,
     options={"metrics": DEFAULT_SUMMARY, "options": None},
     description="harmonic mean of faithfulness, answer relevancy, context precision and recall")
 

@@ -15,7 +15,7 @@ against each other by numbers, names and words); the others are ``undefined``.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ragsweep.metrics import offline
@@ -212,6 +212,14 @@ async def _graded_correctness(question: str | None, answer: str, reference: str,
     return MetricValue.ok(value, **({"beta": beta} if mode == "f1" else {}), **evidence)
 
 
+def _similarity_weighted(options: Mapping[str, Any]) -> bool:
+    """answer_correctness embeds unless its similarity weight is 0 (a malformed weight is reported by the metric)."""
+    try:
+        return float(list(options.get("weights") or (0, 1))[1]) > 0
+    except (TypeError, ValueError, IndexError):
+        return True
+
+
 async def answer_correctness(answer: str, reference: str, *, judge: LLM, embedder: Any,
                              weights: Sequence[float] = (0.75, 0.25), beta: float = 1.0,
                              threshold: float | None = None, atomicity: str = "low",
@@ -258,6 +266,7 @@ SPECS: tuple[MetricSpec, ...] = (
                         "cosine": False},
                description="claim-level precision/recall/F of the answer against the reference"),
     MetricSpec("answer_correctness", answer_correctness, _A_R, needs_judge=True, needs_embedder=True,
+               embeds=_similarity_weighted,
                value_range=(-1.0, 1.0),  # its cosine part can be negative (with w2 > 0)
                offline=NEEDS_JUDGE, options={"weights": (0.75, 0.25), "beta": 1.0, "threshold": None,
                                              "atomicity": "low", "coverage": "low"},

@@ -400,7 +400,8 @@ SPECS: tuple[MetricSpec, ...] = (
     MetricSpec("hallucination", hallucination, _Q_A_C, needs_judge=True, higher_is_better=False,
                offline=NEEDS_JUDGE, description="share of contexts the answer contradicts"),
     MetricSpec("answer_relevancy", answer_relevancy, ("question", "answer"), needs_judge=True,
-               needs_embedder=True, offline=NEEDS_JUDGE, options={"method": "judge", "n": 3, "max_parts": 3},
+               needs_embedder=True, embeds=lambda o: o.get("method") == "questions",  # the judge method embeds nothing
+               offline=NEEDS_JUDGE, options={"method": "judge", "n": 3, "max_parts": 3},
                value_range=(-1.0, 1.0),
                reads_history=False,  # the last question: a transcript would dilute it (and the embeddings)
                description="P(the answer responds to what the question asks); method=questions: mean cosine "

@@ -126,7 +126,7 @@ async def _run_metric(sample: RagSample, spec: MetricSpec, kwargs: dict[str, Any
         if spec.offline_fn is None:
             return MetricValue.undefined(NO_JUDGE)
         fn, call = spec.offline_fn, _offline_call(spec.offline_fn, sample, spec, kwargs, embedder)
-    elif spec.needs_embedder and embedder is None:
+    elif embedder is None and spec.uses_embedder(kwargs):
         return MetricValue.undefined("needs an embedder")
     else:
         call = {f: sample.get(f) for f in (*spec.inputs, *spec.optional)} | kwargs

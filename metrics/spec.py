@@ -85,6 +85,9 @@ class MetricSpec:
             (faithfulness uses the question when there is one; QAGS summaries have none).
         needs_judge: Takes ``judge=`` (an LLM).
         needs_embedder: Takes ``embedder=``.
+        embeds: With ``needs_embedder``, which of the metric's options make it embed (given its options, after
+            the user's); None: it always does. A metric that embeds only in one method does not load an
+            embedder for the others (:meth:`uses_embedder`).
         higher_is_better: Direction, for leaderboards, comparisons and thresholds.
         value_range: The values the metric can take, for checking thresholds.
         offline: What the metric does with ``llm=none`` ("" when it needs no LLM at all).
@@ -126,6 +129,13 @@ class MetricSpec:
     scores_unanswerable: bool = False
     reads_history: bool = True
     best_reference: bool = False
+    embeds: Callable[[Mapping[str, Any]], bool] | None = None
+
+    def uses_embedder(self, options: Mapping[str, Any] | None = None) -> bool:
+        """Whether the metric embeds with ``options`` (its defaults when None): ``embedder=`` is then required."""
+        if not self.needs_embedder:
+            return False
+        return self.embeds is None or bool(self.embeds({**self.options, **(options or {})}))
 
     def __post_init__(self) -> None:
         unknown = (set(self.inputs) | set(self.optional)) - set(FIELDS)

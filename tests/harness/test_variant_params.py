@@ -14,9 +14,9 @@ from ragsweep.metrics.catalogue import resolve
 CUT = Cut("top_k", 5)
 
 
-def config(retrieval: str):
+def config(retrieval: str, *overrides: str):
     with initialize_config_module(config_module="ragsweep.conf", version_base="1.3"):
-        cfg = compose(config_name="sweep", overrides=[f"retrieval={retrieval}"])
+        cfg = compose(config_name="sweep", overrides=[f"retrieval={retrieval}", *overrides])
     choices = {"corpus": "shipped", "chunker": "recursive", "embedder": "minilm", "retrieval": retrieval,
                "index": "flat", "context": "chunks", "query": "plain", "rerank": "none"}
     return cfg, choices
@@ -53,3 +53,12 @@ def test_bm25_names_the_embedder_its_answers_use_as_answer_embedder(answerer, me
     use = embedder_use(cfg, answerer, resolve(metrics))
     params = variant_params(cfg, choices, CUT, embedder=use)
     assert use == "answers" and params["answer_embedder"] == "minilm" and "embedder" not in params
+
+
+def test_bm25_answer_relevancy_names_an_embedder_only_in_the_method_that_embeds():
+    """The default judge method reads no embedding, so the variant names none; Ragas' generated-questions method
+    compares embeddings, so it does."""
+    cfg, choices = config("bm25")
+    assert embedder_use(cfg, None, resolve(["answer_relevancy", "summary_score"])) is None
+    cfg, choices = config("bm25", "+metrics.options.answer_relevancy.method=questions")
+    assert embedder_use(cfg, None, resolve(["answer_relevancy"])) == "answers"

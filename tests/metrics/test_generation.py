@@ -263,3 +263,27 @@ def test_answer_relevancy_maps_a_calibrated_model_s_p_yes(monkeypatch):
     # sigmoid(3 logit(0.9) - 6): a yes at 0.9 is a lukewarm 0.65 for a judge whose yes leans high
     assert out.value == pytest.approx(1 / (1 + math.exp(-(3.0 * math.log(9) - 6.0))))
     assert out.explanation["p_judge"] == pytest.approx(0.9) and out.explanation["calibrated"] is True
+
+
+def test_answer_relevancy_needs_an_embedder_only_in_the_method_that_embeds():
+    from ragsweep.harness.runs import embedder_for, uses_embedder
+
+    spec = catalogue()["answer_relevancy"]
+    assert not spec.uses_embedder() and spec.uses_embedder({"method": "questions"})
+    correctness = catalogue()["answer_correctness"]
+    assert correctness.uses_embedder() and not correctness.uses_embedder({"weights": [1, 0]})
+    summary = catalogue()["summary_score"]
+    assert not summary.uses_embedder()
+    assert summary.uses_embedder({"options": {"answer_relevancy": {"method": "questions"}}})
+    built = []
+    config = lambda: built.append(1) or "an embedder"  # noqa: E731 - built only when a metric embeds
+    assert embedder_for(resolve(["answer_relevancy", "summary_score"]), config) is None and not built
+    assert uses_embedder(resolve(["answer_relevancy"]), {"answer_relevancy": {"method": "questions"}})
+    lp = [{"{": 0.0}, {'"yes"': math.log(0.9), '"no"': math.log(0.1)}]
+    judge = ScriptedLLM(lambda messages, schema: {"answer": "yes"}, logprobs=lp)
+    sample = RagSample(id="s1", question="Where is the head office?", answer="Delhi")
+    rows = asyncio.run(score_samples([sample], [spec], judge=judge, embedder=None, progress=False))
+    assert rows[0].result.status == "ok" and rows[0].result.value == pytest.approx(0.9)
+    rows = asyncio.run(score_samples([sample], [spec], judge=judge, embedder=None, progress=False,
+                                     options={"answer_relevancy": {"method": "questions"}}))
+    assert rows[0].result.status == "undefined" and "embedder" in rows[0].result.explanation["reason"]
