@@ -92,7 +92,14 @@ class Chunker:
         return chunks
 
 
+def _whole_numbers(**values: Any) -> None:
+    for key, value in values.items():
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise InputError(f"chunker.{key} must be a whole number, got {value!r}")
+
+
 def _check_size(size: int, overlap: int) -> None:
+    _whole_numbers(size=size, overlap=overlap)
     if size <= 0:
         raise InputError(f"chunker.size must be positive, got {size}")
     if not 0 <= overlap < size:
@@ -139,6 +146,7 @@ class SentenceChunker(Chunker):
     name = "sentence"
 
     def __init__(self, size: int = 512, overlap: int = 1) -> None:
+        _whole_numbers(size=size, overlap=overlap)
         if size <= 0 or overlap < 0:
             raise InputError(f"sentence chunker needs size > 0 and overlap >= 0, got {size}, {overlap}")
         self.size, self.overlap = size, overlap

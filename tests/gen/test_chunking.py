@@ -83,6 +83,11 @@ def test_bad_parameters_are_input_errors():
         TokenChunker(0, 0)
     with pytest.raises(InputError):
         WholeDocument().chunk([Document("e", "   ")])
+    # a value from the command line that is not a number names the key, not a TypeError inside the chunker
+    with pytest.raises(InputError, match=r"chunker.size must be a whole number, got 'x'"):
+        SentenceChunker("x")  # type: ignore[arg-type]
+    with pytest.raises(InputError, match=r"chunker.overlap must be a whole number, got 1.5"):
+        RecursiveChunker(100, 1.5)  # type: ignore[arg-type]
 
 
 def test_params_distinguish_cache_keys():
