@@ -90,7 +90,8 @@ def auc(pos: list[float], neg: list[float]) -> float:
     return sum(pairs) / len(pairs) if pairs else float("nan")
 
 
-async def run(rows: list[dict[str, Any]], method: str, judge: Any, embedder: Any) -> dict[str, Any]:
+async def run(rows: list[dict[str, Any]], method: str, judge: Any, embedder: Any,
+              dump: list[dict[str, Any]] | None = None) -> dict[str, Any]:
     from ragsweep.metrics.errors import JudgeError
     from ragsweep.metrics.llm import Meter
     from ragsweep.metrics.relevancy import answer_relevancy
@@ -104,6 +105,9 @@ async def run(rows: list[dict[str, Any]], method: str, judge: Any, embedder: Any
         except JudgeError:  # a reply that is no valid JSON even after the repair: `ragsweep score` records an error
             got = None
         errors += got is None or got.value is None
+        if dump is not None:
+            dump.append({**r, "method": method, "value": None if got is None else got.value,
+                         "explanation": None if got is None else got.explanation})
         # an error scores 0 here, so a recipe cannot look better by failing
         scores.append(got.value if got is not None and got.value is not None else 0.0)
     seconds = time.perf_counter() - started
@@ -131,6 +135,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", default=None, help="also write the table to this markdown file")
     ap.add_argument("--injections", action="store_true", help="also score each non-responding answer with a note "
                     "to the grader planted in it (the half's injection families)")
+    ap.add_argument("--dump", default=None, help="write every row's score and explanation to this JSON-lines file")
     ap.add_argument("extra", nargs="*", help="llm.threads=1 (the only override read)")
     args = ap.parse_args(argv)
     threads = next((int(e.split("=", 1)[1]) for e in args.extra if e.startswith("llm.threads=")), 2)
@@ -144,7 +149,10 @@ def main(argv: list[str] | None = None) -> int:
     cache.mkdir(parents=True, exist_ok=True)
     judge = CachedLLM(LocalLLM("qwen2.5-coder-1.5b-instruct-q4_k_m", n_threads=threads), cache / "llm.sqlite")
     embedder = OnnxMiniLM()
-    got = [asyncio.run(run(rows, m, judge, embedder)) for m in args.methods]
+    dump: list[dict[str, Any]] = []
+    got = [asyncio.run(run(rows, m, judge, embedder, dump)) for m in args.methods]
+    if args.dump:
+        Path(args.dump).write_text("".join(json.dumps(d, ensure_ascii=False) + "\n" for d in dump), encoding="utf-8")
     lines = [f"split {args.split} ({'tune' if args.split == 'train' else 'report'}), {args.n} questions x 4 answers, "
              f"seed {args.seed}, {threads} llama.cpp thread(s)", "",
              "| method | errors | ROC-AUC | " + " | ".join(f"{k}: mean / >= 0.5" for k in KINDS)
