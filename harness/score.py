@@ -94,6 +94,14 @@ NEEDS = {"citations": (*ALIASES["answer"], "citations")}
 DEFAULT_JUDGED = ("faithfulness", "answer_relevancy", "context_precision", "context_recall")
 
 
+def _test_set_hint(fields: Mapping[str, str]) -> str:
+    """What to do with a test set (questions and references, no answers) given to ``score``."""
+    if "question" not in fields or "answer" in fields or not {"reference", "reference_contexts"} & set(fields):
+        return ""
+    return ("; it looks like a test set (questions and references, no answers): answer it with your application "
+            "(ragsweep run testset=FILE target=...) or sweep retrievers over it (ragsweep sweep testset=FILE)")
+
+
 def choose_metrics(path: Path, names: list[str] | None, fields: dict[str, str], has_judge: bool,
                    unanswerable: bool = False) -> list[MetricSpec]:
     """The requested metrics (each checked against the columns), or every metric the file supports
@@ -109,7 +117,7 @@ def choose_metrics(path: Path, names: list[str] | None, fields: dict[str, str], 
                  and (unanswerable or not s.scores_unanswerable)]
         if not specs:
             raise InputError(f"{path}: no metric can be scored from columns {', '.join(fields) or 'none'} "
-                             f"(known fields: {', '.join(FIELDS)})")
+                             f"(known fields: {', '.join(FIELDS)}){_test_set_hint(fields)}")
         return specs
     specs = resolve(names)
     missing = [(s.name, f) for s in specs for f in s.inputs if f not in fields]
@@ -119,7 +127,8 @@ def choose_metrics(path: Path, names: list[str] | None, fields: dict[str, str], 
         if columns is None:  # retrieved spans, gold evidence, qrels: what a ragsweep run records
             raise InputError(f"{path}: metric {name} needs {field!r}, which a ragsweep run records and a results "
                              "file does not hold; score it with ragsweep run or rescore")
-        raise InputError(f"{path}: no column {' or '.join(columns)}, which metric {name} needs")
+        hint = _test_set_hint(fields) if field == "answer" else ""
+        raise InputError(f"{path}: no column {' or '.join(columns)}, which metric {name} needs{hint}")
     return specs
 
 
@@ -343,6 +352,9 @@ def run(cfg: DictConfig) -> int:
                 part.close()
     summary = summary_rows(scored, specs, thresholds, seed=int(cfg.seed))
     code, lines = outcome(scored, specs, summary)
+    if code == EXIT_NOT_SCORED and "answer" in fields and not any((s.answer or "").strip() for s in samples):
+        lines.append(f"the answer column {fields['answer']!r} is empty in every row: if {path.name} is a test set, "
+                     "answer it with your application first (ragsweep run testset=FILE target=...)")
     folder, problem = save(out, lambda into, final: write_outputs(into, samples, table, specs, scored, summary,
                                                                   config_yaml(cfg, out=str(final)), cost),
                            claim=claim, command="score")

@@ -78,6 +78,10 @@ def _read_json(path: Path) -> Table:
         value, label = [dict(zip(value, items)) for items in zip(*value.values())], "row"
     else:
         label = "item"
+    if isinstance(value, dict) and {"queries", "corpus", "relevant_docs"} <= set(value):
+        raise InputError(f"{path}: a LlamaIndex EmbeddingQAFinetuneDataset (queries, corpus, relevant_docs) is a "
+                         "retrieval test set with no answers to score: sweep retrievers over it (ragsweep sweep "
+                         "testset=FILE) or answer it with your application (ragsweep run testset=FILE target=...)")
     if not isinstance(value, list):
         raise InputError(f"{path}: expected a JSON list of rows, an object {{\"examples\": [...]}} or an object "
                          f"of column lists, got {type(value).__name__}")

@@ -307,7 +307,8 @@ def summary_rows(scored: Sequence[ScoredSample], specs: Sequence[MetricSpec],
 
 def not_scored(scored: Sequence[ScoredSample], specs: Sequence[MetricSpec]) -> str:
     """Why the run measured nothing ("" when it did): every judged score the judge was asked for is
-    an ``error`` (an unreachable or failing judge), or every score of the run is."""
+    an ``error`` (an unreachable or failing judge), or every score of the run is, or every answer is empty
+    and nothing else was scored."""
     judged = {s.name for s in specs if s.needs_judge}
     asked = [r for r in scored if r.metric in judged and r.result.status != "undefined"
              and not r.result.explanation.get("empty_answer")]
@@ -315,6 +316,11 @@ def not_scored(scored: Sequence[ScoredSample], specs: Sequence[MetricSpec]) -> s
         return f"every judged score is an error ({len(asked)} of {len(asked)}; reasons in explanations.jsonl)"
     if scored and all(r.result.status == "error" for r in scored):
         return f"every score is an error ({len(scored)}; reasons in explanations.jsonl)"
+    if scored and any(r.result.explanation.get("empty_answer") for r in scored) and all(
+            r.result.explanation.get("empty_answer") or r.result.status != "ok" for r in scored):
+        # A file whose answers are all blank is, as a rule, a test set (goldens with an empty
+        # actual_output column) rather than a system that said nothing: its zeros would pass for a score.
+        return "every answer is empty, and no metric that does not read the answer scored a row"
     return ""
 
 

@@ -255,6 +255,35 @@ def test_empty_answers_fail_the_gate_and_are_counted(tmp_path, score):
     assert (summary["mean"], summary["n_ok"], summary["n_undefined"], summary["n_empty"]) == ("1.0", "2", "2", "2")
 
 
+def test_a_test_set_given_to_score_is_not_scored_as_zeros_and_says_what_to_do(tmp_path, score):
+    """Goldens with an empty answer column (DeepEval's actual_output) are a test set, not a system that said
+    nothing: exit 3 naming the column, not a board of zeros with exit 0. A test set with no answer column and
+    LlamaIndex's retrieval data set say what to do with them."""
+    goldens = [("Capital of France?", "", "Paris"), ("Who wrote Hamlet?", " ", "Shakespeare")]
+    with (tmp_path / "goldens.csv").open("w", newline="") as fh:
+        w = csv.writer(fh)
+        w.writerow(["input", "actual_output", "expected_output"])
+        w.writerows(goldens)
+    proc = score("input=goldens.csv", "metrics=[rouge_l,token_f1]", "out=out", cwd=tmp_path)
+    assert proc.returncode == 3, proc.stdout + proc.stderr
+    assert "could not score: every answer is empty" in proc.stderr
+    assert "the answer column 'actual_output' is empty in every row" in proc.stderr
+    assert "ragsweep run testset=FILE" in proc.stderr
+    # one answer given: the empty ones are the system's failures, scored with no credit as before
+    write_rows(tmp_path / "some.csv", [("Capital of France?", "Paris", "Paris"), ("Who wrote Hamlet?", "", "S")])
+    assert score("input=some.csv", "metrics=[rouge_l]", "out=some", cwd=tmp_path).returncode == 0
+    with (tmp_path / "ragas.csv").open("w", newline="") as fh:
+        csv.writer(fh).writerows([["user_input", "reference"], ["Capital of France?", "Paris"]])
+    proc = score("input=ragas.csv", "out=r", "llm=none", cwd=tmp_path)
+    assert proc.returncode == 2 and "it looks like a test set" in proc.stderr, proc.stderr
+    proc = score("input=ragas.csv", "metrics=[rouge_l]", "out=r", cwd=tmp_path)
+    assert proc.returncode == 2 and "no column answer" in proc.stderr and "ragsweep sweep testset=FILE" in proc.stderr
+    (tmp_path / "qa.json").write_text(json.dumps({"queries": {"q1": "Capital?"}, "corpus": {"n1": "Paris is."},
+                                                  "relevant_docs": {"q1": ["n1"]}, "mode": "text"}))
+    proc = score("input=qa.json", "out=q", "llm=none", cwd=tmp_path)
+    assert proc.returncode == 2 and "EmbeddingQAFinetuneDataset" in proc.stderr, proc.stderr
+
+
 @pytest.mark.parametrize("args, message", [
     (["empty_answers=zero"], "empty_answers must be one of fail, exclude, got 'zero'"),
     (["++thresholds.rouge_l=1.5"], "threshold for rouge_l is 1.5, outside the metric's range [0, 1]"),

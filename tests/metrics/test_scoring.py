@@ -174,6 +174,22 @@ def test_blank_and_missing_answers_score_no_credit_or_are_excluded():
     assert summary["rouge_l"]["passed"] is True and summary["rouge_l"]["mean"] == 1.0
 
 
+def test_a_run_whose_every_answer_is_empty_measured_nothing_unless_another_metric_scored():
+    from ragsweep.metrics.scoring import not_scored
+
+    blank = [RagSample("a", answer="", reference="Paris", contexts=("Paris",), reference_contexts=("Paris",)),
+             RagSample("b", answer=" ", reference="Rome", contexts=("Rome",), reference_contexts=("Rome",))]
+    for policy in ("fail", "exclude"):
+        rows = asyncio.run(score_samples(blank, [LEX["rouge_l"]], empty_answers=policy, progress=False))
+        assert "every answer is empty" in not_scored(rows, [LEX["rouge_l"]])
+    specs = [LEX["rouge_l"], LEX["non_llm_context_recall"]]  # the contexts were still measured
+    rows = asyncio.run(score_samples(blank, specs, empty_answers="fail", progress=False))
+    assert not_scored(rows, specs) == ""
+    rows = asyncio.run(score_samples([*blank, RagSample("c", answer="Paris", reference="Paris")], [LEX["rouge_l"]],
+                                     empty_answers="fail", progress=False))
+    assert not_scored(rows, [LEX["rouge_l"]]) == ""
+
+
 def test_empty_answers_is_fail_or_exclude_and_metrics_without_the_answer_have_no_count():
     with pytest.raises(InputError, match="empty_answers must be one of fail, exclude"):
         run([LEX["rouge_l"]], empty_answers="zero")
