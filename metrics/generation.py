@@ -37,7 +37,7 @@ from __future__ import annotations
 
 import asyncio
 import unicodedata
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ragsweep.metrics import offline
@@ -386,6 +386,11 @@ def offline_faithfulness(question: str, answer: str, contexts: Sequence[str], *,
     return offline.faithfulness(question, answer, contexts, embedder=embedder, check=with_units)
 
 
+def _questions_method(options: Mapping[str, Any]) -> bool:
+    """Answer relevancy embeds only in Ragas' generated-questions method; the judge method reads no embedding."""
+    return options.get("method") == "questions"
+
+
 _Q_A_C = ("question", "answer", "contexts")
 _Q_C_R = ("question", "contexts", "reference")
 
@@ -400,7 +405,7 @@ SPECS: tuple[MetricSpec, ...] = (
     MetricSpec("hallucination", hallucination, _Q_A_C, needs_judge=True, higher_is_better=False,
                offline=NEEDS_JUDGE, description="share of contexts the answer contradicts"),
     MetricSpec("answer_relevancy", answer_relevancy, ("question", "answer"), needs_judge=True,
-               needs_embedder=True, embeds=lambda o: o.get("method") == "questions",  # the judge method embeds nothing
+               needs_embedder=True, embeds=_questions_method,
                offline=NEEDS_JUDGE, options={"method": "judge", "n": 3, "max_parts": 3},
                value_range=(-1.0, 1.0),
                reads_history=False,  # the last question: a transcript would dilute it (and the embeddings)
