@@ -110,58 +110,22 @@ def shape(slot: Slot) -> str:
     return "year" if re.fullmatch(r"1\d{3}|2[01]\d{2}", slot.text) else "number"
 
 
-#: Words on each side of a value that say what role it plays ("province of ___ to", "led by ___ at").
-ROLE_WINDOW = 3
-_ROLE_WORD = re.compile(r"\d[\d,]*(?:\.\d+)?|[^\W\d_][\w'\-]*")
-_ARTICLES = frozenset({"the", "a", "an"})
-
-
-def _around(text: str, start: int, end: int) -> tuple[frozenset[str], frozenset[str]]:
-    """The keys of the :data:`ROLE_WINDOW` words before and after ``text[start:end]`` (articles left out)."""
-    def keys(part: str) -> list[str]:
-        return [offline._key(w) for w in _ROLE_WORD.findall(part) if w.lower() not in _ARTICLES]
-    return frozenset(keys(text[:start])[-ROLE_WINDOW:]), frozenset(keys(text[end:])[:ROLE_WINDOW])
-
-
-def role_fit(blank: tuple[frozenset[str], frozenset[str]], text: str, value: Slot) -> int:
-    """How many words ``value`` shares, where it stands in ``text``, with the claim's blank: its words
-    before with the blank's words before, its words after with the blank's after ("ceded Kosmere to ___"
-    and "the province of Kosmere to Heithath and" share "Kosmere" and "to" before)."""
-    left, right = _around(text, value.start, value.end)
-    return len(left & blank[0]) + len(right & blank[1])
-
-
 def options_for(slot: Slot, evidence: Sequence[str], claim: str = "") -> list[str] | None:
     """The distinct values of ``slot``'s shape in the evidence, when the question is open (the claim's
     value among them and another beside it); else None. A value the rest of the claim already states
-    is no option for its blank ("___ succeeded Besset Vourkwae" is not filled by Besset Vourkwae).
-
-    Names are typed by role: numbers carry their kind in their form, names do not, and a blank offered
-    a province, a treaty and the claim's own subject when it asks for a kingdom invites the judge to a
-    wrong pick. Beside the claim's own value, a name stays an option only when it stands in the evidence
-    among words as like the blank's as any value's (:func:`role_fit`, its best occurrence). The value
-    the evidence really puts in the blank's place is that best fit, so a swapped claim keeps its rival;
-    when no value shares a word with the blank's surroundings, the role says nothing and all stay."""
+    is no option for its blank ("___ succeeded Besset Vourkwae" is not filled by Besset Vourkwae)."""
     others_in_claim = [v.key for v in values(claim) if (v.start, v.end) != (slot.start, slot.end)]
-    blank = _around(claim, slot.start, slot.end)
     seen: list[Slot] = []
-    fit: dict[str, int] = {}
     for sentence in evidence:
         for v in values(sentence):
-            if shape(v) != shape(slot):
+            if shape(v) != shape(slot) or any(_same(v.key, s.key) for s in seen):
                 continue
             if not _same(v.key, slot.key) and any(_same(v.key, k) for k in others_in_claim):
                 continue
-            first = next((s for s in seen if _same(v.key, s.key)), None)
-            if first is None:
-                seen.append(first := v)
-            fit[first.key] = max(fit.get(first.key, 0), role_fit(blank, sentence, v))
-    mine = next((s for s in seen if _same(slot.key, s.key)), None)
-    if slot.kind == "name" and claim and max(fit.values(), default=0) > 0:
-        best = max(fit.values())
-        seen = [s for s in seen if s is mine or fit[s.key] == best]
-    if mine is None or len(seen) < 2:
+            seen.append(v)
+    if not any(_same(slot.key, s.key) for s in seen) or len(seen) < 2:
         return None
+    mine = next(s for s in seen if _same(slot.key, s.key))
     others = [s for s in seen if s is not mine][: len(SLOT_LETTERS) - 2]
     joined = " ".join(evidence)  # options in the order the evidence gives them
     return sorted([mine.text, *(s.text for s in others)], key=lambda t: joined.find(t) % (len(joined) + 1))

@@ -110,13 +110,8 @@ def test_slot_options_are_values_of_the_blank_s_shape_and_never_one_the_claim_st
     claim = "Ardel Vost succeeded Besset Vourk as mayor of Breimholm in 1797."
     found = {slots.cloze(claim, s): slots.options_for(s, evidence, claim)
              for s in slots.slots_to_check(claim, "Whom did Ardel Vost succeed?")}
-    assert found["Ardel Vost succeeded Besset Vourk as mayor of Breimholm in ___."] == ["1797", "1933"]
-    # Only the claim's own value stands where "succeeded ___" stands (after "succeeding"): nothing to ask.
-    assert found["Ardel Vost succeeded ___ as mayor of Breimholm in 1797."] is None
-    swapped = "Ardel Vost succeeded Veska Vuln as mayor of Breimholm in 1797."
-    found = {slots.cloze(swapped, s): slots.options_for(s, evidence, swapped)
-             for s in slots.slots_to_check(swapped, "Whom did Ardel Vost succeed?")}
     assert found["Ardel Vost succeeded ___ as mayor of Breimholm in 1797."] == ["Besset Vourk", "Veska Vuln"]
+    assert found["Ardel Vost succeeded Besset Vourk as mayor of Breimholm in ___."] == ["1797", "1933"]
     votes = "Ardel Vost won 5,961 votes."
     (slot,) = [s for s in slots.slots_to_check(votes, None) if s.kind == "number"]
     assert slots.options_for(slot, evidence, votes) == ["5,961", "1,354"]  # no year among them
