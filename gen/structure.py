@@ -192,8 +192,9 @@ def following(doc: Document, last: Unit) -> tuple[Unit, ...]:
 def with_following(corpus: Corpus, stream: Iterator[Candidate]) -> Iterator[Candidate]:
     """The ``single_hop`` candidates of ``stream`` on pages with a layout shown with what follows their text
     (:func:`following`), after it and not required: the writer may answer from it, and a reference that needs it
-    takes it into its evidence (:func:`gen.drafts._widen_evidence`). A code answer's candidate passes as it is
-    (its answer is its block), and so does every other."""
+    takes it into its evidence (:func:`gen.drafts._widen_evidence`). What follows that leads on in its turn
+    (:func:`gen.style_checks.leads_on`) comes with what it leads into, or is left out. A code answer's candidate
+    passes as it is (its answer is its block), and so does every other."""
     for cand in stream:
         last = max(cand.shown, key=lambda u: u.end) if cand.shown else None
         doc = corpus.get(last.doc_id) if last is not None and last.doc_id in corpus else None
@@ -201,8 +202,12 @@ def with_following(corpus: Corpus, stream: Iterator[Candidate]) -> Iterator[Cand
                 or last is None or len(cand.doc_ids) != 1):
             yield cand
             continue
-        extra = tuple(u for u in following(doc, last)
-                      if not any(u.start < s.end and s.start < u.end for s in cand.shown))
+        extra = following(doc, last)
+        if extra and leads_on(extra[-1].text):
+            # what follows announces in its turn ("Split the test by phase:"): shown with what it announces, or
+            # not at all (an announcement alone is what a writer answers with)
+            extra = (*extra, *after) if (after := following(doc, extra[-1])) else extra[:-1]
+        extra = tuple(u for u in extra if not any(u.start < s.end and s.start < u.end for s in cand.shown))
         yield replace(cand, shown=(*cand.shown, *extra)) if extra else cand
 
 

@@ -119,6 +119,10 @@ def test_corpus_product_sets_it_and_front_matter_comes_first(two, tmp_path):
     assert [mapped.get(i).metadata.get(PRODUCT) for i in ("quillmark/index.md", "tesselate/guide.md", "index.md")] \
         == ["Quill Mark", "Tess", None]
     assert names("How do I open a quill-mark shell?", "Quill Mark")
+    inked = products(read_folder(two, product={"quillmark": "Inkwell", "tesselate": "Tess"}))
+    # the folder its pages sit in (the package's name) names the product too
+    assert inked.missing("How do I open a shell in quillmark?", ["quillmark/index.md"]) == []
+    assert inked.missing("How do I open a shell in tesselate?", ["quillmark/index.md"]) == ["Inkwell"]
     paged = read_folder(two, product={"index.md": "Toolbox", "quillmark": "Quillmark"})  # a page, a folder
     assert [paged.get(i).metadata.get(PRODUCT) for i in ("index.md", "quillmark/index.md", "tesselate/guide.md")] \
         == ["Toolbox", "Quillmark", None]
