@@ -21,6 +21,7 @@ from ragsweep.gen.documents import Corpus, Document
 from ragsweep.gen.layout import Block
 from ragsweep.gen.style_checks import allowed, leads_on, role_at
 from ragsweep.gen.units import MAX_CHARS, Unit
+from ragsweep.metrics.lexicon import QUESTION_STOP
 
 #: A list shown whole after its lead-in (:func:`list_evidence`) has at most this many items and characters;
 #: a longer one shows the one item alone.
@@ -212,13 +213,15 @@ def with_following(corpus: Corpus, stream: Iterator[Candidate]) -> Iterator[Cand
 
 
 def _words(text: str) -> list[str]:
-    return re.findall(r"[a-z0-9]+", text.lower())
+    """The content words of ``text`` (lower case; "in", "the" and the like left out)."""
+    return [w for w in re.findall(r"[a-z0-9]+", text.lower()) if w not in QUESTION_STOP]
 
 
 def unnamed_row(cand: Candidate, question: str) -> bool:
     """Whether ``question``, of a candidate whose one required unit is a table row (``option`` style: the header
-    row and one body row, :func:`gen.styles._table_rows`), leaves out the row's key, its first cell that holds
-    words: "What secrets are required?" of the ``GALAXY_TOKEN`` row asks what the table answers whole."""
+    row and one body row, :func:`gen.styles._table_rows`), leaves out a content word of the row's key, its first
+    cell that holds any: "What secrets are required?" of the ``GALAXY_TOKEN`` row asks what the table answers
+    whole; "... host iteration and ad-hoc modules?" names the row "Host iteration / ad-hoc modules in pytest"."""
     if cand.style != "option" or len(cand.required) != 1 or len(cand.shown) < 2:
         return False
     row = cand.shown[cand.required[0]]

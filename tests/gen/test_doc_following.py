@@ -86,6 +86,11 @@ def test_a_table_row_has_nothing_after_it_and_a_row_question_must_name_its_row(t
     assert unnamed_row(row, "What secrets are required to publish a collection with Harbourlink?")
     assert not unnamed_row(row, "What is the GALAXY_TOKEN secret for in Harbourlink?")
     assert not unnamed_row(row, "What is the galaxy token secret for?")  # its words, as a user types them
+    # the key's content words, not its function words: "in the galaxy" is named by "galaxy"
+    keyed = Candidate("single_hop", (row.shown[0], Unit(doc.id, 0, 0, "Tokens in the galaxy | publish", -1)), (1,),
+                      style="option")
+    assert not unnamed_row(keyed, "Which galaxy tokens publish a collection?")
+    assert unnamed_row(keyed, "Which tokens publish a collection?")
     plain = Candidate("single_hop", row.shown, (1,), style="fact")
     assert not unnamed_row(plain, "What secrets are required?")  # only an option row is checked
 
