@@ -213,8 +213,8 @@ def with_following(corpus: Corpus, stream: Iterator[Candidate]) -> Iterator[Cand
 
 
 def _words(text: str) -> list[str]:
-    """The content words of ``text`` (lower case; "in", "the" and the like left out)."""
-    return [w for w in re.findall(r"[a-z0-9]+", text.lower()) if w not in QUESTION_STOP]
+    """The words of ``text``, lower case."""
+    return re.findall(r"[a-z0-9]+", text.lower())
 
 
 def unnamed_row(cand: Candidate, question: str) -> bool:
@@ -230,5 +230,7 @@ def unnamed_row(cand: Candidate, question: str) -> bool:
     cells = [c for c in (_words(cell) for cell in row.text.strip().strip("|").split("|")) if c]
     if not cells:
         return False
+    # its content words ("in", "the" left out), or the key itself when it is one of those (a channel named "a")
+    key = [w for w in cells[0] if w not in QUESTION_STOP] or cells[0]
     asked = set(_words(question))
-    return not all(w in asked for w in cells[0])
+    return not all(w in asked for w in key)

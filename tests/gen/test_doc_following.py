@@ -91,6 +91,10 @@ def test_a_table_row_has_nothing_after_it_and_a_row_question_must_name_its_row(t
                       style="option")
     assert not unnamed_row(keyed, "Which galaxy tokens publish a collection?")
     assert unnamed_row(keyed, "Which tokens publish a collection?")
+    # a key that is a function word is asked as it is: the row of channel "a" in a table of channels
+    channel = Candidate("single_hop", (row.shown[0], Unit(doc.id, 0, 0, "a | [-40, 40]", -1)), (1,), style="option")
+    assert not unnamed_row(channel, "What is the range of the 'a' channel in Harbourlink?")
+    assert unnamed_row(channel, "What is the range of the channel in Harbourlink?")
     plain = Candidate("single_hop", row.shown, (1,), style="fact")
     assert not unnamed_row(plain, "What secrets are required?")  # only an option row is checked
 
