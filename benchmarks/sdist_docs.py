@@ -24,7 +24,8 @@ none of the three earlier lists; it was read
 (2026-11-26-doc-heldout4-read.md) and is tune data too. ``--set heldout5`` is a fifth list, pinned the same way, in
 none of the four earlier lists; it was read (2026-11-26-doc-heldout5-read.md) and is tune data too. ``--set heldout6``
 is a sixth list, pinned the same way, in none of the five earlier lists, each package's sdist file list checked for
-Markdown ``docs/`` pages before pinning.
+Markdown ``docs/`` pages before pinning; it was read (2026-11-26-doc-heldout6-read.md) and is tune data too.
+``--set heldout7`` is a seventh list, pinned the same way, in none of the six earlier lists.
 
 Write it outside the repository (its pages are the packages' authors', under their licences); the lead reads
 its questions, nobody else.
@@ -163,8 +164,25 @@ PACKAGES6 = {
     "schemathesis": "4.32.5",
     "fastapi-pagination": "0.16.1",
 }
+#: The seventh held-out list (issue #34, session 38): pinned and committed before any page of it was built or read.
+#: None installed in the project's venv (``pip list``), none in the six lists above; versions are the registry's
+#: newest at pinning. Each was chosen after its sdist's file list (names only, nothing opened) showed Markdown
+#: pages under ``docs/`` (thirty-two sdists listed; the twenty-one with none, and python-dotenv, which the venv
+#: installs, are left out).
+PACKAGES7 = {
+    "ansible-dev-tools": "26.10.0",
+    "mkdocs-rss-plugin": "1.19.0",
+    "bunnet": "1.3.0",
+    "aria2p": "0.12.3",
+    "dependenpy": "3.3.4",
+    "mkdocs-llmstxt": "0.5.1",
+    "griffe-inherited-docstrings": "1.1.4",
+    "mkdocstrings-shell": "1.0.5",
+    "installer": "1.1.0",
+    "setuptools-rust": "1.13.0",
+}
 SETS = {"heldout": PACKAGES, "heldout2": PACKAGES2, "heldout3": PACKAGES3, "heldout4": PACKAGES4,
-        "heldout5": PACKAGES5, "heldout6": PACKAGES6}
+        "heldout5": PACKAGES5, "heldout6": PACKAGES6, "heldout7": PACKAGES7}
 #: File names (without extension, lower case) of pages that are not documentation of how to use the package.
 NOT_DOCS = ("changelog", "changes", "history", "license", "licence", "code_of_conduct", "contributing",
             "security", "authors", "contributors")

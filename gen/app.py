@@ -350,8 +350,8 @@ def run(cfg: DictConfig, run_dir: Path) -> dict[str, Any]:
         print(line)
     if (made := extra.get("products", {})).get("several"):
         print(f"products: {len(made['pages'])} ({', '.join(f'{k} {v}' for k, v in made['pages'].items())} pages); "
-              f"of the questions on one, {made['named']} name it, {made['named_by_identifier']} an identifier of "
-              f"its own only, {made['added']} had it added (gates.product={made['mode']})")
+              f"of the questions on one, {made['named']} name it, {made['added']} had it added "
+              f"({made['named_by_identifier']} of them an identifier of its own only; gates.product={made['mode']})")
     print(rep.checks_line())
     print(rep.time_line() + _load_line(extra))
     print(rep.overlap_line())

@@ -19,6 +19,7 @@ from ragsweep.gen.gates import GateConfig, check_sample
 from ragsweep.gen.grounding import claims_pointed
 from ragsweep.gen.products import PRODUCT, Products, products, with_product
 from ragsweep.gen.report import Report
+from ragsweep.gen.structure import unnamed_row
 from ragsweep.gen.style_checks import pointer_target
 from ragsweep.gen.styles import named_path
 from ragsweep.gen.supported import headed_evidence, in_scope
@@ -172,6 +173,10 @@ class Gating:
                                                    "product": self.products.of(cand.doc_ids)}, cand.kind)
             return None
         draft = named
+        if unnamed_row(cand, draft.question):
+            self.report.reject("unnamed_row", {"candidate": cand.key, "question": draft.question,
+                                               "reference": draft.reference}, cand.kind)
+            return None
         unanswerable = cand.kind == UNANSWERABLE_KIND
         if unanswerable:  # whatever the writer said: no evidence, and the one reference
             draft = replace(draft, reference=UNANSWERABLE, evidence=())

@@ -33,7 +33,7 @@ from ragsweep.gen.report import Report
 from ragsweep.gen.reword import RewordConfig, reword_passed
 from ragsweep.gen.roundtrip import round_trip
 from ragsweep.gen.schedule import Schedule, kind_quotas
-from ragsweep.gen.structure import structured
+from ragsweep.gen.structure import structured, with_following
 from ragsweep.gen.supported import evidence_support
 from ragsweep.gen.styles import cue_counts, interleave, requested, style_candidates
 from ragsweep.gen.testset import UNANSWERABLE_KIND, TestSample
@@ -165,6 +165,8 @@ def _streams(corpus: Corpus, writer: Writer, cfg: GenConfig, mix: Sequence[tuple
         whole = getattr(writer, "shows_items", False)
         plain["single_hop"] = interleave([structured(corpus, plain["single_hop"], whole),
                                           *(style_candidates(corpus, units, s, cfg.seed) for s in writes)])
+        if whole:  # a writer of questions from several sentences is shown what follows its text (the answer may)
+            plain["single_hop"] = with_following(corpus, plain["single_hop"])
     return {k: (c for c in stream if c.key not in cfg.known_candidates) for k, stream in plain.items()}
 
 

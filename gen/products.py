@@ -16,9 +16,12 @@ shows it (:func:`with_products`):
 The name is spelled as its pages spell it most often in their prose ("Hatch", not the folder's "hatch").
 
 On a corpus of several products a question must say which one it asks about (:meth:`Products.missing`): it
-names the product (a word that starts with its name: "blackd" names Black) or a name only that product's pages
-hold (an identifier such as ``ConsoleRenderer`` or ``exception_formatter`` found in no other product's pages;
-plain words are not such names, since any product's docs may be the only ones to use a common word).
+names the product (a word that starts with its name: "blackd" names Black) or the folder its pages sit in (the
+package's name, "fastapi-pagination"). A name only that product's pages hold (an identifier such as
+``ConsoleRenderer`` found in no other product's pages) does not do: the gate knows the folder holds it once, a
+reader of ten products' docs does not ("How do I run example-based tests with --phases=examples?" names no
+product to them). The index keeps those names (:attr:`Products.unique`); the report counts the questions that
+name only one (``named_by_identifier``) among those that had their product added.
 """
 
 from __future__ import annotations
@@ -181,6 +184,7 @@ class Products:
     of_doc: dict[str, str] = field(default_factory=dict)
     unique: dict[str, frozenset[str]] = field(default_factory=dict)
     pages: dict[str, int] = field(default_factory=dict)
+    folders: dict[str, frozenset[str]] = field(default_factory=dict)  # product -> the top folders of its pages
 
     @property
     def several(self) -> bool:
@@ -192,8 +196,12 @@ class Products:
         return list(dict.fromkeys(p for d in doc_ids if (p := self.of_doc.get(d))))
 
     def named(self, question: str, product: str) -> bool:
-        """Whether ``question`` names ``product`` or a name only its pages hold."""
-        return names(question, product) or bool(identifiers(question) & self.unique.get(product, frozenset()))
+        """Whether ``question`` names ``product``, or the folder its pages sit in (module docstring)."""
+        return names(question, product) or any(names(question, f) for f in self.folders.get(product, ()))
+
+    def by_identifier(self, question: str, product: str) -> bool:
+        """Whether ``question`` holds a name only ``product``'s pages hold (which does not name it to a reader)."""
+        return bool(identifiers(question) & self.unique.get(product, frozenset()))
 
     def missing(self, question: str, doc_ids: Iterable[str]) -> list[str]:
         """The products of ``doc_ids`` that ``question`` does not name (:meth:`named`); none on a corpus of one
@@ -210,6 +218,10 @@ def products(corpus: Corpus) -> Products:
     pages = Counter(of_doc.values())
     if len(pages) < 2:
         return Products(of_doc, {}, dict(pages))
+    folders: dict[str, set[str]] = {}
+    for doc_id, p in of_doc.items():
+        if _top(doc_id):
+            folders.setdefault(p, set()).add(_top(doc_id))
     holders: dict[str, set[str]] = {}
     for d in corpus.documents:
         if d.id in of_doc:
@@ -219,13 +231,15 @@ def products(corpus: Corpus) -> Products:
     for name, owners in holders.items():
         if len(owners) == 1:
             unique[next(iter(owners))].add(name)
-    return Products(of_doc, {p: frozenset(v) for p, v in unique.items()}, dict(sorted(pages.items())))
+    return Products(of_doc, {p: frozenset(v) for p, v in unique.items()}, dict(sorted(pages.items())),
+                    {p: frozenset(v) for p, v in folders.items()})
 
 
 def summary(index: Products, samples: Sequence[Any], mode: str) -> dict[str, Any]:
     """What a generation report says of the products: pages per product, and of the accepted questions how many
-    each product got, how many name their product as written (``named``: the name itself; ``named_by_identifier``:
-    only a name unique to its pages) and how many had it added (``added``, ``gates.product=repair``)."""
+    each product got, how many name their product as written (``named``: its name or its folder's), how many had
+    it added (``added``, ``gates.product=repair``) and, of those, how many held only a name unique to its pages
+    (``named_by_identifier``: a question the gate once counted as naming its product)."""
     if not index.pages:
         return {}
     out: dict[str, Any] = {"pages": index.pages, "several": index.several, "mode": mode}
@@ -241,9 +255,8 @@ def summary(index: Products, samples: Sequence[Any], mode: str) -> dict[str, Any
         by.update(prods)
         if s.provenance.get("product_added"):
             added += 1
-        elif all(names(s.question, p) for p in prods):
-            named += 1
+            by_identifier += all(index.by_identifier(s.question, p) for p in prods)
         elif all(index.named(s.question, p) for p in prods):
-            by_identifier += 1
+            named += 1
     return {**out, "accepted": dict(sorted(by.items())), "named": named, "named_by_identifier": by_identifier,
             "added": added}

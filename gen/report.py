@@ -38,8 +38,10 @@ REASONS: dict[str, str] = {
                           "another name in the sentence",
     "follow_up_self_contained": "follow_up: the second turn names its subject, or has no pronoun or ellipsis that "
                                 "refers to the first turn, so it needs no history (gen.followup)",
-    "unnamed_product": "a corpus of several products: the question names neither the product it asks about nor a "
-                       "name only that product's pages hold (gates.product=refuse; gen.products)",
+    "unnamed_product": "a corpus of several products: the question names neither the product it asks about nor "
+                       "its folder (gates.product=refuse; gen.products)",
+    "unnamed_row": "a question of one table row that does not name the row (its first cell): it asks what the whole "
+                   "table answers (gen.structure.unnamed_row)",
     "duplicate_text": "the question equals an accepted one after normalisation",
     "duplicate_embedding": "the question is a near-duplicate of an accepted one (embedding cosine)",
     "high_overlap": "the question shares more of its content words with its evidence documents than gates.max_overlap",

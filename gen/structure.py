@@ -1,10 +1,17 @@
 """Evidence that follows a docs page's structure (issue #34): a list item is one unit, a list behind the sentence
 that leads into it is shown whole, and a plain question is not drawn from an example's remark. Used by the
 documentation styles (:mod:`gen.styles`) and, through :func:`structured`, by the plain ``single_hop`` stream of a
-docs run."""
+docs run.
+
+Two rules read where a candidate's text stands, not how it is worded. What a page says right after a candidate's
+text is shown too (:func:`with_following`): a page announces and then gives ("Different types can be used." ->
+the types; an error's message -> its reason; a warning -> the fix), and a writer shown only the announcement
+answers with it. And a question of one table row names that row (:func:`unnamed_row`): "What secrets are
+required?" of one row of a table of secrets asks for the table."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from dataclasses import replace
 
@@ -14,11 +21,17 @@ from ragsweep.gen.documents import Corpus, Document
 from ragsweep.gen.layout import Block
 from ragsweep.gen.style_checks import allowed, leads_on, role_at
 from ragsweep.gen.units import MAX_CHARS, Unit
+from ragsweep.metrics.lexicon import QUESTION_STOP
 
 #: A list shown whole after its lead-in (:func:`list_evidence`) has at most this many items and characters;
 #: a longer one shows the one item alone.
 _MAX_LIST_ITEMS = 10
 _MAX_LIST_CHARS = 1600
+#: What follows a candidate's text (:func:`following`) is shown when it is at most this long: a code block, a
+#: table, a list's items (at most :data:`_MAX_FOLLOWING_ITEMS`). A longer one is not shown (a part of a list
+#: would be read as all of it).
+_MAX_FOLLOWING_CHARS = 1200
+_MAX_FOLLOWING_ITEMS = 6
 
 
 def block_unit(doc: Document, block: Block) -> Unit:
@@ -123,3 +136,101 @@ def list_items(doc: Document, shown: tuple[Unit, ...]) -> tuple[int, ...]:
     spans = {(b.start, b.end) for b in doc.layout.blocks if b.kind == "list_item"}
     found = tuple(i for i, u in enumerate(shown) if (u.start, u.end) in spans)
     return found if len(found) >= 2 and found[0] > 0 else ()
+
+
+def _first_sentence(doc: Document, start: int, end: int) -> tuple[Unit, ...]:
+    """The first sentence of ``doc.text[start:end]`` as a unit (none when it is longer than a unit may be)."""
+    text = doc.text[start:end]
+    spans = sentence_spans(text)
+    if not spans:
+        return ()
+    s, e = spans[0]
+    return (Unit(doc.id, start + s, start + e, text[s:e], -1),) if e - s <= MAX_CHARS else ()
+
+
+def _item_run(doc: Document, blocks: list[Block], first: Block) -> tuple[Unit, ...]:
+    """The items of the list that ``first`` opens (nested items inside theirs), when there are at most
+    :data:`_MAX_FOLLOWING_ITEMS` and :data:`_MAX_FOLLOWING_CHARS` characters of them; else none."""
+    run = [first]
+    for b in blocks:
+        if b.start < run[-1].end:
+            continue  # before the run's last item, or nested in it
+        if b.kind != "list_item" or doc.text[run[-1].end:b.start].strip():
+            break
+        run.append(b)
+    if len(run) > _MAX_FOLLOWING_ITEMS or run[-1].end - run[0].start > _MAX_FOLLOWING_CHARS:
+        return ()
+    return tuple(block_unit(doc, b) for b in run)
+
+
+def following(doc: Document, last: Unit) -> tuple[Unit, ...]:
+    """What a reader meets right after ``last`` on its page: the next sentence of its paragraph (list item,
+    admonition); when ``last`` ends its block, the next block of the page (a list: its items; a code block or a
+    table: whole; a paragraph: whole when short, else its first sentence), never past a heading. Nothing after
+    a table row or a code line (the rest of its block is not about it), nor what is too long to show."""
+    assert doc.layout is not None
+    blocks = sorted((b for b in doc.layout.blocks if b.kind != "include"), key=lambda b: (b.start, b.start - b.end))
+    hosts = [b for b in blocks if b.kind != "heading" and b.start <= last.start < b.end]
+    if not hosts:
+        return ()
+    host = min(hosts, key=lambda b: b.end - b.start)
+    if doc.text[last.end:host.end].strip():
+        if host.kind in ("paragraph", "list_item", "admonition"):
+            return _first_sentence(doc, last.end, host.end)
+        return ()
+    nxt = next((b for b in blocks if b.start >= max(last.end, host.end)), None)
+    if nxt is None or nxt.kind == "heading":
+        return ()
+    if nxt.kind == "list_item":
+        return _item_run(doc, blocks, nxt)
+    if nxt.kind in ("code", "table", "html"):
+        return (block_unit(doc, nxt),) if nxt.end - nxt.start <= _MAX_FOLLOWING_CHARS else ()
+    if nxt.end - nxt.start <= MAX_CHARS:
+        return (block_unit(doc, nxt),)
+    return _first_sentence(doc, nxt.start, nxt.end)
+
+
+def with_following(corpus: Corpus, stream: Iterator[Candidate]) -> Iterator[Candidate]:
+    """The ``single_hop`` candidates of ``stream`` on pages with a layout shown with what follows their text
+    (:func:`following`), after it and not required: the writer may answer from it, and a reference that needs it
+    takes it into its evidence (:func:`gen.drafts._widen_evidence`). What follows that leads on in its turn
+    (:func:`gen.style_checks.leads_on`) comes with what it leads into, or is left out. A code answer's candidate
+    passes as it is (its answer is its block), and so does every other."""
+    for cand in stream:
+        last = max(cand.shown, key=lambda u: u.end) if cand.shown else None
+        doc = corpus.get(last.doc_id) if last is not None and last.doc_id in corpus else None
+        if (cand.kind != "single_hop" or cand.style == "code_answer" or doc is None or doc.layout is None
+                or last is None or len(cand.doc_ids) != 1):
+            yield cand
+            continue
+        extra = following(doc, last)
+        if extra and leads_on(extra[-1].text):
+            # what follows announces in its turn ("Split the test by phase:"): shown with what it announces, or
+            # not at all (an announcement alone is what a writer answers with)
+            extra = (*extra, *after) if (after := following(doc, extra[-1])) else extra[:-1]
+        extra = tuple(u for u in extra if not any(u.start < s.end and s.start < u.end for s in cand.shown))
+        yield replace(cand, shown=(*cand.shown, *extra)) if extra else cand
+
+
+def _words(text: str) -> list[str]:
+    """The words of ``text``, lower case."""
+    return re.findall(r"[a-z0-9]+", text.lower())
+
+
+def unnamed_row(cand: Candidate, question: str) -> bool:
+    """Whether ``question``, of a candidate whose one required unit is a table row (``option`` style: the header
+    row and one body row, :func:`gen.styles._table_rows`), leaves out a content word of the row's key, its first
+    cell that holds any: "What secrets are required?" of the ``GALAXY_TOKEN`` row asks what the table answers
+    whole; "... host iteration and ad-hoc modules?" names the row "Host iteration / ad-hoc modules in pytest"."""
+    if cand.style != "option" or len(cand.required) != 1 or len(cand.shown) < 2:
+        return False
+    row = cand.shown[cand.required[0]]
+    if row.index != -1 or " | " not in row.text or "\n" in row.text.strip():
+        return False
+    cells = [c for c in (_words(cell) for cell in row.text.strip().strip("|").split("|")) if c]
+    if not cells:
+        return False
+    # its content words ("in", "the" left out), or the key itself when it is one of those (a channel named "a")
+    key = [w for w in cells[0] if w not in QUESTION_STOP] or cells[0]
+    asked = set(_words(question))
+    return not all(w in asked for w in key)

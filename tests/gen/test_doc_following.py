@@ -1,0 +1,148 @@
+"""What follows a candidate's text on a docs page is shown to the writer (gen.structure.following, with_following),
+and a question of one table row names its row (gen.structure.unnamed_row): the answer of an announcing sentence
+is in the next one, and a row is not its table."""
+
+from __future__ import annotations
+
+import json
+
+from ragsweep.gen.candidates import Candidate
+from ragsweep.gen.documents import read_folder
+from ragsweep.gen.gates import GateConfig
+from ragsweep.gen.generate import GenConfig, generate
+from ragsweep.gen.structure import following, unnamed_row, with_following
+from ragsweep.gen.styles import block_sentences, section_candidates
+from ragsweep.gen.units import Unit, document_units
+from ragsweep.gen.writer import LLMWriter
+from ragsweep.metrics.llm import ScriptedLLM
+
+PAGE = """# Loading with Harbourlink
+
+Harbourlink 2.1 can combine three relationship loaders with one paging query when it reads the moorings table.
+The loaders it accepts are joinedload, subqueryload and selectinload, each passed by name.
+
+A paging query raises PageOverflowError when the page number passes the last page of the moorings table.
+
+The client reads its settings from these places:
+
+- the harbour.toml file beside the project
+- the HARBOUR_URL environment variable
+
+Start a session on the quay with the client object that Harbourlink returns:
+
+```python
+session = harbourlink.connect("quay")
+```
+
+## Secrets
+
+The release workflow of Harbourlink reads two secrets from the repository settings before it publishes anything,
+and it stops with a clear message when one of them is missing from the settings page of the repository.
+
+| secret | what it is for |
+| --- | --- |
+| GALAXY_TOKEN | publishes the collection to the galaxy server |
+| QUAY_PASSWORD | pushes the built image to the quay registry |
+"""
+
+
+def _doc(tmp_path, pages=None):
+    folder = tmp_path / "d"
+    for name, text in (pages or {"harbour.md": PAGE}).items():
+        (folder / name).parent.mkdir(parents=True, exist_ok=True)
+        (folder / name).write_text(text, encoding="utf-8")
+    return read_folder(folder)
+
+
+def _sentence(doc, opening: str) -> Unit:
+    return next(u for u in block_sentences(doc) if u.text.startswith(opening))
+
+
+def test_what_follows_is_the_next_sentence_the_list_or_the_block_and_never_past_a_heading(tmp_path):
+    doc = _doc(tmp_path).get("harbour.md")
+    nxt = following(doc, _sentence(doc, "Harbourlink 2.1"))
+    assert [u.text for u in nxt] == ["The loaders it accepts are joinedload, subqueryload and selectinload, each "
+                                     "passed by name."]
+    # the paragraph ends: the next block, a paragraph shown whole
+    assert [u.text for u in following(doc, _sentence(doc, "The loaders it accepts"))] == \
+        [doc.text[doc.text.index("A paging query"):doc.text.index("moorings table.\n\nThe client") + 15]]
+    items = following(doc, _sentence(doc, "The client reads"))  # a list: every item of it
+    assert [u.text.lstrip("- ") for u in items] == ["the harbour.toml file beside the project",
+                                                    "the HARBOUR_URL environment variable"]
+    block = following(doc, _sentence(doc, "Start a session"))
+    assert len(block) == 1 and 'harbourlink.connect("quay")' in block[0].text
+    assert following(doc, Unit(doc.id, block[0].start, block[0].end, block[0].text, -1)) == ()  # a heading next
+    for u in (*nxt, *items, *block):
+        assert doc.text[u.start:u.end] == u.text
+
+
+def test_a_table_row_has_nothing_after_it_and_a_row_question_must_name_its_row(tmp_path):
+    doc = _doc(tmp_path).get("harbour.md")
+    rows = [c for c in section_candidates(doc, document_units(doc), "option") if "GALAXY_TOKEN" in c.shown[-1].text]
+    assert rows and rows[0].required == (1,)
+    row = rows[0]
+    assert following(doc, row.shown[1]) == ()  # the next row is another row's, not this one's context
+    assert list(with_following(_doc(tmp_path), iter([row]))) == [row]
+    assert unnamed_row(row, "What secrets are required to publish a collection with Harbourlink?")
+    assert not unnamed_row(row, "What is the GALAXY_TOKEN secret for in Harbourlink?")
+    assert not unnamed_row(row, "What is the galaxy token secret for?")  # its words, as a user types them
+    # the key's content words, not its function words: "in the galaxy" is named by "galaxy"
+    keyed = Candidate("single_hop", (row.shown[0], Unit(doc.id, 0, 0, "Tokens in the galaxy | publish", -1)), (1,),
+                      style="option")
+    assert not unnamed_row(keyed, "Which galaxy tokens publish a collection?")
+    assert unnamed_row(keyed, "Which tokens publish a collection?")
+    # a key that is a function word is asked as it is: the row of channel "a" in a table of channels
+    channel = Candidate("single_hop", (row.shown[0], Unit(doc.id, 0, 0, "a | [-40, 40]", -1)), (1,), style="option")
+    assert not unnamed_row(channel, "What is the range of the 'a' channel in Harbourlink?")
+    assert unnamed_row(channel, "What is the range of the channel in Harbourlink?")
+    plain = Candidate("single_hop", row.shown, (1,), style="fact")
+    assert not unnamed_row(plain, "What secrets are required?")  # only an option row is checked
+
+
+def test_with_following_appends_what_follows_not_required_and_leaves_code_answers(tmp_path):
+    corpus = _doc(tmp_path)
+    doc = corpus.get("harbour.md")
+    announce = _sentence(doc, "Harbourlink 2.1")
+    cand = Candidate("single_hop", (announce,), (0,))
+    got = next(with_following(corpus, iter([cand])))
+    assert got.shown[0] == announce and got.required == (0,) and got.shown[1].text.startswith("The loaders")
+    code = Candidate("single_hop", (announce,), (0,), style="code_answer")
+    assert next(with_following(corpus, iter([code]))) is code
+    # what follows leads on in its turn: shown with its list
+    paging = _sentence(doc, "A paging query")
+    led = next(with_following(corpus, iter([Candidate("single_hop", (paging,), (0,))]))).shown
+    assert [u.text[:22] for u in led] == ["A paging query raises ", "The client reads its s", "- the harbour.toml fil",
+                                         "- the HARBOUR_URL envi"]
+    # a unit already shown is not shown twice
+    both = Candidate("single_hop", (announce, got.shown[1]), (0,))
+    assert next(with_following(corpus, iter([both]))).shown[:2] == both.shown
+
+
+def _answers_from_the_last_sentence(messages, schema):
+    data = json.loads(messages[-1]["content"])
+    sentences = data["sentences"]
+    if "question" in data:  # the round trip: the answer the evidence gives
+        return {"answer": "joinedload, subqueryload and selectinload"}
+    last = sentences[-1]
+    if "joinedload" in last:
+        return {"question": "Which relationship loaders can Harbourlink combine with a paging query?",
+                "answer": "joinedload, subqueryload and selectinload", "used": [1]}
+    return {"question": "What does the Harbourlink client do with the harbour settings file?",
+            "answer": "it reads its settings from it", "used": [len(sentences)]}
+
+
+def test_the_writer_sees_the_sentence_after_an_announcement_and_the_evidence_takes_it(tmp_path):
+    """The scripted writer answers from the sentence after the announcing one and marks only the announcement
+    as used (as the 1.5B did): the evidence widens to hold the answer, so the sample is accepted with both."""
+    corpus = _doc(tmp_path)
+    llm = ScriptedLLM(_answers_from_the_last_sentence)
+    result = generate(corpus, LLMWriter(llm), GenConfig(n=8, styles=("docs",), kinds=(("single_hop", 1.0),),
+                                                        gates=GateConfig(specific=False, roundtrip=False)))
+    shown = [json.loads(c.messages[-1]["content"])["sentences"] for c in llm.calls]
+    assert any(len(s) == 2 and s[0].startswith("Harbourlink 2.1") and s[1].startswith("The loaders")
+               for s in shown)
+    loaders = [s for s in result.samples if "joinedload" in s.reference]
+    assert loaders, result.report.rejected
+    texts = [corpus.get(e.doc_id).text[e.start:e.end] for e in loaders[0].evidence]
+    assert any(t.startswith("The loaders it accepts") for t in texts)
+    assert loaders[0].provenance.get("evidence_widened") == 1
