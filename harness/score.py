@@ -49,6 +49,7 @@ from ragsweep.harness.outputs import check_writable, config_yaml, named_by_clock
 from ragsweep.harness.runs import embedder_for
 from ragsweep.harness.score_citations import asks_for_citations, with_citations
 from ragsweep.harness.score_tables import (  # noqa: F401 - the reading side, imported from here by callers
+    ANSWER_IT,
     Table,
     conversation_cell,
     field_columns,
@@ -98,8 +99,7 @@ def _test_set_hint(fields: Mapping[str, str]) -> str:
     """What to do with a test set (questions and references, no answers) given to ``score``."""
     if "question" not in fields or "answer" in fields or not {"reference", "reference_contexts"} & set(fields):
         return ""
-    return ("; it looks like a test set (questions and references, no answers): answer it with your application "
-            "(ragsweep run testset=FILE target=...) or sweep retrievers over it (ragsweep sweep testset=FILE)")
+    return f"; it looks like a test set (questions and references, no answers): {ANSWER_IT}"
 
 
 def choose_metrics(path: Path, names: list[str] | None, fields: dict[str, str], has_judge: bool,
@@ -354,7 +354,7 @@ def run(cfg: DictConfig) -> int:
     code, lines = outcome(scored, specs, summary)
     if code == EXIT_NOT_SCORED and "answer" in fields and not any((s.answer or "").strip() for s in samples):
         lines.append(f"the answer column {fields['answer']!r} is empty in every row: if {path.name} is a test set, "
-                     "answer it with your application first (ragsweep run testset=FILE target=...)")
+                     f"{ANSWER_IT}")
     folder, problem = save(out, lambda into, final: write_outputs(into, samples, table, specs, scored, summary,
                                                                   config_yaml(cfg, out=str(final)), cost),
                            claim=claim, command="score")

@@ -41,6 +41,11 @@ from ragsweep.gen import (
 )
 from ragsweep.metrics import FIELDS, InputError, RagSample, role, split
 
+#: What to do with a test set (questions and references, no answers) handed to ``score``; every message
+#: that recognises one ends with it, so the advice reads the same wherever it is given.
+ANSWER_IT = ("answer it with your application (ragsweep run testset=FILE target=...) or sweep retrievers over it "
+             "(ragsweep sweep testset=FILE)")
+
 Table = tuple[list[str], list[dict[str, Any]], list[str]]
 """``(columns, rows, row labels for messages)``."""
 
@@ -80,8 +85,7 @@ def _read_json(path: Path) -> Table:
         label = "item"
     if isinstance(value, dict) and {"queries", "corpus", "relevant_docs"} <= set(value):
         raise InputError(f"{path}: a LlamaIndex EmbeddingQAFinetuneDataset (queries, corpus, relevant_docs) is a "
-                         "retrieval test set with no answers to score: sweep retrievers over it (ragsweep sweep "
-                         "testset=FILE) or answer it with your application (ragsweep run testset=FILE target=...)")
+                         f"retrieval test set with no answers to score: {ANSWER_IT}")
     if not isinstance(value, list):
         raise InputError(f"{path}: expected a JSON list of rows, an object {{\"examples\": [...]}} or an object "
                          f"of column lists, got {type(value).__name__}")
