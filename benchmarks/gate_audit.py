@@ -18,6 +18,8 @@ the first that rejects as the generator does:
     python benchmarks/gate_audit.py                               # the table (about 2 minutes)
     python benchmarks/gate_audit.py --examples 8                  # + up to 8 alone-rejections per family
     python benchmarks/gate_audit.py --replay /path/to/cache       # + 1.5B candidates from an LLM cache
+    python benchmarks/gate_audit.py --replay CACHE --replay-beir ../shared/data/scifact:dev --n-replay 150 \
+        --replay-set reword.bias=-5 kinds.unanswerable=0   # an earlier validity.py run, replayed as it ran
     python benchmarks/gate_audit.py --ablate copy names_nothing   # + validity tau with each family off (slow)
 
 HotpotQA's people's questions are two-paragraph questions (bridge or comparison) that HaluEval does not
@@ -228,6 +230,10 @@ class ReplayOnly:
 
     def __init__(self, real: Any) -> None:
         self.real = real
+        # The run's writer chose its calls by what the model can do (bias words, stop a reply while it is
+        # written): the replay must claim the same, or it asks other calls than the cache holds.
+        self.word_bias = bool(getattr(real, "word_bias", False))
+        self.streams = bool(getattr(real, "streams", False))
 
     @property
     def model_id(self) -> str:
@@ -242,7 +248,7 @@ class ReplayOnly:
 
 def replayed(cache: Path, model: str = "local") -> Any:
     """The packaged model ``model`` answering only from the LLM cache ``cache/llm.sqlite`` (read from a copy)."""
-    import shutil
+    import sqlite3
     import tempfile
 
     import ragsweep
@@ -252,7 +258,10 @@ def replayed(cache: Path, model: str = "local") -> Any:
     while hasattr(real, "inner"):  # the factory wraps the model in its own cache
         real = real.inner
     copy = Path(tempfile.mkdtemp(prefix="gate-audit-")) / "llm.sqlite"
-    shutil.copy(cache / "llm.sqlite", copy)
+    # sqlite's backup reads the write-ahead log too: a plain file copy of a cache another process is still
+    # writing misses every row not yet checkpointed into the main file.
+    with sqlite3.connect(cache / "llm.sqlite") as src, sqlite3.connect(copy) as dst:
+        src.backup(dst)
     return CachedLLM(ReplayOnly(real), copy)
 
 
@@ -323,6 +332,11 @@ def main() -> None:
                     help="LLM cache folders (llm.sqlite) of earlier runs of the packaged 1.5B on the shipped corpus, "
                          "seed --seed, n --n-replay: its candidates are replayed, never written anew")
     ap.add_argument("--n-replay", type=int, default=10)
+    ap.add_argument("--replay-beir", metavar="FOLDER[:SPLIT]",
+                    help="the replayed run's corpus, a BEIR folder (default: the shipped corpus)")
+    ap.add_argument("--replay-set", nargs="*", default=None, metavar="KEY=VALUE",
+                    help="the replayed run's gen overrides; given, the run is replayed with its own gates "
+                         "(embedding gate and round trip on, as it ran) instead of with both off")
     ap.add_argument("--examples", type=int, default=0, help="print up to this many rejections per family and set")
     ap.add_argument("--ablate", nargs="*", default=[], metavar="FAMILY",
                     help="also run validity.py (hotpot, rule writer) with each of these families off")
@@ -339,16 +353,33 @@ def main() -> None:
                  record_candidates("rule writer, hotpot", read_beir(DATA / "hotpot", split="dev"), args.n_hotpot,
                                    args.seed, kinds={"unanswerable": 0}, **quiet)]
     for cache in args.replay:
-        generated.append(record_candidates(f"1.5B replayed ({cache.name})", read_shipped(), args.n_replay, args.seed,
-                                           llm=replayed(cache), gates={"embed": False, "roundtrip": False},
-                                           progress=False))
-        generated[-1] = _written(generated[-1])
+        generated.append(_written(replay_run(cache, args)))
     print("\n".join(table(humans, generated)))
     if args.examples:
         print("\n".join(examples(humans, generated, args.examples)))
     if args.ablate:
         print("\n| family off | corpus | variants | metric | writer | n human / synth | Kendall τ | τ_AP | ... |")
         print("\n".join(ablate(args.ablate, args.ablate_n, args.testsets)))
+
+
+def replay_run(cache: Path, args: argparse.Namespace) -> Generated:
+    """The candidates of the run whose LLM cache is ``cache``, replayed: by default a shipped-corpus run with the
+    embedding gate and round trip off; with ``--replay-set``, the run exactly as it ran (its corpus, seed, n and
+    overrides), so that every write and round trip hits the cache and the candidates are the run's own."""
+    from omegaconf import OmegaConf
+
+    from ragsweep.gen.documents import read_beir, read_shipped
+
+    corpus, name = read_shipped(), cache.name
+    if args.replay_beir:
+        folder, _, split = args.replay_beir.partition(":")
+        corpus, name = read_beir(Path(folder), split=split or "test"), f"{Path(folder).name}, {cache.name}"
+    if args.replay_set is None:
+        settings: dict = {"gates": {"embed": False, "roundtrip": False}}
+    else:
+        settings = OmegaConf.to_container(OmegaConf.from_dotlist(args.replay_set))  # type: ignore[assignment]
+    return record_candidates(f"1.5B replayed ({name})", corpus, args.n_replay, args.seed, llm=replayed(cache),
+                             progress=False, **settings)
 
 
 def _written(g: Generated) -> Generated:
