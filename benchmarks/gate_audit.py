@@ -243,7 +243,9 @@ class ReplayOnly:
         return self.real.identity()
 
     async def complete(self, *args: Any, **kwargs: Any) -> Any:
-        raise RuntimeError("not in the replayed cache")
+        from ragsweep.metrics import JudgeError
+
+        raise JudgeError("not in the replayed cache")
 
 
 def replayed(cache: Path, model: str = "local") -> Any:
