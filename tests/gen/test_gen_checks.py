@@ -472,16 +472,28 @@ def test_an_unresolved_pronoun_subject_is_rejected_before_the_round_trip():
     assert check_sample(earth, corpus, GateConfig()) == "unresolved_subject"
 
 
-@pytest.mark.parametrize("question, ok", [
-    ("What team did he play for before joining the Atlanta Thrashers?", False),
-    ("In which year was it founded?", False),
-    ("Which film did Tom Dey direct before he moved to Los Angeles?", True),
-    ("Who completed more books in their lifetime, Anne Frank or John Kennedy Toole?", True),
+@pytest.mark.parametrize("question", [
+    "What is ping, and why is it important?",          # people write pronouns for what they just named,
+    "Is it possible to extract a model's training data?",  # ... and as a dummy subject
+    "Which film did Tom Dey direct before he moved to Los Angeles?",
 ])
-def test_a_pronoun_the_question_never_names_is_not_self_contained(question, ok):
-    from ragsweep.gen.gates import self_contained
+def test_a_pronoun_alone_does_not_make_a_question_unreadable(question):
+    """The pronoun family ("did he", "was it" before any capitalised name) caught no generated question in
+    1,300 audited and rejected 11 of people's (benchmarks/gate_audit.py): removed."""
+    from ragsweep.gen.gates import FAMILIES, self_contained
 
-    assert self_contained(question, GateConfig()) is ok
+    assert "unnamed_pronoun" not in FAMILIES
+    assert self_contained(question, GateConfig()) is True
+
+
+def test_a_pronoun_question_that_another_document_also_fits_is_unspecific():
+    """What the pronoun family was for is left to the corpus check, which reads no wording."""
+    from ragsweep.gen.absence import CorpusWords, unspecific
+    from ragsweep.gen.documents import Corpus, Document
+
+    corpus = Corpus([Document("a", "The guild was founded in the year 1802."),
+                     Document("b", "The mill was founded in the year 1911.")], "mem")
+    assert unspecific("In which year was it founded?", {"a"}, CorpusWords(corpus)) == "b"
 
 
 @pytest.mark.parametrize("question, nameless", [
@@ -495,6 +507,10 @@ def test_a_pronoun_the_question_never_names_is_not_self_contained(question, ok):
     ("Which engine powers most cars?", False),                  # no definite "the": a general question
     ("Obesity increases the risk of the disease.", False),       # a claim, not a question
     ("Where did Ada Morrow record the album?", False),          # named after the wh-word
+    ("What is the name of the relief vessel?", True),
+    ("What is the significance of the pathway?", True),
+    # described in lower case, as scientific text names things: left to the corpus check (gates.specific)
+    ("What is the effect of chronic variable stress on hematopoietic stem cells?", False),
 ])
 def test_a_question_that_names_nothing_is_not_self_contained(question, nameless):
     from ragsweep.gen.gates import names_nothing, self_contained
