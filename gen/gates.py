@@ -308,11 +308,13 @@ def question_reason(question: str, cfg: GateConfig) -> str | None:
 
 # The opening of a writer's reply, up to the end of its question's string: {"question": "...",
 _QUESTION_FIELD = re.compile(r'\s*\{\s*"question"\s*:\s*"((?:[^"\\]|\\.)*)"')
+# ... or, laid out as lines (metrics.llm.lines), up to the end of its question's line: question: ...\n
+_QUESTION_LINE = re.compile(r"\s*question[ \t]*:[ \t]?([^\n]*)\n", re.IGNORECASE)
 
 
 class QuestionStop:
     """A :class:`~metrics.llm.base.StopRule` for a writer whose reply opens with its question
-    (``{"question": "...", "answer": ...}``): it ends the reply as soon as the question's string is closed and
+    (``{"question": "...", "answer": ...}``, or its ``question: ...`` line): it ends the reply as soon as the question's string is closed and
     :func:`question_reason` rejects it, so the model does not write the answer of a question the gates will
     throw away. What the gates decide is unchanged: the stopped draft meets the same gates and is rejected
     under the same reason."""
@@ -326,7 +328,9 @@ class QuestionStop:
 
     @staticmethod
     def question(text: str) -> str | None:
-        """The question of a reply whose question string is closed (``text`` may stop anywhere after it)."""
+        """The question of a reply whose question string (or line) is closed (``text`` may stop anywhere after it)."""
+        if (line := _QUESTION_LINE.match(text)) is not None:
+            return line.group(1).strip()
         m = _QUESTION_FIELD.match(text)
         if m is None:
             return None

@@ -61,6 +61,8 @@ from ragsweep.metrics import (
     Usage,
     complete,
     content_words,
+    lines_prompt,
+    supports_lines,
     supports_stop,
 )
 
@@ -240,6 +242,11 @@ class LLMWriter:
         self.prompt_version = f"{prompt.name}@{prompt.version}"
         self.usage = Usage()
         self.calls = 0
+        # A model held to the lines layout by grammar is asked for lines, which it writes in fewer tokens than JSON
+        # (metrics.llm.lines); any other is asked for JSON.
+        lined = supports_lines(llm)
+        self._as_written = {p.name: lines_prompt(p) if lined else p for p in (prompt, self.unanswerable_prompt)}
+        self.prompt_version = f"{prompt.name}@{self._as_written[prompt.name].version}"
         # Per candidate, the rule that ends a reply whose question the gates will reject (gen.gates.QuestionStop);
         # set by the generator, used only with a model that streams (metrics.llm.base.supports_stop).
         self.stop_for: Callable[[Candidate], QuestionStop | None] | None = None
@@ -250,6 +257,7 @@ class LLMWriter:
     async def _complete(self, prompt: Prompt[Any, Any], data: Any, max_tokens: int | None,
                         stop: QuestionStop | _StyleStop | None) -> Completion:
         """One call of ``prompt`` (:func:`metrics.prompts.core.complete`), ended early by ``stop``."""
+        prompt = self._as_written.get(prompt.name, prompt)
         return await complete(self.llm if stop is None else _Stopping(self.llm, stop), prompt, data,
                               max_tokens=max_tokens)
 
@@ -292,7 +300,7 @@ class LLMWriter:
         except JudgeError as exc:
             raise WriteFailed(str(exc)) from exc
         self.usage = self.usage + done.usage
-        prompt = f"{self.unanswerable_prompt.name}@{self.unanswerable_prompt.version}"
+        prompt = f"{self.unanswerable_prompt.name}@{self._as_written[self.unanswerable_prompt.name].version}"
         if done.stopped:
             return Draft(QuestionStop.question(done.text) or "", UNANSWERABLE, (), done.usage, done.cached,
                          provenance={"prompt": prompt, "stopped": True})

@@ -2,11 +2,14 @@
 and the gates decide exactly as they do for the whole reply. Scripted model, no weights."""
 
 
+import json
+
 import pytest
 
 from ragsweep.gen.documents import read_shipped
 from ragsweep.gen.gates import GateConfig, QuestionStop, question_reason
 from ragsweep.gen.generate import GenConfig, generate
+from ragsweep.gen.prompts import WRITE_QUESTION
 from ragsweep.gen.writer import LLMWriter
 from ragsweep.metrics.llm import CachedLLM, ScriptedLLM
 from tests.gen.test_gen_writer import good_reply
@@ -70,3 +73,50 @@ def test_a_stopped_reply_is_cached_and_replayed_stopped(tmp_path):
     two = generate(read_shipped(), LLMWriter(CachedLLM(again, tmp_path / "llm.sqlite")), cfg)
     assert [s.question for s in two.samples] == [s.question for s in one.samples]
     assert two.report.rejected == one.report.rejected and not again.calls
+
+
+def with_unanswerable(messages, schema):
+    """unnamed_every_third, and an unanswerable question (a year the sentences never give) of the topic."""
+    data = json.loads(messages[-1]["content"])
+    if "kind" not in data:
+        return {"question": f"In which year did {data['topics'][-1]} receive its first national award?",
+                "missing": "the year of the first \"national\" award"}
+    return unnamed_every_third(messages, schema)
+
+
+def test_the_rule_reads_a_question_line_once_it_ends():
+    stop = QuestionStop(GateConfig())
+    assert not stop(f"question: {UNNAMED}")  # the line may go on
+    assert stop(f"question: {UNNAMED}\n") and stop(f"question: {UNNAMED}\nanswer: The")
+    assert QuestionStop.question('question: Who owns "X" now?\nans') == 'Who owns "X" now?'
+    assert not stop('question: Who owns "Calder Ferries" at Port Calder?\n')
+
+
+def test_a_model_held_to_lines_writes_lines_and_gives_the_same_test_set(tmp_path):
+    """The same script through a JSON backend and one that writes lines (and streams): the same samples and
+    rejections; the lines writer is asked for lines (the examples shown as lines, another prompt version), its
+    stopped writes end after the question's line, and its replies hold fewer words than the JSON ones."""
+    runs = {}
+    for name, flags in (("json", {}), ("lines", {"line_replies": True, "streams": True})):
+        (tmp_path / name).mkdir()
+        unnamed_every_third.n = 0
+        llm = ScriptedLLM(with_unanswerable, **flags)
+        cfg = GenConfig(n=6, kinds=(("single_hop", 1.0), ("unanswerable", 0.3)), seed=0)
+        runs[name] = llm, generate(read_shipped(), LLMWriter(CachedLLM(llm, tmp_path / name / "llm.sqlite")), cfg)
+    (json_llm, plain), (llm, lined) = runs["json"], runs["lines"]
+    assert [s.question for s in lined.samples] == [s.question for s in plain.samples] and plain.samples
+    assert [s.reference for s in lined.samples] == [s.reference for s in plain.samples]
+    assert lined.report.rejected == plain.report.rejected and lined.report.rejected["not_self_contained"] >= 2
+    writes = [c for c in llm.calls if c.prompt.name == "gen.write_question"]
+    assert writes and all(c.prompt.version != WRITE_QUESTION.version for c in writes)
+    assert all(c.prompt.version == WRITE_QUESTION.version for c in json_llm.calls if c.prompt.name == WRITE_QUESTION.name)
+    assert "used: 1" in writes[0].messages[0]["content"] and '"used": [1]' not in writes[0].messages[0]["content"]
+    assert any(s.kind == "unanswerable" for s in lined.samples)
+    assert all("missing: " in c.messages[0]["content"] for c in llm.calls if c.prompt.name == "gen.write_unanswerable")
+    versions = {s.provenance["prompt"] for s in lined.samples if s.kind == "single_hop"}
+    assert versions == {f"{WRITE_QUESTION.name}@{writes[0].prompt.version}"}
+    stopped_words = len(f"question: {UNNAMED}".split())
+    assert lined.report.spent["not_self_contained"]["generated_tokens"] == (
+        lined.report.rejected["not_self_contained"] * stopped_words)
+    spent = [sum(v["generated_tokens"] for v in r.report.spent.values()) for r in (plain, lined)]
+    assert spent[1] < spent[0]
