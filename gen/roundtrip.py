@@ -134,9 +134,10 @@ async def round_trip(p: Passed, judge: LLM | None, min_f1: float, hops: bool = T
                 return _trip_failed(p, exc)
             usage = usage + one.usage
             alone.append(str(one.parsed.answer).strip())
+            if agreement(alone[-1], p.sample.reference, min_f1).agree:  # rejected: the next sentence is not asked
+                reason, outcome = "one_sentence_answers", "one_sentence_answers"
+                break
         trip["alone"] = [a[:200] for a in alone]
-        if any(agreement(a, p.sample.reference, min_f1).agree for a in alone):
-            reason, outcome = "one_sentence_answers", "one_sentence_answers"
     sample = replace(p.sample, provenance={**p.sample.provenance, "roundtrip": trip})
     if reason is None and (longer := _fuller_name(answer, p.sample.reference, p.texts)):
         # "The Untold Story" -> "M.S. Dhoni: The Untold Story": the evidence's whole name, not a part of it.
