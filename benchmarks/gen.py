@@ -189,6 +189,8 @@ def cold_lines(r: dict) -> list[str]:
     lines.append("    rejected: " + (", ".join(f"{k}={v}" for k, v in rep["rejected"].items() if v) or "none"))
     if rep.get("accepted_by_style"):
         lines.append("    by style: " + ", ".join(f"{k}={v}" for k, v in sorted(rep["accepted_by_style"].items())))
+    if rep.get("accepted_by_kind"):
+        lines.append("    by kind: " + ", ".join(f"{k}={v}" for k, v in sorted(rep["accepted_by_kind"].items())))
     stages = rep.get("stage_seconds")
     if stages:
         model = rep.get("model_time") or {}

@@ -200,8 +200,8 @@ class Gating:
                    "overlap": sample.provenance.get("overlap")}
         if cand.kind == FOLLOW_UP_KIND:  # the pair's gates; the sample gets its conversation (gen.followup)
             sample, reason = check_follow_up(sample, corpus, gates)
-        else:
-            reason = check_sample(sample, corpus, gates)
+        else:  # a write stopped after its question is rejected for what stopped it: it has no answer to check
+            reason = draft.stopped or check_sample(sample, corpus, gates)
         asked = draft.provenance.get(PRODUCT, "")
         if (reason is None and not unanswerable
                 and misused_pointer(draft, corpus, " ".join(asked) if isinstance(asked, list) else str(asked))):

@@ -13,13 +13,13 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
 from ragsweep.gen.absence import question_words
 from ragsweep.gen.documents import Corpus
 from ragsweep.gen.grounding import example_answer
-from ragsweep.gen.kinds import KIND_FAMILIES, kind_problems
+from ragsweep.gen.kinds import KIND_FAMILIES, kind_problems, question_kind_problems
 from ragsweep.gen.testset import UNANSWERABLE_KIND, TestSample
 from ragsweep.gen.wording import content_tokens, copy_ratio, evidence_overlap, support_ratio
 from ragsweep.metrics import InputError, content_words
@@ -304,25 +304,48 @@ def question_reason(question: str, cfg: GateConfig) -> str | None:
 
 # The opening of a writer's reply, up to the end of its question's string: {"question": "...",
 _QUESTION_FIELD = re.compile(r'\s*\{\s*"question"\s*:\s*"((?:[^"\\]|\\.)*)"')
+# ... or, laid out as lines (metrics.llm.lines), up to the end of its question's line: question: ...\n
+_QUESTION_LINE = re.compile(r"\s*question[ \t]*:[ \t]?([^\n]*)\n", re.IGNORECASE)
 
 
 class QuestionStop:
     """A :class:`~metrics.llm.base.StopRule` for a writer whose reply opens with its question
-    (``{"question": "...", "answer": ...}``): it ends the reply as soon as the question's string is closed and
+    (``{"question": "...", "answer": ...}``, or its ``question: ...`` line): it ends the reply as soon as the question's string is closed and
     :func:`question_reason` rejects it, so the model does not write the answer of a question the gates will
     throw away. What the gates decide is unchanged: the stopped draft meets the same gates and is rejected
     under the same reason."""
 
-    def __init__(self, cfg: GateConfig) -> None:
-        self.cfg = cfg
+    def __init__(self, cfg: GateConfig, kind: tuple[str, tuple[str, ...], str | None] | None = None) -> None:
+        self.cfg, self.kind = cfg, kind
         # What the question tests read besides the question; the cache re-checks a stored stopped reply with the
         # rule of the day, so a changed test cannot replay a stop it would not make.
         self.name = (f"gen.question_gates:min_words={cfg.min_question_words},definitions={cfg.definitions},"
                      f"off={','.join(sorted(set(cfg.families_off) & {f for f, _ in _QUESTION_TESTS}))}")
+        if kind is not None:  # the kind and sentences are in the call's messages; the families off are not
+            self.name += f"+kind:v1,off={','.join(sorted(set(cfg.families_off) & set(KIND_FAMILIES)))}"
+
+    def with_kind(self, kind: str, sentences: Sequence[str], bridge: str | None = None) -> QuestionStop:
+        """The rule that also stops a question the kind check (``gates.kind_check``) rejects whatever its answer
+        (:func:`gen.kinds.question_kind_problems`: a comparison that names one thing, a multi_hop question that
+        names its bridge). The stopped draft is rejected under :meth:`reason`'s reason: the gates would meet its
+        missing answer before the kind check."""
+        return QuestionStop(self.cfg, (kind, tuple(sentences), bridge)) if self.cfg.kind_check else self
+
+    def reason(self, question: str) -> str | None:
+        """Why a question is rejected whatever its answer, or None: a question-only family's reason first (as
+        :func:`check_sample` runs them first), then the kind check's."""
+        if (why := question_reason(question, self.cfg)) is not None or self.kind is None:
+            return why
+        kind, sentences, bridge = self.kind
+        off = set(self.cfg.families_off)
+        return next((FAMILIES[f] for f, _ in question_kind_problems(kind, question.strip(), sentences, bridge)
+                     if f not in off), None)
 
     @staticmethod
     def question(text: str) -> str | None:
-        """The question of a reply whose question string is closed (``text`` may stop anywhere after it)."""
+        """The question of a reply whose question string (or line) is closed (``text`` may stop anywhere after it)."""
+        if (line := _QUESTION_LINE.match(text)) is not None:
+            return line.group(1).strip()
         m = _QUESTION_FIELD.match(text)
         if m is None:
             return None
@@ -333,7 +356,7 @@ class QuestionStop:
 
     def __call__(self, text: str) -> bool:
         question = self.question(text)
-        return question is not None and question_reason(question, self.cfg) is not None
+        return question is not None and self.reason(question) is not None
 
 
 def _failures(sample: TestSample, corpus: Corpus, cfg: GateConfig) -> Iterator[tuple[str, str]]:

@@ -109,3 +109,16 @@ def kind_problem(kind: str, question: str, reference: str, sentences: Sequence[s
     :func:`kind_problems` whose family is not in ``off``."""
     return next((why for family, why in kind_problems(kind, question, reference, sentences, bridge)
                  if family not in off), None)
+
+
+def question_kind_problems(kind: str, question: str, sentences: Sequence[str],
+                           bridge: str | None = None) -> list[tuple[str, str]]:
+    """The tests of :func:`kind_problems` that ``question`` fails whatever its reference says, as (family, phrase):
+    the comparative tests and "two questions" read the question alone; a multi_hop question that names its bridge
+    fails with any reference, and so does one that holds none of either sentence's own words (no reference can
+    make it cross from one sentence to the other). What a question written before its answer can be stopped on."""
+    found = [(f, why) for f, why in kind_problems(kind, question, "", sentences, bridge) if f != "kind_one_sentence"]
+    if kind == "multi_hop" and len(sentences) >= 2 and not any(
+            set(content_words(question)) & w for w in _own_words(sentences)):
+        found.append(("kind_one_sentence", "the question and its answer draw on one sentence only"))
+    return [(f, why) for f, why in found if f != "kind_condition"]

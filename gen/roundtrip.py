@@ -32,7 +32,8 @@ from typing import Any
 from ragsweep.gen.drafts import Passed
 from ragsweep.gen.prompts import ANSWER_FROM_EVIDENCE, RoundTripInput
 from ragsweep.gen.testset import UNANSWERABLE_KIND
-from ragsweep.metrics import LLM, Completion, JudgeError, complete, content_words, declines, numbers
+from ragsweep.metrics import (LLM, Completion, JudgeError, complete, content_words, declines, lines_prompt, numbers,
+                              supports_lines)
 
 # Ways a reader says the sentences leave the question open, beyond metrics.refusal.declines.
 _NOT_ANSWERED = re.compile(
@@ -82,7 +83,12 @@ async def answer_from_evidence(judge: LLM, question: str, sentences: Sequence[st
     """The judge's answer to ``question`` from ``sentences`` alone (:data:`gen.prompts.ANSWER_FROM_EVIDENCE`);
     ``parsed.answer`` holds it. Raises :class:`~metrics.errors.JudgeError` when the call fails for good."""
     data = RoundTripInput(question=question, sentences=list(sentences), section=section or None)
-    return await complete(judge, ANSWER_FROM_EVIDENCE, data, max_tokens=max_tokens)
+    # a model held to lines by grammar writes "answer: ..." in fewer tokens than {"answer": "..."}
+    return await complete(judge, _LINES_TRIP if supports_lines(judge) else ANSWER_FROM_EVIDENCE, data,
+                          max_tokens=max_tokens)
+
+
+_LINES_TRIP = lines_prompt(ANSWER_FROM_EVIDENCE)
 
 
 def _trip_failed(p: Passed, exc: JudgeError) -> Passed:
@@ -128,9 +134,10 @@ async def round_trip(p: Passed, judge: LLM | None, min_f1: float, hops: bool = T
                 return _trip_failed(p, exc)
             usage = usage + one.usage
             alone.append(str(one.parsed.answer).strip())
+            if agreement(alone[-1], p.sample.reference, min_f1).agree:  # rejected: the next sentence is not asked
+                reason, outcome = "one_sentence_answers", "one_sentence_answers"
+                break
         trip["alone"] = [a[:200] for a in alone]
-        if any(agreement(a, p.sample.reference, min_f1).agree for a in alone):
-            reason, outcome = "one_sentence_answers", "one_sentence_answers"
     sample = replace(p.sample, provenance={**p.sample.provenance, "roundtrip": trip})
     if reason is None and (longer := _fuller_name(answer, p.sample.reference, p.texts)):
         # "The Untold Story" -> "M.S. Dhoni: The Untold Story": the evidence's whole name, not a part of it.

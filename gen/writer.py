@@ -61,6 +61,8 @@ from ragsweep.metrics import (
     Usage,
     complete,
     content_words,
+    lines_prompt,
+    supports_lines,
     supports_stop,
 )
 
@@ -122,6 +124,9 @@ class Draft:
     usage: Usage = field(default_factory=Usage)
     cached: bool = False
     provenance: dict[str, Any] = field(default_factory=dict)  # added to the sample's (e.g. an unanswerable swap)
+    # The reason of the stop rule that ended its write after the question (gen.gates.QuestionStop.reason): with no
+    # answer written, the gates would meet the missing answer before what rejected the question.
+    stopped: str | None = None
 
 
 class Writer(Protocol):
@@ -240,6 +245,11 @@ class LLMWriter:
         self.prompt_version = f"{prompt.name}@{prompt.version}"
         self.usage = Usage()
         self.calls = 0
+        # A model held to the lines layout by grammar is asked for lines, which it writes in fewer tokens than JSON
+        # (metrics.llm.lines); any other is asked for JSON.
+        lined = supports_lines(llm)
+        self._as_written = {p.name: lines_prompt(p) if lined else p for p in (prompt, self.unanswerable_prompt)}
+        self.prompt_version = f"{prompt.name}@{self._as_written[prompt.name].version}"
         # Per candidate, the rule that ends a reply whose question the gates will reject (gen.gates.QuestionStop);
         # set by the generator, used only with a model that streams (metrics.llm.base.supports_stop).
         self.stop_for: Callable[[Candidate], QuestionStop | None] | None = None
@@ -250,6 +260,7 @@ class LLMWriter:
     async def _complete(self, prompt: Prompt[Any, Any], data: Any, max_tokens: int | None,
                         stop: QuestionStop | _StyleStop | None) -> Completion:
         """One call of ``prompt`` (:func:`metrics.prompts.core.complete`), ended early by ``stop``."""
+        prompt = self._as_written.get(prompt.name, prompt)
         return await complete(self.llm if stop is None else _Stopping(self.llm, stop), prompt, data,
                               max_tokens=max_tokens)
 
@@ -264,14 +275,18 @@ class LLMWriter:
         data = WriteInput(kind=cand.kind, sentences=[u.text for u in cand.shown], topics=topics,  # type: ignore[arg-type]
                           persona=persona, style=style)
         self.calls += 1
+        stop = self._stop(cand)
+        if stop is not None and cand.kind in TWO_SENTENCE_KINDS:  # also a comparison that names one thing, ...
+            stop = stop.with_kind(cand.kind, data.sentences, cand.bridge)
         try:
-            done = await self._complete(self.prompt, data, self.max_tokens, self._stop(cand))
+            done = await self._complete(self.prompt, data, self.max_tokens, stop)
         except JudgeError as exc:
             raise WriteFailed(str(exc)) from exc
         self.usage = self.usage + done.usage
-        if done.stopped:  # its question fails a question gate: no answer written, the gates reject it as before
-            return Draft(QuestionStop.question(done.text) or "", "", pick_evidence(cand, []), done.usage, done.cached,
-                         provenance={"stopped": True})
+        if done.stopped and stop is not None:  # its question fails whatever its answer: none was written
+            question = QuestionStop.question(done.text) or ""
+            return Draft(question, "", pick_evidence(cand, []), done.usage, done.cached,
+                         provenance={"stopped": True}, stopped=stop.reason(question))
         out: WriteOutput = done.parsed
         question, answer = out.question.strip(), out.answer.strip()
         if not question or not answer:
@@ -286,16 +301,18 @@ class LLMWriter:
         no evidence, and the reference :data:`metrics.refusal.UNANSWERABLE` whatever the model says."""
         data = UnanswerableInput(sentences=[u.text for u in cand.shown], topics=topics, persona=persona, style=style)
         self.calls += 1
+        stop = self._stop(cand)
         try:
             done = await self._complete(self.unanswerable_prompt, data,
-                                        min(self.max_tokens, self.unanswerable_prompt.max_tokens), self._stop(cand))
+                                        min(self.max_tokens, self.unanswerable_prompt.max_tokens), stop)
         except JudgeError as exc:
             raise WriteFailed(str(exc)) from exc
         self.usage = self.usage + done.usage
-        prompt = f"{self.unanswerable_prompt.name}@{self.unanswerable_prompt.version}"
-        if done.stopped:
-            return Draft(QuestionStop.question(done.text) or "", UNANSWERABLE, (), done.usage, done.cached,
-                         provenance={"prompt": prompt, "stopped": True})
+        prompt = f"{self.unanswerable_prompt.name}@{self._as_written[self.unanswerable_prompt.name].version}"
+        if done.stopped and stop is not None:
+            question = QuestionStop.question(done.text) or ""
+            return Draft(question, UNANSWERABLE, (), done.usage, done.cached,
+                         provenance={"prompt": prompt, "stopped": True}, stopped=stop.reason(question))
         out: UnanswerableOutput = done.parsed
         question = out.question.strip()
         if not question:

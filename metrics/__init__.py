@@ -56,12 +56,12 @@ _FACE = {
     # the LLM interface, its meter, dry runs, and building one
     "LLM": "llm.base", "Completion": "llm.base", "Logprobs": "llm.base", "PromptId": "llm.base",
     "Usage": "llm.base", "WordBias": "llm.base", "supports_bias": "llm.base", "supports_stop": "llm.base",
-    "CompactReply": "llm.base",
+    "CompactReply": "llm.base", "supports_lines": "llm.base", "as_lines": "llm.lines",
     "LLMCost": "llm.meter", "Meter": "llm.meter",
     "DryRunEmbedder": "llm.dryrun", "DryRunLLM": "llm.dryrun", "dry_run_report": "llm.dryrun",
     "concurrency_of": "llm.factory", "local_llm": "llm.factory:local", "openai_llm": "llm.factory:openai",
     # typed prompts: one definition each, asked through complete()
-    "Prompt": "prompts.core", "complete": "prompts.core",
+    "Prompt": "prompts.core", "complete": "prompts.core", "lines_prompt": "prompts.core",
 }
 
 #: Two modules are faces of their own: the word lists (``from ragsweep.metrics.lexicon import STOP``) and the

@@ -20,6 +20,7 @@ from ragsweep.metrics.llm.base import (
     complete_structured,
     parse_structured,
     supports_bias,
+    supports_lines,
     supports_stop,
 )
 from ragsweep.metrics.llm.cache import CachedLLM, CompletionStore, cache_key
@@ -43,6 +44,7 @@ __all__ = [
     "StopRule",
     "WordBias",
     "supports_bias",
+    "supports_lines",
     "supports_stop",
     "ModelIntegrityError",
     "OpenAICompatLLM",

@@ -21,6 +21,7 @@ from typing import Any, Literal, Protocol, TypedDict, runtime_checkable
 import pydantic
 
 from ragsweep.metrics.errors import JudgeError, scrub
+from ragsweep.metrics.llm import lines
 
 Schema = type[pydantic.BaseModel] | dict[str, Any]
 Logprobs = list[dict[str, float]]
@@ -165,6 +166,12 @@ def supports_stop(llm: Any) -> bool:
     return _wrapped_flag(llm, "streams")
 
 
+def supports_lines(llm: Any) -> bool:
+    """True when ``llm`` (or the model it wraps) holds a reply to the lines layout (:mod:`metrics.llm.lines`) by
+    grammar; another backend is asked for JSON."""
+    return _wrapped_flag(llm, "line_replies")
+
+
 Generate = Callable[[list[Message], dict[str, Any] | None, bool, int | None], Awaitable[Completion]]
 """A backend's raw call: (messages, json_schema or None, logprobs, max_tokens) -> Completion."""
 
@@ -242,13 +249,14 @@ def parse_structured(text: str, schema: Schema) -> Any:
     """Extract the JSON object from model text and validate it.
 
     Accepts bare JSON, JSON inside a ```json fence, or JSON after some chatter (the first
-    balanced ``{...}`` is taken).
+    balanced ``{...}`` is taken); a schema that asks for lines (:mod:`metrics.llm.lines`) is read as lines.
 
     Raises:
         ValueError: No JSON object found, or it does not match the schema; the message is
             what a repair prompt shows the model.
     """
-    data = _extract_json(text)
+    js = json_schema_of(schema)
+    data = lines.parse(text, js) if lines.is_lines(js) else _extract_json(text)
     if isinstance(schema, dict):
         problems = _check(data, schema, "$")
         if problems:
@@ -319,6 +327,10 @@ def _scrubbed(completion: Completion) -> Completion:
 
 def repair_messages(bad: str, error: str, json_schema: dict[str, Any] | None) -> list[Message]:
     """The two messages appended to the chat to ask for corrected JSON."""
+    if lines.is_lines(json_schema):
+        return [{"role": "assistant", "content": bad},
+                {"role": "user", "content": f"Your reply is not valid: {error}\nReply again with "
+                 f"{lines.layout_note(json_schema)}."}]  # type: ignore[arg-type]
     schema_text = json.dumps(json_schema, ensure_ascii=False) if json_schema else "(see above)"
     return [
         {"role": "assistant", "content": bad},

@@ -10,6 +10,7 @@ request dicts directly, without HTTP. What this module relies on:
 * ``"logprobs": True, "top_logprobs": N`` returns ``choices[0].logprobs.content`` as OpenAI does.
   The top log-probabilities are the model's own distribution before the grammar mask: under
   a schema, position 0 can list tokens such as "Here" that the grammar would never allow;
+* ``"grammar": "<GBNF>"`` constrains decoding to a GBNF grammar (the lines layout, :mod:`metrics.llm.lines`);
 * ``"cache_prompt": True`` keeps the KV cache of the previous prompt, so calls that share a
   long prefix (same instructions, same contexts) only evaluate the new tail.
 """
@@ -25,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from ragsweep.metrics.errors import InputError, JudgeError
-from ragsweep.metrics.llm import models
+from ragsweep.metrics.llm import lines, models
 from ragsweep.metrics.llm.base import (
     MAX_REPLY_CHARS,
     Completion,
@@ -100,6 +101,7 @@ class LocalLLM(StructuredBackend):
 
     word_bias = True  # llama.cpp's logit_bias takes words (metrics.llm.base.WordBias)
     streams = True  # a stop rule ends a reply while it is written (metrics.llm.base.StopRule)
+    line_replies = True  # a grammar holds a reply to the lines layout (metrics.llm.lines)
 
     @property
     def model_id(self) -> str:
@@ -139,7 +141,9 @@ class LocalLLM(StructuredBackend):
         request["cache_prompt"] = True
         if bias:  # llama.cpp tokenizes each word and shifts every one of its tokens
             request["logit_bias"] = [[word, value] for word, value in sorted(bias.items())]
-        if json_schema is not None and "x-guidance" in json_schema:
+        if lines.is_lines(json_schema):  # a reply laid out as lines (metrics.llm.lines), held to them by GBNF
+            request["grammar"] = lines.grammar(json_schema)  # type: ignore[arg-type]
+        elif json_schema is not None and "x-guidance" in json_schema:
             # llama.cpp's json_schema field drops LLGuidance's layout options; its grammar field keeps them.
             request["grammar"] = "%llguidance {}\nstart: %json " + json.dumps(json_schema, ensure_ascii=False)
         elif json_schema is not None:

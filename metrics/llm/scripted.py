@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any, Union
 
 from ragsweep.metrics.errors import JudgeError
+from ragsweep.metrics.llm import lines
 from ragsweep.metrics.llm.base import (
     Completion,
     Logprobs,
@@ -22,10 +23,12 @@ from ragsweep.metrics.llm.base import (
     Usage,
     WordBias,
     complete_structured,
+    json_schema_of,
 )
 
 Reply = Union[str, dict[str, Any], BaseException]
-"""A scripted reply: text, a dict sent as JSON text, or an exception to raise."""
+"""A scripted reply: text, a dict sent as JSON text (as lines when the call's schema asks for lines:
+:mod:`metrics.llm.lines`), or an exception to raise."""
 Responder = Callable[[list[Message], Union[Schema, None]], Union[str, dict[str, Any]]]
 
 
@@ -63,6 +66,8 @@ class ScriptedLLM:
         streams: Honour a :class:`~metrics.llm.base.StopRule` as the in-process model does: the reply is
             "written" one character at a time and ends at the first prefix the rule stops (recorded in each
             call's ``stop``); without it the rule is ignored, as an OpenAI-compatible backend ignores it.
+        line_replies: Say it holds replies to the lines layout (:mod:`metrics.llm.lines`), as the in-process model
+            does, so that a writer asks it for lines rather than JSON.
     """
 
     def __init__(
@@ -74,7 +79,9 @@ class ScriptedLLM:
         temperature: float = 0.0,
         word_bias: bool = False,
         streams: bool = False,
+        line_replies: bool = False,
     ) -> None:
+        self.line_replies = line_replies  # asked for lines replies (metrics.llm.base.supports_lines), as llama.cpp is
         self.streams = streams  # end replies early on a stop rule (metrics.llm.base.supports_stop), as llama.cpp does
         self.word_bias = word_bias  # accept word biases (metrics.llm.base.supports_bias), as llama.cpp does
         self._responder = responses if callable(responses) else None
@@ -136,7 +143,7 @@ class ScriptedLLM:
             )
         if isinstance(reply, BaseException):
             raise reply
-        text = reply if isinstance(reply, str) else json.dumps(reply)
+        text = reply if isinstance(reply, str) else _as_text(reply, call.schema)
         stopped = False
         if call.stop is not None:
             end = next((i for i in range(1, len(text) + 1) if call.stop(text[:i])), None)
@@ -148,3 +155,10 @@ class ScriptedLLM:
             usage=Usage(prompt_words, len(text.split())),  # words stand in for tokens
             logprobs=(self.logprobs(text) if callable(self.logprobs) else self.logprobs) if call.logprobs else None,
         )
+
+
+def _as_text(reply: dict[str, Any], schema: Schema | None) -> str:
+    """A dict reply as the call's schema lays it out: lines or JSON."""
+    if schema is not None and lines.is_lines(json_schema_of(schema)):
+        return lines.render(reply)
+    return json.dumps(reply)

@@ -8,12 +8,13 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import Any, Generic, Literal, TypeVar
 
 from pydantic import BaseModel
 
+from ragsweep.metrics.llm import lines
 from ragsweep.metrics.llm.base import LLM, Completion, Message, PromptId, WordBias
 
 In = TypeVar("In", bound=BaseModel)
@@ -128,11 +129,24 @@ def _json(model: BaseModel) -> str:
 
 def _render_json(prompt: Prompt[In, Out], inputs: In) -> list[Message]:
     """The ``json`` layout: one system message (instruction, output keys, examples), the input as JSON."""
+    as_lines = lines.is_lines(prompt.output.model_json_schema())
     parts = [prompt.instruction.strip(), "",
+             f"Reply with {lines.layout_note(prompt.output.model_json_schema())}." if as_lines else
              "Reply with one JSON object only, with exactly these keys: " + ", ".join(prompt.output.model_fields) + "."]
     for i, (example_in, example_out) in enumerate(prompt.examples, 1):
-        parts += ["", f"Example {i} input:", _json(example_in), f"Example {i} output:", _json(example_out)]
+        shown = lines.render(example_out.model_dump()) if as_lines else _json(example_out)
+        parts += ["", f"Example {i} input:", _json(example_in), f"Example {i} output:", shown]
     return [{"role": "system", "content": "\n".join(parts)}, {"role": "user", "content": _json(inputs)}]
+
+
+def lines_prompt(prompt: Prompt[In, Out]) -> Prompt[In, Out]:
+    """``prompt`` asking for its reply as lines (:mod:`metrics.llm.lines`) rather than JSON: the same instruction,
+    input and examples, the examples' outputs shown as lines, a reply model that is a subclass of its own (so
+    ``parsed`` is still an instance of ``prompt.output``), and so another version. For a model that
+    :func:`~metrics.llm.base.supports_lines`; only the ``json`` layout has it."""
+    if prompt.layout != "json":
+        raise ValueError(f"{prompt.name}: only a json-layout prompt has a lines form")
+    return replace(prompt, output=lines.as_lines(prompt.output))  # type: ignore[arg-type]
 
 
 async def complete(judge: LLM, prompt: Prompt[In, Out], inputs: In, *, logprobs: bool = False,

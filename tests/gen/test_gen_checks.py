@@ -371,6 +371,25 @@ def test_a_multi_hop_question_one_sentence_answers_is_rejected():
     assert len(kept.samples) == 2 and "alone" not in kept.samples[0].provenance["roundtrip"]
 
 
+def test_once_one_sentence_alone_answers_the_other_is_not_asked():
+    import asyncio
+
+    from ragsweep.gen.drafts import Passed
+    from ragsweep.gen.roundtrip import round_trip
+    from ragsweep.gen.testset import TestSample
+
+    texts = ("The Eiffel Tower is 330 metres tall.", "The Chrysler Building is 319 metres tall.")
+    sample = TestSample(id="", question="Which is taller, the Eiffel Tower or the Chrysler Building?",
+                        reference="The Eiffel Tower", evidence=(), kind="comparative")
+    judge = ScriptedLLM([{"answer": "The Eiffel Tower"}, {"answer": "The Eiffel Tower"}])  # both, then [1] alone
+    out = asyncio.run(round_trip(Passed(sample, {}, texts), judge, 0.5))
+    assert out.reason == "one_sentence_answers" and out.calls == 2 and judge.remaining == 0
+    assert out.example["roundtrip"]["alone"] == ["The Eiffel Tower"]
+    judge = ScriptedLLM([{"answer": "The Eiffel Tower"}, {"answer": "not stated"}, {"answer": "not stated"}])
+    kept = asyncio.run(round_trip(Passed(sample, {}, texts), judge, 0.5))
+    assert kept.reason is None and kept.calls == 3 and kept.sample.provenance["roundtrip"]["alone"] == ["not stated"] * 2
+
+
 def test_the_round_trip_completes_a_partial_name_and_keeps_the_written_one():
     from ragsweep.gen.roundtrip import _fuller_name
 

@@ -1,5 +1,6 @@
 """The LLM writer and the generation loop, with a scripted model (no network, no weights)."""
 
+import asyncio
 import json
 import re
 
@@ -232,3 +233,18 @@ def test_gen_preloads_the_in_process_model_and_reports_its_time():
     timing = model_time(meter)["model_time"]
     assert (timing["load_seconds"], timing["resolve_seconds"], timing["prompts"]) == (3.25, 0.5, {})
     assert model_time(None) == {}
+
+
+def test_the_round_trip_asks_a_model_held_to_lines_for_lines():
+    from ragsweep.gen.roundtrip import answer_from_evidence
+    from ragsweep.metrics.llm import lines
+
+    question, sentences = "Which is taller?", ["The Eiffel Tower is 330 metres tall.", "The Chrysler is 319 metres."]
+    lined = ScriptedLLM(['answer: The "Eiffel" Tower'], line_replies=True)
+    plain = ScriptedLLM([{"answer": 'The "Eiffel" Tower'}])
+    for llm in (lined, plain):
+        done = asyncio.run(answer_from_evidence(llm, question, sentences))
+        assert done.parsed.answer == 'The "Eiffel" Tower'
+    assert lines.is_lines(lined.calls[0].schema.model_json_schema())
+    assert not lines.is_lines(plain.calls[0].schema.model_json_schema())
+    assert lined.calls[0].prompt.version != plain.calls[0].prompt.version
