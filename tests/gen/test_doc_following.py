@@ -5,6 +5,7 @@ is in the next one, and a row is not its table."""
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 from ragsweep.gen.candidates import Candidate
 from ragsweep.gen.documents import read_folder
@@ -146,3 +147,30 @@ def test_the_writer_sees_the_sentence_after_an_announcement_and_the_evidence_tak
     texts = [corpus.get(e.doc_id).text[e.start:e.end] for e in loaders[0].evidence]
     assert any(t.startswith("The loaders it accepts") for t in texts)
     assert loaders[0].provenance.get("evidence_widened") == 1
+
+
+def test_a_reference_that_answers_with_the_announcement_of_a_shown_block_is_refused_or_takes_the_block(tmp_path):
+    from ragsweep.gen.structure import announced_unused
+    corpus = _doc(tmp_path)
+    doc = corpus.get("harbour.md")
+    lead = _sentence(doc, "Start a session")
+    block = following(doc, lead)[0]
+    cand = Candidate("single_hop", (lead, block), (0,))
+    # the announcement taken for the answer, the block shown and not used
+    assert announced_unused(corpus, cand, (lead,), "Start a session on the quay with the client object.",
+                            "how_to")[0] == "announced"
+    # the reference holds the block's words: it came from the block, which joins the evidence
+    assert announced_unused(corpus, cand, (lead,), 'Call harbourlink.connect("quay").', "how_to") == ("widen", block)
+    assert announced_unused(corpus, cand, (lead, block), "Start a session ...", "how_to") == ("", None)  # used
+    assert announced_unused(corpus, replace(cand, shown=(lead,)), (lead,), "Start ...", "how_to") == ("", None)
+    # a sentence that ends with a colon leads into its list whatever the style
+    cue = _sentence(doc, "The client reads")
+    items = following(doc, cue)
+    listed = Candidate("single_hop", (cue, *items), (0,))
+    assert announced_unused(corpus, listed, (cue,), "It reads its settings from these places.", None)[0] == "announced"
+    assert announced_unused(corpus, listed, (cue, *items), "harbour.toml and HARBOUR_URL", None) == ("", None)
+    # a fact sentence followed by a paragraph: nothing announced
+    fact = _sentence(doc, "The loaders it accepts")
+    after = following(doc, fact)
+    plain = Candidate("single_hop", (fact, *after), (0,))
+    assert announced_unused(corpus, plain, (fact,), "joinedload, subqueryload and selectinload", "fact") == ("", None)
