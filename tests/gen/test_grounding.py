@@ -221,6 +221,7 @@ def test_a_default_read_off_an_examples_argument_is_not_a_stated_default(tmp_pat
     # the prose that says what happens by default
     assert not unstated_default("By default Quayside waits for the tide.", [(doc, waits, wait_end)])
     sample = TestSample("s", "What argument makes Quayside moor without checking the tide table?",
-                        "skip_tide (True by default)", (Span("q.md", lead, block_end),), "single_hop", {"style": "option"},
+                        "skip_tide (True by default)", (Span("q.md", lead, block_end),), "single_hop",
+                        {"style": "option"},
                         (doc.text[lead:block_end],))
     assert check_sample(sample, corpus, GateConfig()) == "unstated_default"
