@@ -234,6 +234,8 @@ def announced_unused(corpus: Corpus, cand: Candidate, evidence: tuple[Unit, ...]
     doc = corpus.get(last.doc_id) if last.doc_id in corpus else None
     if doc is None or doc.layout is None or any(u.doc_id != last.doc_id for u in evidence):
         return "", None
+    if style == "code_answer" or any(b.kind == "code" and b.start <= last.start < b.end for b in doc.layout.blocks):
+        return "", None  # a code block announces nothing, whatever its last line ends with
     nxt = following(doc, last)
     if not nxt:
         return "", None

@@ -163,6 +163,7 @@ def test_a_reference_that_answers_with_the_announcement_of_a_shown_block_is_refu
     assert announced_unused(corpus, cand, (lead,), 'Call harbourlink.connect("quay").', "how_to") == ("widen", block)
     assert announced_unused(corpus, cand, (lead, block), "Start a session ...", "how_to") == ("", None)  # used
     assert announced_unused(corpus, replace(cand, shown=(lead,)), (lead,), "Start ...", "how_to") == ("", None)
+    assert announced_unused(corpus, cand, (lead,), "Start a session ...", "code_answer") == ("", None)  # its block
     # a sentence that ends with a colon leads into its list whatever the style
     cue = _sentence(doc, "The client reads")
     items = following(doc, cue)
