@@ -175,3 +175,27 @@ def test_a_reference_that_answers_with_the_announcement_of_a_shown_block_is_refu
     after = following(doc, fact)
     plain = Candidate("single_hop", (fact, *after), (0,))
     assert announced_unused(corpus, plain, (fact,), "joinedload, subqueryload and selectinload", "fact") == ("", None)
+
+
+def _answers_with_the_announcement(messages, schema):
+    data = json.loads(messages[-1]["content"])
+    sentences = data["sentences"]
+    if "question" in data:  # the round trip
+        return {"answer": "from these places"}
+    lead = next((i for i, s in enumerate(sentences) if s.startswith("The client reads")), None)
+    if "kind" in data and lead is not None and any("HARBOUR_URL" in s for s in sentences[lead + 1:]):
+        # a plain candidate shown the lead-in and its list: answered with the lead-in, only it marked as used
+        return {"question": "Where does the Harbourlink client read its settings from?",
+                "answer": "The client reads its settings from these places.", "used": [lead + 1]}
+    return {"question": "What is Harbourlink?", "answer": "Harbourlink", "used": [1]}
+
+
+def test_a_writer_that_answers_with_the_announcement_of_what_it_was_shown_is_refused(tmp_path):
+    """The scripted writer is shown a lead-in and the list after it and answers with the lead-in, marking only
+    it as used (as the 1.5B did on "add the environment names to the command:"): refused as announced_only."""
+    corpus = _doc(tmp_path)
+    llm = ScriptedLLM(_answers_with_the_announcement)
+    result = generate(corpus, LLMWriter(llm), GenConfig(n=8, styles=("docs",), kinds=(("single_hop", 1.0),),
+                                                        gates=GateConfig(specific=False, roundtrip=False)))
+    assert result.report.rejected.get("announced_only", 0) >= 1, result.report.rejected
+    assert not [s for s in result.samples if s.reference.startswith("The client reads its settings")]
