@@ -25,7 +25,9 @@ none of the three earlier lists; it was read
 none of the four earlier lists; it was read (2026-11-26-doc-heldout5-read.md) and is tune data too. ``--set heldout6``
 is a sixth list, pinned the same way, in none of the five earlier lists, each package's sdist file list checked for
 Markdown ``docs/`` pages before pinning; it was read (2026-11-26-doc-heldout6-read.md) and is tune data too.
-``--set heldout7`` is a seventh list, pinned the same way, in none of the six earlier lists.
+``--set heldout7`` is a seventh list, pinned the same way, in none of the six earlier lists; it was read
+(2026-11-27-doc-heldout7-read.md) and is tune data too. ``--set heldout8`` is an eighth list, pinned the same way, in
+none of the seven earlier lists.
 
 Write it outside the repository (its pages are the packages' authors', under their licences); the lead reads
 its questions, nobody else.
@@ -181,8 +183,30 @@ PACKAGES7 = {
     "installer": "1.1.0",
     "setuptools-rust": "1.13.0",
 }
+#: The eighth held-out list (issue #34, session 39): pinned and committed before any page of it was built or read.
+#: None installed in the project's venv (``pip list``), none in the seven lists above; versions are the registry's
+#: newest at pinning. Each was chosen after its sdist's file list (names and sizes only, nothing opened) showed
+#: Markdown pages under ``docs/`` beyond the boilerplate (changelog, licence, contributing, a one-line index); of the
+#: fifty-five sdists listed (three more packages had none), the thirty-four with no such page, and the eight whose
+#: only ``docs/`` pages are boilerplate or tiny (five griffe extensions, mkdocs-spellcheck, humanize, textual), are
+#: left out. polyfactory and advanced-alchemy ship one long ``docs/PYPI_README.md`` each.
+PACKAGES8 = {
+    "cappa": "0.33.0",
+    "taskiq": "0.13.0",
+    "kr8s": "0.20.15",
+    "antsibull-nox": "1.10.0",
+    "antsibull-changelog": "0.36.0",
+    "antsibull-docs": "2.28.0",
+    "antsibull-docs-parser": "1.2.3",
+    "mangum": "0.22.0",
+    "dataclass-settings": "0.8.0",
+    "mkdocstrings-c": "0.1.1",
+    "ansible-rulebook": "1.3.2",
+    "polyfactory": "3.5.0",
+    "advanced-alchemy": "1.12.0",
+}
 SETS = {"heldout": PACKAGES, "heldout2": PACKAGES2, "heldout3": PACKAGES3, "heldout4": PACKAGES4,
-        "heldout5": PACKAGES5, "heldout6": PACKAGES6, "heldout7": PACKAGES7}
+        "heldout5": PACKAGES5, "heldout6": PACKAGES6, "heldout7": PACKAGES7, "heldout8": PACKAGES8}
 #: File names (without extension, lower case) of pages that are not documentation of how to use the package.
 NOT_DOCS = ("changelog", "changes", "history", "license", "licence", "code_of_conduct", "contributing",
             "security", "authors", "contributors")

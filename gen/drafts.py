@@ -19,7 +19,7 @@ from ragsweep.gen.gates import GateConfig, check_sample
 from ragsweep.gen.grounding import claims_pointed
 from ragsweep.gen.products import PRODUCT, Products, products, with_product
 from ragsweep.gen.report import Report
-from ragsweep.gen.structure import unnamed_row
+from ragsweep.gen.structure import announced_unused, unnamed_row
 from ragsweep.gen.style_checks import pointer_target
 from ragsweep.gen.styles import named_path
 from ragsweep.gen.supported import headed_evidence, in_scope
@@ -182,6 +182,15 @@ class Gating:
             draft = replace(draft, reference=UNANSWERABLE, evidence=())
         else:
             draft = _widen_evidence(draft, cand, gates.min_support)
+            verdict, unit = announced_unused(corpus, cand, draft.evidence, draft.reference, cand.style or variation[1])
+            if verdict == "announced":
+                self.report.reject("announced_only", {"candidate": cand.key, "question": draft.question,
+                                                      "reference": draft.reference}, cand.kind)
+                return None
+            if verdict == "widen" and unit is not None:
+                draft = replace(draft, evidence=tuple(sorted((*draft.evidence, unit), key=lambda u: u.start)),
+                                provenance={**draft.provenance, "evidence_widened":
+                                            int(draft.provenance.get("evidence_widened", 0)) + 1})
             if units is not None:
                 draft = _name_topic(draft, units, self.topics or {}, gates.min_support)
         evidence = tuple(Span(u.doc_id, u.start, u.end) for u in draft.evidence)

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 from ragsweep.gen.absence import question_words
 from ragsweep.gen.documents import Corpus
-from ragsweep.gen.grounding import example_answer
+from ragsweep.gen.grounding import example_answer, unstated_default
 from ragsweep.gen.kinds import KIND_FAMILIES, kind_problems, question_kind_problems
 from ragsweep.gen.testset import UNANSWERABLE_KIND, TestSample
 from ragsweep.gen.wording import content_tokens, copy_ratio, evidence_overlap, support_ratio
@@ -270,6 +270,7 @@ FAMILIES: dict[str, str] = {
     "definition": "definition",                # definition_question (gates.definitions=true also lets them in)
     "support": "unsupported",                  # support_ratio below gates.min_support, or an empty reference
     "example_value": "example_value",          # gen.grounding.example_answer: an example URL, host or placeholder
+    "unstated_default": "unstated_default",    # gen.grounding.unstated_default: a default read off an example
     "unstated_ordinal": "unstated_ordinal",
     "inverted_relation": "inverted_relation",
     "empty_reference": "empty_reference",      # a reference without a content word, yes or no aside
@@ -377,6 +378,8 @@ def _failures(sample: TestSample, corpus: Corpus, cfg: GateConfig) -> Iterator[t
         # a code answer's reference is its code block, which is example text for every other question
         ("example_value", lambda: sample.provenance.get("style") != "code_answer" and bool(example_answer(
             q, ref, [(corpus.get(sp.doc_id), sp.start, sp.end) for sp in sample.evidence]))),
+        ("unstated_default", lambda: sample.provenance.get("style") != "code_answer" and unstated_default(
+            ref, [(corpus.get(sp.doc_id), sp.start, sp.end) for sp in sample.evidence])),
         ("unstated_ordinal", lambda: unstated_ordinal(q, ev)),
         ("inverted_relation", lambda: inverted_relation(q, ref, ev)),
         ("empty_reference", lambda: not content_tokens(ref) and not _YES_NO.fullmatch(ref.strip())),

@@ -28,6 +28,7 @@ from ragsweep.gen.absence import AbsenceCheck, CorpusWords
 from ragsweep.gen.candidates import Candidate, candidates
 from ragsweep.gen.documents import Corpus
 from ragsweep.gen.drafts import Gating, Passed
+from ragsweep.gen.products import by_product
 from ragsweep.gen.gates import GateConfig, QuestionStop
 from ragsweep.gen.report import Report
 from ragsweep.gen.reword import RewordConfig, reword_passed
@@ -167,7 +168,9 @@ def _streams(corpus: Corpus, writer: Writer, cfg: GenConfig, mix: Sequence[tuple
                                           *(style_candidates(corpus, units, s, cfg.seed) for s in writes)])
         if whole:  # a writer of questions from several sentences is shown what follows its text (the answer may)
             plain["single_hop"] = with_following(corpus, plain["single_hop"])
-    return {k: (c for c in stream if c.key not in cfg.known_candidates) for k, stream in plain.items()}
+    # a folder of several products: each product in turn, so the few pages of a small one get questions too
+    return {k: by_product(corpus, (c for c in stream if c.key not in cfg.known_candidates))
+            for k, stream in plain.items()}
 
 
 def _next_batch(schedule: Schedule, size: int) -> list[Candidate]:

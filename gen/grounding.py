@@ -181,6 +181,29 @@ def example_answer(question: str, reference: str, evidence: Sequence[tuple[Docum
     return found if not set(content_words(rest)) - set(content_words(question)) else []
 
 
+_DEFAULT = re.compile(r"\bdefault(?:s|ed)?\b", re.I)
+
+
+def unstated_default(reference: str, evidence: Sequence[tuple[Document, int, int]]) -> bool:
+    """Whether a reference calls something a default that its evidence states only in example text or not at
+    all: a value read off an example's argument ("ignore_revision (True by default)" from a block that passes
+    ``ignore_revision=True``) is what that example chose, not what the product does unless told. The evidence's
+    text outside its example regions (:func:`_example_regions`, code included) must say "default" too."""
+    if not _DEFAULT.search(reference):
+        return False
+    for doc, start, end in evidence:
+        regions = sorted(_example_regions(doc, start, end, True))
+        at, prose = start, []
+        for lo, hi in regions:
+            if lo > at:
+                prose.append(doc.text[at:lo])
+            at = max(at, hi)
+        prose.append(doc.text[at:end])
+        if _DEFAULT.search(" ".join(prose)):
+            return False
+    return True
+
+
 def claims_pointed(question: str, reference: str, used: Sequence[str], pointers: Sequence[tuple[int, str]],
                    names: str = "") -> str | None:
     """The link of a pointer sentence that a reference misuses, else None. ``used`` holds a pointer sentence

@@ -28,8 +28,8 @@ from __future__ import annotations
 
 import posixpath
 import re
-from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections import Counter, deque
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -155,6 +155,56 @@ def with_products(docs: list[Document], product: str | Mapping[str, Any] | None 
 def product_of(doc: Document) -> str | None:
     """A document's product (None when none is known)."""
     return str(doc.metadata.get(PRODUCT) or "").strip() or None
+
+
+def by_product(corpus: Corpus, stream: Iterator[Any]) -> Iterator[Any]:
+    """The candidates of ``stream`` taken one product at a time, in turn (products in the order the stream first
+    shows them; a page with no product is a product of its own, ""): the stream visits pages round-robin, so on
+    a folder where one product has most of the pages most of the first candidates were that product's, and a
+    set of thirty questions left most of a dozen products without one. A product runs out and leaves the turn;
+    within a product the stream's own order is kept. Read lazily: a candidate of another product than the one
+    whose turn it is waits its product's turn (the stream is read as far as every product's first candidate, to
+    the end when a product has none). A corpus of one product or none passes the stream as it is."""
+    known = {product_of(d) for d in corpus.documents}
+    if len(known - {None}) < 2:
+        yield from stream
+        return
+
+    def product(cand: Any) -> str:
+        unit = cand.shown[cand.required[0]] if cand.required else cand.shown[0]
+        return (product_of(corpus.get(unit.doc_id)) if unit.doc_id in corpus else None) or ""
+
+    waiting: dict[str, deque[Any]] = {}
+    turn: list[str] = []
+    ended = False
+
+    def pull() -> bool:
+        nonlocal ended
+        cand = next(stream, None)
+        if cand is None:
+            ended = True
+            return False
+        name = product(cand)
+        if name not in waiting:
+            waiting[name] = deque()
+            turn.append(name)
+        waiting[name].append(cand)
+        return True
+
+    everyone = {name or "" for name in known}
+    while set(waiting) != everyone and pull():  # every product's first candidate, to know whose turn comes when
+        pass
+    at = 0
+    while turn:
+        name = turn[at % len(turn)]
+        while not waiting[name] and not ended and pull():
+            pass
+        if waiting[name]:
+            yield waiting[name].popleft()
+            at += 1
+        else:  # the stream has ended and this product holds nothing more
+            turn.remove(name)
+            del waiting[name]
 
 
 def names(question: str, product: str) -> bool:

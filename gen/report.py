@@ -42,6 +42,11 @@ REASONS: dict[str, str] = {
                        "its folder (gates.product=refuse; gen.products)",
     "unnamed_row": "a question of one table row that does not name the row (its first cell): it asks what the whole "
                    "table answers (gen.structure.unnamed_row)",
+    "unstated_default": "the reference calls something a default that its evidence does not say is one outside "
+                        "an example (a value read off an example's argument: gen.grounding.unstated_default)",
+    "announced_only": "the reference answers with a sentence that announces what follows it (a lead-in, or a "
+                      "how-to's sentence before its code block) and not with what follows, which the writer was "
+                      "shown (gen.structure.announced_unused)",
     "duplicate_text": "the question equals an accepted one after normalisation",
     "duplicate_embedding": "the question is a near-duplicate of an accepted one (embedding cosine)",
     "high_overlap": "the question shares more of its content words with its evidence documents than gates.max_overlap",

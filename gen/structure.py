@@ -6,8 +6,9 @@ docs run.
 Two rules read where a candidate's text stands, not how it is worded. What a page says right after a candidate's
 text is shown too (:func:`with_following`): a page announces and then gives ("Different types can be used." ->
 the types; an error's message -> its reason; a warning -> the fix), and a writer shown only the announcement
-answers with it. And a question of one table row names that row (:func:`unnamed_row`): "What secrets are
-required?" of one row of a table of secrets asks for the table."""
+answers with it; a reference that still answers with the announcement is not kept (:func:`announced_unused`).
+And a question of one table row names that row (:func:`unnamed_row`): "What secrets are required?" of one row of
+a table of secrets asks for the table."""
 
 from __future__ import annotations
 
@@ -21,6 +22,7 @@ from ragsweep.gen.documents import Corpus, Document
 from ragsweep.gen.layout import Block
 from ragsweep.gen.style_checks import allowed, leads_on, role_at
 from ragsweep.gen.units import MAX_CHARS, Unit
+from ragsweep.gen.wording import content_tokens
 from ragsweep.metrics.lexicon import QUESTION_STOP
 
 #: A list shown whole after its lead-in (:func:`list_evidence`) has at most this many items and characters;
@@ -210,6 +212,44 @@ def with_following(corpus: Corpus, stream: Iterator[Candidate]) -> Iterator[Cand
             extra = (*extra, *after) if (after := following(doc, extra[-1])) else extra[:-1]
         extra = tuple(u for u in extra if not any(u.start < s.end and s.start < u.end for s in cand.shown))
         yield replace(cand, shown=(*cand.shown, *extra)) if extra else cand
+
+
+#: The styles whose answer is what a page gives after it says what to do: the command, the code.
+_DOING_STYLES = ("how_to", "code_answer")
+
+
+def announced_unused(corpus: Corpus, cand: Candidate, evidence: tuple[Unit, ...], reference: str,
+                     style: str | None) -> tuple[str, Unit | None]:
+    """Whether a reference answers with an announcement when what it announces was shown: the last unit of
+    ``evidence`` leads into what follows it (:func:`gen.style_checks.leads_on`: it ends with a colon), or, for a
+    how-to or code question, is followed by a code block, and that next unit (:func:`following`) was shown to the
+    writer and is not in the evidence. ("... add the environment names to the command:" answered "add the
+    environment names to the command", the command in the block after it.) Read from where the units stand,
+    not from their words, but for one test: a reference that holds words of that next unit which its evidence
+    does not took them from it, and the unit joins its evidence. Returns ("", None) when the reference stands,
+    ("widen", unit) when the unit joins its evidence, ("announced", unit) when it is only announced."""
+    if not evidence or cand.kind != "single_hop":
+        return "", None
+    last = max(evidence, key=lambda u: u.end)
+    doc = corpus.get(last.doc_id) if last.doc_id in corpus else None
+    if doc is None or doc.layout is None or any(u.doc_id != last.doc_id for u in evidence):
+        return "", None
+    if style == "code_answer" or any(b.kind == "code" and b.start <= last.start < b.end for b in doc.layout.blocks):
+        return "", None  # a code block announces nothing, whatever its last line ends with
+    nxt = following(doc, last)
+    if not nxt:
+        return "", None
+    after = nxt[0]
+    code = any(b.kind == "code" and b.start == after.start for b in doc.layout.blocks)
+    if not (leads_on(last.text) or (style in _DOING_STYLES and code)):
+        return "", None
+    shown = next((u for u in cand.shown if u.doc_id == after.doc_id and u.start == after.start), None)
+    if shown is None or any(u.doc_id == shown.doc_id and u.start == shown.start for u in evidence):
+        return "", None
+    have = set(content_tokens(" ".join(u.text for u in evidence)))
+    if set(content_tokens(reference)) & (set(content_tokens(shown.text)) - have):
+        return "widen", shown
+    return "announced", shown
 
 
 def _words(text: str) -> list[str]:

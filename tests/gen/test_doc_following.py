@@ -5,6 +5,7 @@ is in the next one, and a row is not its table."""
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 from ragsweep.gen.candidates import Candidate
 from ragsweep.gen.documents import read_folder
@@ -146,3 +147,55 @@ def test_the_writer_sees_the_sentence_after_an_announcement_and_the_evidence_tak
     texts = [corpus.get(e.doc_id).text[e.start:e.end] for e in loaders[0].evidence]
     assert any(t.startswith("The loaders it accepts") for t in texts)
     assert loaders[0].provenance.get("evidence_widened") == 1
+
+
+def test_a_reference_that_answers_with_the_announcement_of_a_shown_block_is_refused_or_takes_the_block(tmp_path):
+    from ragsweep.gen.structure import announced_unused
+    corpus = _doc(tmp_path)
+    doc = corpus.get("harbour.md")
+    lead = _sentence(doc, "Start a session")
+    block = following(doc, lead)[0]
+    cand = Candidate("single_hop", (lead, block), (0,))
+    # the announcement taken for the answer, the block shown and not used
+    assert announced_unused(corpus, cand, (lead,), "Start a session on the quay with the client object.",
+                            "how_to")[0] == "announced"
+    # the reference holds the block's words: it came from the block, which joins the evidence
+    assert announced_unused(corpus, cand, (lead,), 'Call harbourlink.connect("quay").', "how_to") == ("widen", block)
+    assert announced_unused(corpus, cand, (lead, block), "Start a session ...", "how_to") == ("", None)  # used
+    assert announced_unused(corpus, replace(cand, shown=(lead,)), (lead,), "Start ...", "how_to") == ("", None)
+    assert announced_unused(corpus, cand, (lead,), "Start a session ...", "code_answer") == ("", None)  # its block
+    # a sentence that ends with a colon leads into its list whatever the style
+    cue = _sentence(doc, "The client reads")
+    items = following(doc, cue)
+    listed = Candidate("single_hop", (cue, *items), (0,))
+    assert announced_unused(corpus, listed, (cue,), "It reads its settings from these places.", None)[0] == "announced"
+    assert announced_unused(corpus, listed, (cue, *items), "harbour.toml and HARBOUR_URL", None) == ("", None)
+    # a fact sentence followed by a paragraph: nothing announced
+    fact = _sentence(doc, "The loaders it accepts")
+    after = following(doc, fact)
+    plain = Candidate("single_hop", (fact, *after), (0,))
+    assert announced_unused(corpus, plain, (fact,), "joinedload, subqueryload and selectinload", "fact") == ("", None)
+
+
+def _answers_with_the_announcement(messages, schema):
+    data = json.loads(messages[-1]["content"])
+    sentences = data["sentences"]
+    if "question" in data:  # the round trip
+        return {"answer": "from these places"}
+    lead = next((i for i, s in enumerate(sentences) if s.startswith("The client reads")), None)
+    if "kind" in data and lead is not None and any("HARBOUR_URL" in s for s in sentences[lead + 1:]):
+        # a plain candidate shown the lead-in and its list: answered with the lead-in, only it marked as used
+        return {"question": "Where does the Harbourlink client read its settings from?",
+                "answer": "The client reads its settings from these places.", "used": [lead + 1]}
+    return {"question": "What is Harbourlink?", "answer": "Harbourlink", "used": [1]}
+
+
+def test_a_writer_that_answers_with_the_announcement_of_what_it_was_shown_is_refused(tmp_path):
+    """The scripted writer is shown a lead-in and the list after it and answers with the lead-in, marking only
+    it as used (as the 1.5B did on "add the environment names to the command:"): refused as announced_only."""
+    corpus = _doc(tmp_path)
+    llm = ScriptedLLM(_answers_with_the_announcement)
+    result = generate(corpus, LLMWriter(llm), GenConfig(n=8, styles=("docs",), kinds=(("single_hop", 1.0),),
+                                                        gates=GateConfig(specific=False, roundtrip=False)))
+    assert result.report.rejected.get("announced_only", 0) >= 1, result.report.rejected
+    assert not [s for s in result.samples if s.reference.startswith("The client reads its settings")]

@@ -18,6 +18,7 @@ from ragsweep.gen.grounding import (
     states_reason,
     unseen_values,
     unstated_ask,
+    unstated_default,
 )
 from ragsweep.gen.style_prompts import STYLE_PROMPTS, WRITE_AVOID
 from ragsweep.gen.styles import section_candidates
@@ -200,3 +201,27 @@ def test_a_warnings_condition_says_when_not_why():
     told = ["If you run quayside sync with the debug flag, every plan is logged in full."]
     assert states_reason(told) and not states_reason(told, conditions=False)
     assert unstated_ask("Why is every plan logged in full?", told, conditions=False) == "why"
+
+
+def test_a_default_read_off_an_examples_argument_is_not_a_stated_default(tmp_path):
+    (tmp_path / "d").mkdir()
+    (tmp_path / "d" / "q.md").write_text(
+        "# Quayside\n\nTo moor without checking the tide table, pass the skip_tide argument to the moor method:\n\n"
+        "```python\nboat.moor(skip_tide=True)\n```\n\nQuayside waits for the tide by default, and skip_tide turns "
+        "that wait off.\n", encoding="utf-8")
+    corpus = read_folder(tmp_path / "d")
+    doc = corpus.get("q.md")
+    lead = doc.text.index("To moor")
+    block_end = doc.text.index("True)") + len("True)\n```")
+    waits = doc.text.index("Quayside waits")
+    wait_end = doc.text.index("wait off.") + len("wait off.")
+    # the lead-in and its block: True stands only in the example's argument, nothing says it is a default
+    assert unstated_default("skip_tide (True by default)", [(doc, lead, block_end)])
+    assert not unstated_default("pass skip_tide=True to moor", [(doc, lead, block_end)])  # no default claimed
+    # the prose that says what happens by default
+    assert not unstated_default("By default Quayside waits for the tide.", [(doc, waits, wait_end)])
+    sample = TestSample("s", "What argument makes Quayside moor without checking the tide table?",
+                        "skip_tide (True by default)", (Span("q.md", lead, block_end),), "single_hop",
+                        {"style": "option"},
+                        (doc.text[lead:block_end],))
+    assert check_sample(sample, corpus, GateConfig()) == "unstated_default"

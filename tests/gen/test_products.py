@@ -200,3 +200,26 @@ def test_style_candidates_carry_the_product_and_the_report_counts_the_named(two)
     assert asked and sum(rep["accepted"].values()) == len(asked)
     assert rep["named"] + rep["added"] == len(asked)
     assert rep["named_by_identifier"] <= rep["added"]  # counted among the repaired: an identifier names no product
+
+
+def _cands(doc_ids):
+    from ragsweep.gen.candidates import Candidate
+    from ragsweep.gen.units import Unit
+    return [Candidate("single_hop", (Unit(d, 0, 4, "text", i),), (0,)) for i, d in enumerate(doc_ids)]
+
+
+def test_candidates_are_taken_one_product_at_a_time_so_a_small_product_gets_its_turn():
+    from ragsweep.gen.corpus import Corpus, Document
+    from ragsweep.gen.products import by_product
+    big = [Document(f"big/{i}.md", "text", {PRODUCT: "Big"}) for i in range(6)]
+    corpus = Corpus([*big, Document("small/a.md", "text", {PRODUCT: "Small"}), Document("root.md", "text")], source="x")
+    # the pages' own round-robin: the big product's six pages come first, the small one's last
+    stream = _cands([d.id for d in big] + ["small/a.md", "root.md"] + [d.id for d in big] + ["small/a.md"])
+    got = [c.shown[0].doc_id.split("/")[0] for c in by_product(corpus, iter(stream))]
+    assert got[:4] == ["big", "small", "root.md", "big"]  # each product in turn, a page of no product its own
+    assert got[4:6] == ["small", "big"]  # the small product's second candidate, then it has run out
+    assert sorted(got) == sorted(c.shown[0].doc_id.split("/")[0] for c in stream)  # nothing lost
+    big_order = [c.shown[0].index for c in by_product(corpus, iter(stream)) if c.shown[0].doc_id.startswith("big")]
+    assert big_order == sorted(big_order)  # within a product the stream's order is kept
+    one = Corpus(big, source="x")  # one product: the stream as it is
+    assert [c.shown[0].index for c in by_product(one, iter(stream))] == list(range(len(stream)))
