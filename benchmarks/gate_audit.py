@@ -348,6 +348,9 @@ def main() -> None:
     ap.add_argument("--ablate-n", type=int, default=300)
     ap.add_argument("--testsets", type=Path, default=Path("/tmp/gate-audit-sets"))
     args = ap.parse_args()
+    for cache in args.replay:  # before the minutes of auditing that come first
+        if not (cache / "llm.sqlite").is_file():
+            ap.error(f"--replay {cache}: no llm.sqlite there (give the folder of an earlier run's LLM cache)")
 
     from ragsweep.gen.documents import read_beir, read_shipped
 
