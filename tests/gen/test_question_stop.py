@@ -93,17 +93,25 @@ def test_the_rule_reads_a_question_line_once_it_ends():
     assert not stop('question: Who owns "Calder Ferries" at Port Calder?\n')
 
 
+def json_and_lines(tmp_path, script, kinds, counter=None):
+    """The same script through a JSON backend and through one that writes lines and streams, each with its
+    own cache and ``counter`` (the script's function that counts calls) from zero: {name: (llm, result)}."""
+    runs = {}
+    for name, flags in (("json", {}), ("lines", {"line_replies": True, "streams": True})):
+        (tmp_path / name).mkdir()
+        (counter or script).n = 0
+        llm = ScriptedLLM(script, **flags)
+        cfg = GenConfig(n=6, kinds=kinds, seed=0)
+        runs[name] = llm, generate(read_shipped(), LLMWriter(CachedLLM(llm, tmp_path / name / "llm.sqlite")), cfg)
+    return runs
+
+
 def test_a_model_held_to_lines_writes_lines_and_gives_the_same_test_set(tmp_path):
     """The same script through a JSON backend and one that writes lines (and streams): the same samples and
     rejections; the lines writer is asked for lines (the examples shown as lines, another prompt version), its
     stopped writes end after the question's line, and its replies hold fewer words than the JSON ones."""
-    runs = {}
-    for name, flags in (("json", {}), ("lines", {"line_replies": True, "streams": True})):
-        (tmp_path / name).mkdir()
-        unnamed_every_third.n = 0
-        llm = ScriptedLLM(with_unanswerable, **flags)
-        cfg = GenConfig(n=6, kinds=(("single_hop", 1.0), ("unanswerable", 0.3)), seed=0)
-        runs[name] = llm, generate(read_shipped(), LLMWriter(CachedLLM(llm, tmp_path / name / "llm.sqlite")), cfg)
+    runs = json_and_lines(tmp_path, with_unanswerable, (("single_hop", 1.0), ("unanswerable", 0.3)),
+                          counter=unnamed_every_third)
     (json_llm, plain), (llm, lined) = runs["json"], runs["lines"]
     assert [s.question for s in lined.samples] == [s.question for s in plain.samples] and plain.samples
     assert [s.reference for s in lined.samples] == [s.reference for s in plain.samples]
@@ -168,14 +176,8 @@ def one_sided_comparisons(messages, schema):
 
 
 def test_a_write_whose_question_fails_the_kind_check_is_stopped_and_rejected_as_wrong_kind(tmp_path):
-    runs = {}
-    for name, flags in (("json", {}), ("lines", {"line_replies": True, "streams": True})):
-        (tmp_path / name).mkdir()
-        one_sided_comparisons.n = 0
-        llm = ScriptedLLM(one_sided_comparisons, **flags)
-        cfg = GenConfig(n=6, kinds=(("single_hop", 0.5), ("comparative", 0.5)), seed=0)
-        runs[name] = generate(read_shipped(), LLMWriter(CachedLLM(llm, tmp_path / name / "llm.sqlite")), cfg)
-    plain, lined = runs["json"], runs["lines"]
+    runs = json_and_lines(tmp_path, one_sided_comparisons, (("single_hop", 0.5), ("comparative", 0.5)))
+    plain, lined = runs["json"][1], runs["lines"][1]
     assert [s.question for s in lined.samples] == [s.question for s in plain.samples]
     assert any(s.kind == "comparative" for s in lined.samples)
     # The same candidates rejected; a stopped one is counted under wrong_kind, where its whole reply may have met
