@@ -199,3 +199,44 @@ def test_a_writer_that_answers_with_the_announcement_of_what_it_was_shown_is_ref
                                                         gates=GateConfig(specific=False, roundtrip=False)))
     assert result.report.rejected.get("announced_only", 0) >= 1, result.report.rejected
     assert not [s for s in result.samples if s.reference.startswith("The client reads its settings")]
+
+
+EXAMPLES = """# Quay client settings
+
+The debug field turns on the verbose log of the quay client for every berth.
+
+```python
+class Example:
+    debug: bool = True
+```
+
+Open a quay session with the client that Harbourlink returns:
+
+```python
+session = harbourlink.connect("quay")
+```
+
+For example Harbourline keeps fourteen days of logs on a quay server of the eastern harbour.
+
+Harbourline keeps the logs of each berth in a folder of its own on the quay server.
+"""
+
+
+def test_a_plain_fact_is_not_shown_the_code_or_example_after_its_text(tmp_path):
+    """A plain question is about the product: the example class after "The debug field ..." is what one use
+    chose, so it is not shown (a styled how-to still sees it); a sentence that announces a block draws no plain
+    fact, and one that is mostly a "for example" clause none either (gen.structure)."""
+    from ragsweep.gen.structure import structured
+    corpus = _doc(tmp_path, {"quay.md": EXAMPLES})
+    doc = corpus.get("quay.md")
+    debug = _sentence(doc, "The debug field")
+    plain = Candidate("single_hop", (debug,), (0,))
+    assert next(with_following(corpus, iter([plain]))).shown == (debug,)
+    how = Candidate("single_hop", (debug,), (0,), style="how_to")
+    assert next(with_following(corpus, iter([how]))).shown[1].text.lstrip("`").startswith("python\nclass Example")
+    lead = _sentence(doc, "Open a quay session")
+    assert list(with_following(corpus, iter([Candidate("single_hop", (lead,), (0,))]))) == []
+    example = _sentence(doc, "For example Harbourline")
+    own = _sentence(doc, "Harbourline keeps the logs")
+    kept = list(structured(corpus, iter([Candidate("single_hop", (u,), (0,)) for u in (example, own)])))
+    assert [c.shown[0] for c in kept] == [own]
