@@ -271,7 +271,7 @@ def test_a_question_about_another_project_the_page_links_to_is_refused(two):
 def test_other_subject_reads_the_evidence_and_leaves_the_products_own_words():
     from ragsweep.gen.products import Products
     index = Products(pages={"ansible-dev-tools": 2, "kr8s": 1},
-                     outside={"ansible-dev-tools": frozenset({"Ansible", "VS Code", "issue"})})
+                     outside={"ansible-dev-tools": frozenset({"Ansible", "VS Code"})})
     ask = index.other_subject
     # "Ansible" is made of the product's own words: its ecosystem, not another project
     assert ask("Which extension helps Ansible development in ansible-dev-tools?", "The Ansible extension",
@@ -281,5 +281,12 @@ def test_other_subject_reads_the_evidence_and_leaves_the_products_own_words():
     # the evidence names the product: the question is about it
     assert ask("Which editor has the extension in ansible-dev-tools?", "VS Code",
                ["ansible-dev-tools ships an extension for VS Code."], "ansible-dev-tools") is None
-    assert ask("Where do I report an issue in ansible-dev-tools?", "on the tracker", ["Report it there."],
-               "ansible-dev-tools") is None  # a lower-case link text is no name of its own here (not linked as one)
+
+
+def test_the_names_a_product_links_out_to_are_names_not_phrases_or_badges(two):
+    page = ("# Links\n\nOpen an [issue](https://tracker.example.org/) or see [Channels](https://channels.example.org/),"
+            " [taskiq-redis](https://pypi.example.org/taskiq-redis), [the guide](guide.md) and "
+            "[![Build Status](https://ci.example.org/b.svg)](https://ci.example.org/) and [Read the full story of how "
+            "it began](https://blog.example.org/).\n")
+    (two / "quillmark" / "links.md").write_text(page, encoding="utf-8")
+    assert products(read_folder(two)).outside["Quillmark"] == {"Channels", "taskiq-redis"}
