@@ -203,7 +203,7 @@ def test_a_writer_that_answers_with_the_announcement_of_what_it_was_shown_is_ref
 
 EXAMPLES = """# Quay client settings
 
-The debug field turns on the verbose log of the quay client for every berth.
+The debug field turns on the verbose log of the Harbourline 2.1 quay client for every berth it opens in a session.
 
 ```python
 class Example:
@@ -216,9 +216,9 @@ Open a quay session with the client that Harbourlink returns:
 session = harbourlink.connect("quay")
 ```
 
-For example Harbourline keeps fourteen days of logs on a quay server of the eastern harbour.
+For example Harbourline keeps 14 days of logs on the Eastport quay server of the eastern harbour when the tide is low.
 
-Harbourline keeps the logs of each berth in a folder of its own on the quay server.
+Harbourline keeps the logs of each berth in a folder of its own on the quay server for 30 days after it closes.
 """
 
 
@@ -240,3 +240,25 @@ def test_a_plain_fact_is_not_shown_the_code_or_example_after_its_text(tmp_path):
     own = _sentence(doc, "Harbourline keeps the logs")
     kept = list(structured(corpus, iter([Candidate("single_hop", (u,), (0,)) for u in (example, own)])))
     assert [c.shown[0] for c in kept] == [own]
+
+
+def _answers_from_what_it_sees(messages, schema):
+    data = json.loads(messages[-1]["content"])
+    if "question" in data:  # the round trip
+        return {"answer": "the verbose log"}
+    return {"question": "What does the debug field of the Harbourline quay client turn on?",
+            "answer": "the verbose log of the quay client", "used": [1]}
+
+
+def test_a_plain_writer_is_never_shown_an_example_block(tmp_path):
+    """Through the generator: no plain (fact) call shows the example class after "The debug field ...", nor
+    the "for example" sentence; the plain questions that stay are drawn from the product's own sentences."""
+    corpus = _doc(tmp_path, {"quay.md": EXAMPLES})
+    llm = ScriptedLLM(_answers_from_what_it_sees)
+    generate(corpus, LLMWriter(llm), GenConfig(n=6, styles=("docs",), kinds=(("single_hop", 1.0),),
+                                               gates=GateConfig(specific=False, roundtrip=False)))
+    plain = [json.loads(c.messages[-1]["content"])["sentences"] for c in llm.calls
+             if "kind" in json.loads(c.messages[-1]["content"])]
+    assert plain, "no plain call was made"
+    for sentences in plain:
+        assert not any("class Example" in s or s.startswith("For example") for s in sentences), sentences
