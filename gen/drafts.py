@@ -161,6 +161,18 @@ class Gating:
                            provenance={**provenance, "product_added": True})
         return replace(draft, provenance=provenance)
 
+    def _other_subject(self, draft: Draft, cand: Candidate) -> bool:
+        """Whether a plain question the writer named no product in asks about another project its page links to
+        (:meth:`gen.products.Products.other_subject`); counted as ``other_subject`` when it does."""
+        asked = draft.provenance.get(PRODUCT)
+        if not draft.provenance.get("product_added") or cand.style or not isinstance(asked, str):
+            return False
+        other = self.products.other_subject(draft.question, draft.reference, [u.text for u in draft.evidence], asked)
+        if other is not None:
+            self.report.reject("other_subject", {"candidate": cand.key, "question": draft.question,
+                                                 "reference": draft.reference, "other": other}, cand.kind)
+        return other is not None
+
     def gate(self, draft: Draft, cand: Candidate, variation: tuple[str | None, str | None]) -> Passed | None:
         """The deterministic gates (and the absence gate) in order; None when one rejected the draft (it is
         counted in the report). ``variation``: the candidate's (persona, style). A draft that passes joins the
@@ -186,6 +198,8 @@ class Gating:
             if verdict == "announced":
                 self.report.reject("announced_only", {"candidate": cand.key, "question": draft.question,
                                                       "reference": draft.reference}, cand.kind)
+                return None
+            if self._other_subject(draft, cand):
                 return None
             if verdict == "widen" and unit is not None:
                 draft = replace(draft, evidence=tuple(sorted((*draft.evidence, unit), key=lambda u: u.start)),

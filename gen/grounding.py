@@ -103,9 +103,17 @@ _MODAL = re.compile(r"\b(?:will|would|won't|may|might|could|can(?:not|'t)?)\b", 
 _PROHIBITION = re.compile(r"\b(?:don't|do not|never|avoid|must not|mustn't|should not|shouldn't)\b", re.I)
 
 
+def prohibits(sentence: str) -> bool:
+    """Whether a sentence tells the reader not to do something ("Do not edit it by hand", "never pass ..."): what
+    a "what should I avoid ...?" question needs its answer drawn from. A warning that says something is
+    experimental, or recommends another tool, names nothing to avoid, and a writer asked what to avoid makes up
+    the thing or inverts the recommendation."""
+    return _PROHIBITION.search(sentence) is not None
+
+
 def _descriptive(sentence: str) -> bool:
     """Whether a sentence says what is so or what happens, not what the reader should (not) do."""
-    return not gives_fix(sentence) and not _PROHIBITION.search(sentence)
+    return not gives_fix(sentence) and not prohibits(sentence)
 
 
 def states_reason(sentences: Sequence[str], conditions: bool = True) -> bool:
@@ -157,6 +165,21 @@ def _example_regions(doc: Document, start: int, end: int, code_is_example: bool)
             if role == "example" or (role == "code" and code_is_example):
                 spans.append((lo, hi))
     return spans
+
+
+def example_share(doc: Document, start: int, end: int) -> float:
+    """The share of ``doc.text[start:end]``'s characters that are example text (:func:`_example_regions`, code
+    included): "For example Google Kubernetes Engine provides 14 months of support" is nearly all example."""
+    if end <= start:
+        return 0.0
+    covered = 0
+    at = start
+    for lo, hi in sorted(_example_regions(doc, start, end, True)):
+        lo = max(lo, at)
+        if hi > lo:
+            covered += hi - lo
+            at = hi
+    return covered / (end - start)
 
 
 def example_answer(question: str, reference: str, evidence: Sequence[tuple[Document, int, int]],

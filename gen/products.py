@@ -48,6 +48,10 @@ _SCHEME = re.compile(r"^[a-z][a-z0-9+.-]*:", re.IGNORECASE)
 _IDENTIFIER = re.compile(r"(?<![\w.-])(?:--[a-z][\w-]{2,}|[A-Za-z_]\w*(?:\.[A-Za-z_]\w+)+|[A-Za-z]\w*_\w+|"
                          r"[A-Z][a-z0-9]+[A-Z]\w*|[a-z]+[A-Z]\w*)(?![\w-])")
 _PROSE = ("paragraph", "list_item", "heading", "admonition", "table")
+# A link to another site, with its text: "[Channels](https://channels.readthedocs.io/)" (not an image's "![...]")
+_OUTSIDE_LINK = re.compile(r"(?<![!\]])\[([^\[\]\n]{2,40})\]\(\s*<?https?://", re.IGNORECASE)
+#: A link's text names a thing (another project, a tool) when it has at most this many words.
+_MAX_NAME_WORDS = 3
 
 
 def _top(path: str) -> str:
@@ -207,6 +211,26 @@ def by_product(corpus: Corpus, stream: Iterator[Any]) -> Iterator[Any]:
             del waiting[name]
 
 
+def _outside_names(doc: Document) -> set[str]:
+    """The names ``doc`` links to another site: link texts of at most :data:`_MAX_NAME_WORDS` words that read
+    as a name (a capital or code punctuation: "Channels", "taskiq-redis"), not sentences ("our forum")."""
+    if doc.layout is None:
+        return set()
+    found = set()
+    for m in _OUTSIDE_LINK.finditer(doc.layout.source):
+        text = m.group(1).strip().strip("`*_ ")
+        if text and len(text.split()) <= _MAX_NAME_WORDS and (text[0].isupper() or re.search(r"\w[-_.]\w", text)):
+            found.add(text)
+    return found
+
+
+def _says(text: str, name: str) -> bool:
+    """Whether ``text`` holds ``name`` as words of its own; a capitalised name only with its capital ("Channels",
+    not the "channels" of a sentence)."""
+    flags = 0 if name[0].isupper() else re.IGNORECASE
+    return re.search(rf"(?<![\w.-]){re.escape(name)}(?![\w-])", text, flags) is not None
+
+
 def names(question: str, product: str) -> bool:
     """Whether ``question`` names ``product``: a word of it starts with the name ("blackd", "Hatchling" name Black
     and Hatch), case aside; a name of several words or with dashes matches with spaces or dashes between them."""
@@ -235,6 +259,7 @@ class Products:
     unique: dict[str, frozenset[str]] = field(default_factory=dict)
     pages: dict[str, int] = field(default_factory=dict)
     folders: dict[str, frozenset[str]] = field(default_factory=dict)  # product -> the top folders of its pages
+    outside: dict[str, frozenset[str]] = field(default_factory=dict)  # product -> names its pages link elsewhere
 
     @property
     def several(self) -> bool:
@@ -261,6 +286,24 @@ class Products:
         return [p for p in self.of(doc_ids) if not self.named(question, p)]
 
 
+    def other_subject(self, question: str, reference: str, evidence: Sequence[str], product: str) -> str | None:
+        """The other project a question asks about instead of ``product``, or None: its question or reference
+        names a thing ``product``'s pages link to another site for (that site documents it: "Channels", "Quart"
+        on Mangum's page of frameworks) and no text of its ``evidence`` names the product ("Channels is a project
+        that takes Django ..."). Read for a question the writer did not name its product in: it asked about what
+        the text is about, and the text is about the other thing."""
+        if any(self.named(text, product) for text in evidence):
+            return None
+        # a name made of the product's own words is its ecosystem ("Ansible" for ansible-dev-tools), not another
+        own = {w.lower() for w in re.split(r"[\s_-]+", product) if w}
+        for name in sorted(self.outside.get(product, ()), key=len, reverse=True):
+            if self.named(name, product) or {w.lower() for w in re.split(r"[\s_-]+", name) if w} <= own:
+                continue
+            if _says(question, name) or _says(reference, name):
+                return name
+        return None
+
+
 def products(corpus: Corpus) -> Products:
     """The products of ``corpus``'s documents (``metadata["product"]``) and the identifiers each product's pages
     alone hold."""
@@ -281,8 +324,12 @@ def products(corpus: Corpus) -> Products:
     for name, owners in holders.items():
         if len(owners) == 1:
             unique[next(iter(owners))].add(name)
+    outside: dict[str, set[str]] = {}
+    for d in corpus.documents:
+        if d.id in of_doc:
+            outside.setdefault(of_doc[d.id], set()).update(_outside_names(d))
     return Products(of_doc, {p: frozenset(v) for p, v in unique.items()}, dict(sorted(pages.items())),
-                    {p: frozenset(v) for p, v in folders.items()})
+                    {p: frozenset(v) for p, v in folders.items()}, {p: frozenset(v) for p, v in outside.items()})
 
 
 def summary(index: Products, samples: Sequence[Any], mode: str) -> dict[str, Any]:

@@ -44,6 +44,8 @@ REASONS: dict[str, str] = {
                    "table answers (gen.structure.unnamed_row)",
     "unstated_default": "the reference calls something a default that its evidence does not say is one outside "
                         "an example (a value read off an example's argument: gen.grounding.unstated_default)",
+    "other_subject": "a question the writer did not name its product in asks about another project its page "
+                     "links to (its site documents it), from text that does not name the product",
     "announced_only": "the reference answers with a sentence that announces what follows it (a lead-in, or a "
                       "how-to's sentence before its code block) and not with what follows, which the writer was "
                       "shown (gen.structure.announced_unused)",

@@ -19,6 +19,7 @@ from dataclasses import replace
 from ragsweep.gen.candidates import Candidate
 from ragsweep.gen.chunking import sentence_spans
 from ragsweep.gen.documents import Corpus, Document
+from ragsweep.gen.grounding import example_share
 from ragsweep.gen.layout import Block
 from ragsweep.gen.style_checks import allowed, leads_on, role_at
 from ragsweep.gen.units import MAX_CHARS, Unit
@@ -118,8 +119,8 @@ def structured(corpus: Corpus, stream: Iterator[Candidate], whole: bool = True) 
         if doc is None or doc.layout is None or unit is None:
             yield cand
             continue
-        if not allowed(role_at(doc, unit.start, unit.end), "fact"):
-            continue
+        if not allowed(role_at(doc, unit.start, unit.end), "fact") or example_share(doc, unit.start, unit.end) > 0.5:
+            continue  # an example's remark, or a sentence that is mostly a "for example" clause: no fact of the product
         got = list_evidence(doc, unit)
         if got is None:
             yield cand
@@ -211,6 +212,17 @@ def with_following(corpus: Corpus, stream: Iterator[Candidate]) -> Iterator[Cand
             # not at all (an announcement alone is what a writer answers with)
             extra = (*extra, *after) if (after := following(doc, extra[-1])) else extra[:-1]
         extra = tuple(u for u in extra if not any(u.start < s.end and s.start < u.end for s in cand.shown))
+        if not cand.style:
+            # a plain fact is about the product: a code block or an example after its text shows what one use
+            # chose (an example class's field, its argument), which a writer shown it takes for the product's.
+            # What announced it is left out with it, and a text that itself announces it draws no plain fact.
+            kept = tuple(u for u in extra if role_at(doc, u.start, u.end) not in ("code", "example"))
+            if len(kept) < len(extra):
+                if leads_on(last.text) and not kept:
+                    continue
+                while kept and leads_on(kept[-1].text):
+                    kept = kept[:-1]
+            extra = kept
         yield replace(cand, shown=(*cand.shown, *extra)) if extra else cand
 
 

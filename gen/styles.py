@@ -44,6 +44,7 @@ from pathlib import PurePosixPath
 from ragsweep.gen.candidates import Candidate, round_robin
 from ragsweep.gen.chunking import sentence_spans
 from ragsweep.gen.documents import Corpus, Document
+from ragsweep.gen.grounding import prohibits, states_reason
 from ragsweep.gen.layout import Block
 from ragsweep.gen.products import product_of
 from ragsweep.gen.style_checks import (
@@ -263,7 +264,9 @@ def _warnings(doc: Document, blocks: list[Block], sentences: list[Unit]) -> Iter
     """A warning (:func:`gen.style_checks.role_at`: a warning, danger, caution ... admonition) says what to avoid
     or what goes wrong: its opening sentences, up to one that leads into what follows (a warning's example,
     which shows what not to do and is not shown), at most :data:`_MAX_BACK` + 1, for "What should I avoid when
-    ...?". A warning that opens by pointing back, or whose first sentence leads on, draws nothing."""
+    ...?". A warning that opens by pointing back, or whose first sentence leads on, draws nothing; nor does one
+    whose shown sentences neither tell the reader not to do something (:func:`gen.grounding.prohibits`) nor give
+    a reason (then it is asked why): what to avoid must be something the warning says to avoid."""
     for b in blocks:
         if b.kind != "admonition" or role_at(doc, b.start, b.end) != "warning":
             continue
@@ -273,7 +276,11 @@ def _warnings(doc: Document, blocks: list[Block], sentences: list[Unit]) -> Iter
             if leads_on(u.text) or len(shown) > _MAX_BACK or (k and not _adjacent(inside, k - 1, k)):
                 break
             shown.append(u)
-        if shown and not points_back(shown[0].text) and doc.text[b.start:shown[0].start].strip() == "":
+        texts = [u.text for u in shown]
+        # asked what to avoid (no reason given: gen.writer) only when it says not to do something, else nothing
+        # to ask: "experimental, restricted in scope" or "we recommend kopf for more" names nothing to avoid
+        if (shown and not points_back(shown[0].text) and doc.text[b.start:shown[0].start].strip() == ""
+                and (any(prohibits(t) for t in texts) or states_reason(texts, conditions=False))):
             yield Candidate("single_hop", tuple(shown), tuple(range(len(shown))), style="troubleshooting",
                             warning=True)
 

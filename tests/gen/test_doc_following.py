@@ -199,3 +199,66 @@ def test_a_writer_that_answers_with_the_announcement_of_what_it_was_shown_is_ref
                                                         gates=GateConfig(specific=False, roundtrip=False)))
     assert result.report.rejected.get("announced_only", 0) >= 1, result.report.rejected
     assert not [s for s in result.samples if s.reference.startswith("The client reads its settings")]
+
+
+EXAMPLES = """# Quay client settings
+
+The debug field turns on the verbose log of the Harbourline 2.1 quay client for every berth it opens in a session.
+
+```python
+class Example:
+    debug: bool = True
+```
+
+Open a quay session with the client that Harbourlink returns:
+
+```python
+session = harbourlink.connect("quay")
+```
+
+For example Harbourline keeps 14 days of logs on the Eastport quay server of the eastern harbour when the tide is low.
+
+Harbourline keeps the logs of each berth in a folder of its own on the quay server for 30 days after it closes.
+"""
+
+
+def test_a_plain_fact_is_not_shown_the_code_or_example_after_its_text(tmp_path):
+    """A plain question is about the product: the example class after "The debug field ..." is what one use
+    chose, so it is not shown (a styled how-to still sees it); a sentence that announces a block draws no plain
+    fact, and one that is mostly a "for example" clause none either (gen.structure)."""
+    from ragsweep.gen.structure import structured
+    corpus = _doc(tmp_path, {"quay.md": EXAMPLES})
+    doc = corpus.get("quay.md")
+    debug = _sentence(doc, "The debug field")
+    plain = Candidate("single_hop", (debug,), (0,))
+    assert next(with_following(corpus, iter([plain]))).shown == (debug,)
+    how = Candidate("single_hop", (debug,), (0,), style="how_to")
+    assert next(with_following(corpus, iter([how]))).shown[1].text.lstrip("`").startswith("python\nclass Example")
+    lead = _sentence(doc, "Open a quay session")
+    assert list(with_following(corpus, iter([Candidate("single_hop", (lead,), (0,))]))) == []
+    example = _sentence(doc, "For example Harbourline")
+    own = _sentence(doc, "Harbourline keeps the logs")
+    kept = list(structured(corpus, iter([Candidate("single_hop", (u,), (0,)) for u in (example, own)])))
+    assert [c.shown[0] for c in kept] == [own]
+
+
+def _answers_from_what_it_sees(messages, schema):
+    data = json.loads(messages[-1]["content"])
+    if "question" in data:  # the round trip
+        return {"answer": "the verbose log"}
+    return {"question": "What does the debug field of the Harbourline quay client turn on?",
+            "answer": "the verbose log of the quay client", "used": [1]}
+
+
+def test_a_plain_writer_is_never_shown_an_example_block(tmp_path):
+    """Through the generator: no plain (fact) call shows the example class after "The debug field ...", nor
+    the "for example" sentence; the plain questions that stay are drawn from the product's own sentences."""
+    corpus = _doc(tmp_path, {"quay.md": EXAMPLES})
+    llm = ScriptedLLM(_answers_from_what_it_sees)
+    generate(corpus, LLMWriter(llm), GenConfig(n=6, styles=("docs",), kinds=(("single_hop", 1.0),),
+                                               gates=GateConfig(specific=False, roundtrip=False)))
+    plain = [json.loads(c.messages[-1]["content"])["sentences"] for c in llm.calls
+             if "kind" in json.loads(c.messages[-1]["content"])]
+    assert plain, "no plain call was made"
+    for sentences in plain:
+        assert not any("class Example" in s or s.startswith("For example") for s in sentences), sentences

@@ -133,11 +133,16 @@ def test_a_warnings_code_is_no_code_answer(tmp_path):
 
 
 def test_a_warning_gives_a_what_to_avoid_question_without_its_example(tmp_path):
-    doc = _folder(tmp_path, {"moor.md": MYST}).get("moor.md")
+    said = "Nothing stops you from mooring two ferries at one ring, which tears the ring out of the wall."
+    told = "Never moor two ferries at one ring, which tears the ring out of the wall."
+    doc = _folder(tmp_path / "a", {"moor.md": MYST.replace(said, told)}).get("moor.md")
     found = [c for c in _candidates(doc, "troubleshooting")]
     # its opening sentence, up to the one that leads into the example of what not to do (not shown)
-    assert [[u.text for u in c.shown] for c in found] == [
-        ["Nothing stops you from mooring two ferries at one ring, which tears the ring out of the wall."]]
+    assert [[u.text for u in c.shown] for c in found] == [[told]]
+    assert found[0].warning
+    # a warning that tells nobody not to do anything, and gives no reason, draws nothing: what to avoid would be
+    # made up ("experimental, restricted in scope") or the opposite of what it recommends
+    assert _candidates(_folder(tmp_path, {"moor.md": MYST}).get("moor.md"), "troubleshooting") == []
     # the same text outside a warning is no troubleshooting cue (no error named)
     plain = _folder(tmp_path / "b", {"moor.md": MYST.replace("::: {warning}\n", "").replace(":::\n\n```{note}", "```{note}")})
     assert _candidates(plain.get("moor.md"), "troubleshooting") == []

@@ -223,3 +223,70 @@ def test_candidates_are_taken_one_product_at_a_time_so_a_small_product_gets_its_
     assert big_order == sorted(big_order)  # within a product the stream's order is kept
     one = Corpus(big, source="x")  # one product: the stream as it is
     assert [c.shown[0].index for c in by_product(one, iter(stream))] == list(range(len(stream)))
+
+
+FRAMEWORKS = """# Frameworks
+
+Quillmark syncs a notebook through Channels when the notebook settings name a socket route for the sync.
+"""
+
+CHANNELS = """# Channels
+
+[Channels](https://channels.example.org/) is a project that takes Django and extends it beyond HTTP to sockets.
+"""
+
+
+def _asks_about_what_the_text_is_about(messages, schema):
+    data = json.loads(messages[-1]["content"])
+    if "question" in data:  # the round trip
+        return {"answer": "a project that takes Django beyond HTTP"}
+    first = data["sentences"][0]
+    if first.startswith("Channels is a project"):
+        return {"question": "What is Channels?", "answer": "A project that takes Django beyond HTTP", "used": [1]}
+    if first.startswith("Quillmark syncs"):
+        return {"question": "When does Quillmark sync a notebook through Channels?",
+                "answer": "When the notebook settings name a socket route", "used": [1]}
+    return {"question": "Which protocol does it speak?", "answer": "the notebook sync protocol", "used": [1]}
+
+
+def test_a_question_about_another_project_the_page_links_to_is_refused(two):
+    """The scripted writer asks of "Channels is a project ..." what Channels is, naming no product: the product
+    is added ("What is Channels in Quillmark?"), but Channels is what the page links to another site for and
+    the sentence does not name Quillmark, so it is refused; the question of the sentence that names Quillmark
+    and Channels stays (gen.products.Products.other_subject)."""
+    (two / "quillmark" / "frameworks.md").write_text(FRAMEWORKS, encoding="utf-8")
+    (two / "quillmark" / "channels.md").write_text(CHANNELS, encoding="utf-8")
+    corpus = read_folder(two)
+    index = products(corpus)
+    assert "Channels" in index.outside["Quillmark"]
+    result = generate(corpus, LLMWriter(ScriptedLLM(_asks_about_what_the_text_is_about)),
+                      GenConfig(n=12, styles=("docs",), kinds=(("single_hop", 1.0),),
+                                gates=GateConfig(specific=False, roundtrip=False)))
+    assert result.report.rejected.get("other_subject", 0) >= 1, result.report.rejected
+    questions = [s.question for s in result.samples]
+    assert "What is Channels in Quillmark?" not in questions
+    assert "When does Quillmark sync a notebook through Channels?" in questions
+
+
+def test_other_subject_reads_the_evidence_and_leaves_the_products_own_words():
+    from ragsweep.gen.products import Products
+    index = Products(pages={"ansible-dev-tools": 2, "kr8s": 1},
+                     outside={"ansible-dev-tools": frozenset({"Ansible", "VS Code"})})
+    ask = index.other_subject
+    # "Ansible" is made of the product's own words: its ecosystem, not another project
+    assert ask("Which extension helps Ansible development in ansible-dev-tools?", "The Ansible extension",
+               ["The Ansible extension is recommended."], "ansible-dev-tools") is None
+    assert ask("Which editor has the extension in ansible-dev-tools?", "VS Code",
+               ["The extension runs in VS Code."], "ansible-dev-tools") == "VS Code"
+    # the evidence names the product: the question is about it
+    assert ask("Which editor has the extension in ansible-dev-tools?", "VS Code",
+               ["ansible-dev-tools ships an extension for VS Code."], "ansible-dev-tools") is None
+
+
+def test_the_names_a_product_links_out_to_are_names_not_phrases_or_badges(two):
+    page = ("# Links\n\nOpen an [issue](https://tracker.example.org/) or see [Channels](https://channels.example.org/),"
+            " [taskiq-redis](https://pypi.example.org/taskiq-redis), [the guide](guide.md) and "
+            "[![Build Status](https://ci.example.org/b.svg)](https://ci.example.org/) and [Read the full story of how "
+            "it began](https://blog.example.org/).\n")
+    (two / "quillmark" / "links.md").write_text(page, encoding="utf-8")
+    assert products(read_folder(two)).outside["Quillmark"] == {"Channels", "taskiq-redis"}
