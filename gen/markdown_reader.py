@@ -5,7 +5,8 @@ markdown-it-py is CommonMark-exact, maintained (executablebooks), pure Python, a
 every character of clean text maps to where it stands in the file.
 
 What a docs site adds to CommonMark is read before parsing, each marker replaced by as many spaces (so source
-offsets do not move): YAML front matter (``---`` at the top: its keys go into the document's metadata),
+offsets do not move): YAML front matter (``---`` at the top: its keys go into the document's metadata; front matter that is not
+valid YAML is left out with a warning naming the page),
 admonition markers (pymdownx blocks: ``/// tip``, ``/// note | Title``, a closing ``///``; MkDocs Material:
 ``!!! note "Title"`` and its indented body, read as prose, not as an indented code block; MyST: ``::: {warning}``
 or a backtick fence opened with ``{note}``, closed by a fence of its own; the text stays, as an ``admonition``
@@ -17,6 +18,7 @@ A heading's attribute list (``{ #query-parameters }``) is left out of its title.
 
 from __future__ import annotations
 
+import logging
 import re
 from bisect import bisect_right
 from functools import lru_cache
@@ -25,7 +27,7 @@ from typing import Any
 from ragsweep.gen.html_reader import HtmlBlocks
 from ragsweep.gen.layout import Block, Layout, TextBuilder
 from ragsweep.gen.myst import Directives, code_language, option_lines
-from ragsweep.metrics import InputError
+log = logging.getLogger(__name__)
 
 _FRONT_MATTER = re.compile(r"\A---[ \t]*\r?\n(.*?)^(?:---|\.\.\.)[ \t]*$", re.DOTALL | re.MULTILINE)
 _ADMONITION = re.compile(r"^[ \t]*/{3,}[ \t]*(?P<kind>[A-Za-z][\w-]*)?(?:[ \t]*\|[ \t]*(?P<title>.*?))?[ \t]*$", re.MULTILINE)
@@ -77,7 +79,13 @@ def _front_matter(source: str, where: str) -> tuple[dict[str, Any], int]:
     try:
         data = yaml.safe_load(fm.group(1) or "")
     except yaml.YAMLError as exc:
-        raise InputError(f"{where}: front matter (line 1) is not valid YAML: {exc}") from exc
+        # One page's broken metadata ("description: ... with Wireup: a type-safe ...", a colon unquoted) must not
+        # stop a folder of hundreds: its body is read, its front matter is still not prose, and the user is told.
+        mark = getattr(exc, "problem_mark", None)
+        at = f" at line {mark.line + 2}" if mark is not None else ""  # the mark counts from the line after ---
+        log.warning("%s: front matter (line 1) is not valid YAML (%s%s): the page is read without its metadata",
+                    where or "a Markdown page", getattr(exc, "problem", None) or type(exc).__name__, at)
+        return {}, fm.end()
     return ({str(k): v for k, v in data.items()} if isinstance(data, dict) else {}), fm.end()
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 
 import pytest
@@ -118,10 +119,22 @@ def test_markdown_sections_carry_the_heading_path():
     assert layout.section_path(text.index("Declare other")) == ("Query Parameters",)
 
 
-def test_markdown_front_matter_that_is_not_yaml_is_an_input_error(tmp_path):
-    (tmp_path / "a.md").write_text("---\ntitle: [unclosed\n---\n# A\n\nText here.\n", encoding="utf-8")
-    with pytest.raises(InputError, match=r"a\.md: front matter \(line 1\) is not valid YAML"):
-        read_folder(tmp_path)
+def test_markdown_front_matter_that_is_not_yaml_is_left_out_with_a_warning_and_the_folder_is_read(tmp_path, caplog):
+    (tmp_path / "a.md").write_text("---\ntitle: A\ndescription: one: two\n---\n# A\n\nText here.\n", encoding="utf-8")
+    (tmp_path / "b.md").write_text("---\ntitle: B\n---\n# B\n\nMore text.\n", encoding="utf-8")
+    with caplog.at_level(logging.WARNING, logger="ragsweep.gen.markdown_reader"):
+        corpus = read_folder(tmp_path)
+    docs = {d.id: d for d in corpus.documents}
+    assert len(docs) == 2
+    a = next(d for d in docs.values() if d.id.endswith("a.md"))
+    assert "Text here." in a.text and "description" not in a.text and "title" not in a.metadata
+    assert a.layout.to_source(a.text.index("Text here."), a.text.index("Text here.") + 10)[0] == (
+        a.layout.source.index("Text here."))
+    b = next(d for d in docs.values() if d.id.endswith("b.md"))
+    assert b.metadata.get("title") == "B"
+    [record] = [r for r in caplog.records if "front matter" in r.getMessage()]
+    assert "a.md: front matter (line 1) is not valid YAML" in record.getMessage()
+    assert "line 3" in record.getMessage() and "without its metadata" in record.getMessage()
 
 
 def test_markdown_soft_breaks_read_as_spaces_and_escapes_as_their_character():
