@@ -23,6 +23,7 @@ explanation lists them.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -102,28 +103,68 @@ def keys_of(text: str) -> set[str]:
 SAME_WORD = 0.55
 
 
+def close_words(words: Sequence[str], passages: Sequence[str], embedder: object) -> dict[str, str]:
+    """Each of ``words`` (lower-case words the contexts lack) with the lower-case context word
+    :data:`SAME_WORD`-close to it in MiniLM's space, the closest one; words with none are left out."""
+    ctx = {offline._content_key(t): t for t in offline._TOKEN.findall(" ".join(passages)) if t.islower()}
+    ctx.pop(None, None)
+    if not words or not ctx:
+        return {}
+    found = list(ctx.values())
+    vecs = np.asarray(embedder.embed([*words, *found]))  # type: ignore[attr-defined]
+    sims = vecs[: len(words)] @ vecs[len(words):].T
+    return {w: found[int(row.argmax())] for w, row in zip(words, sims) if float(row.max()) >= SAME_WORD}
+
+
+def _missing_words(statement: str, question: str | None, passages: Sequence[str]) -> tuple[dict[str, str], list[str]]:
+    """The statement's content words (key -> token) that the question does not give, and those of them
+    the contexts do not hold."""
+    given = set(offline.content_words(question or ""))
+    words: dict[str, str] = {}
+    for tok in offline._TOKEN.findall(statement):
+        key = offline._content_key(tok)
+        if key is not None and key not in given:
+            words.setdefault(key, tok)
+    held = set(offline.content_words(" ".join(passages)))
+    return words, [w for k, w in words.items() if k not in held]
+
+
 def semantic_coverage(statement: str, question: str | None, passages: Sequence[str], embedder: object) -> float:
     """The share of ``statement``'s content words (those the question does not give) that the contexts
     hold, in its words or in a :data:`SAME_WORD`-close word: the coverage of :mod:`metrics.offline` with
     paraphrase allowed for lower-case words. Numbers and names count only as themselves: "Cuba" is not
     covered by "Haiti"."""
-    given = set(offline.content_words(question or ""))
-    words = {}
-    for tok in offline._TOKEN.findall(statement):
-        key = offline._content_key(tok)
-        if key is not None and key not in given:
-            words.setdefault(key, tok)
+    words, missing = _missing_words(statement, question, passages)
     if not words:
         return 1.0
-    joined = " ".join(passages)
-    held = set(offline.content_words(joined))
-    missing = [w for k, w in words.items() if k not in held]
-    ctx = {offline._content_key(t): t for t in offline._TOKEN.findall(joined) if t.islower()}
-    ctx.pop(None, None)
-    words_missing = [w for w in missing if w.islower()]
-    if words_missing and ctx:
-        vecs = np.asarray(embedder.embed([*words_missing, *ctx.values()]))  # type: ignore[attr-defined]
-        sims = vecs[: len(words_missing)] @ vecs[len(words_missing):].T
-        close = {w for w, row in zip(words_missing, sims) if float(row.max()) >= SAME_WORD}
-        missing = [w for w in missing if w not in close]
-    return 1 - len(missing) / len(words)
+    close = close_words([w for w in missing if w.islower()], passages, embedder)
+    return 1 - len([w for w in missing if w not in close]) / len(words)
+
+
+def read_in_context_words(statement: str, question: str | None, passages: Sequence[str],
+                          embedder: object) -> tuple[str, dict[str, str]]:
+    """``statement`` with each content word the contexts lack replaced by the context word
+    :data:`SAME_WORD`-close to it (:func:`close_words`), and what was replaced.
+
+    The word evidence of :mod:`metrics.offline` counts words only as themselves, so a right answer
+    in other words ("Construction of the tower was finished in 1804" for "... completed in 1804")
+    scores as if it held words the contexts never state. Read in the contexts' own words, coverage,
+    the best sentence's share and the relation check see the paraphrase as what it says. Only
+    lower-case words are replaced, and a capitalised first word the contexts never use as a name
+    (it is capitalised for its place); numbers and names count only as themselves, so a swapped
+    value stays what it is."""
+    _, missing = _missing_words(statement, question, passages)
+    names = offline.names(" ".join(passages))
+    first = next(iter(offline._TOKEN.findall(statement)), "")
+    asked = [w for w in missing if w.islower() or (w == first and offline._key(w) not in names)]
+    close = close_words([w.lower() for w in asked], passages, embedder)
+    out, read = statement, {}
+    for word in asked:
+        other = close.get(word.lower())
+        if other is None:
+            continue
+        if word[0].isupper():
+            other = other[0].upper() + other[1:]
+        out = re.sub(rf"(?<![\w'\-]){re.escape(word)}(?![\w'\-])", other, out)
+        read[word] = other
+    return out, read

@@ -21,7 +21,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ragsweep.metrics import offline
-from ragsweep.metrics.evidence import EvidencePool, keys_of, semantic_coverage
+from ragsweep.metrics.evidence import EvidencePool, keys_of, read_in_context_words, semantic_coverage
 from ragsweep.metrics.llm.base import LLM, Logprobs
 from ragsweep.metrics.prompts import CLAIM_CHECK, CheckInput, complete
 from ragsweep.metrics.slots import check as check_slots
@@ -141,6 +141,23 @@ async def blind_support(judge: LLM, question: str | None, statement: str) -> flo
     return verdict_probabilities(done.logprobs, [done.parsed.answer])[0]
 
 
+def word_evidence(statements: Sequence[str], passages: Sequence[str], question: str | None,
+                  weights: dict[str, float] | None = None) -> list[dict[str, Any]]:
+    """The deterministic evidence that enters a judge's blend (:func:`metrics.offline.judge_claims`), each
+    statement read in the contexts' own words (:func:`metrics.evidence.read_in_context_words`): a right
+    answer in other words is not held down as if it stated things the contexts lack. Rows keep the
+    statement as written; their reason names the words read as others. The ``llm=none`` evidence is
+    not read this way: its calibration map was fitted on words as they are."""
+    read = [(s, {}) if is_removed(s) else read_in_context_words(s, question, passages, offline._EVIDENCE_EMBEDDER)
+            for s in statements]
+    rows = offline.judge_claims([text for text, _ in read], passages, question, weights=weights)
+    for row, statement, (_, words) in zip(rows, statements, read):
+        row["claim"] = statement
+        if words:
+            row["reason"] += "; read " + ", ".join(f"{a!r} as {b!r}" for a, b in words.items())
+    return rows
+
+
 async def sentence_support(judge: LLM, question: str | None, statements: Sequence[str], passages: Sequence[str],
                            weights: dict[str, float] | None = None) -> list[dict[str, Any]]:
     """P(supported) of each statement against the passages, each judged on its own evidence.
@@ -149,7 +166,7 @@ async def sentence_support(judge: LLM, question: str | None, statements: Sequenc
     text the judge sees, numbered; one ``claim_check`` call gives P(yes) from the verdict
     token's log-probability, and each open number or name of the statement gets a slot check
     (:mod:`metrics.slots`, one ``claim_check`` call each, same prompt prefix). The judge's probability and the
-    deterministic evidence's (:func:`metrics.offline.judge_claims` with ``weights``) are blended in
+    deterministic evidence's (:func:`word_evidence`, the statement read in the contexts' words) are blended in
     logit space with :data:`BLEND`, and a slot filled with another value lowers it
     (:func:`slot_penalty`). Slots are asked only of a statement the judge does not already reject.
     Without logprobs the judge's hard verdicts stand alone (1 or 0).
@@ -159,14 +176,15 @@ async def sentence_support(judge: LLM, question: str | None, statements: Sequenc
     slots, best_sentence, features.
     """
     blend = blend_for(judge)
-    rows = offline.judge_claims(statements, passages, question, weights=weights)
-    if blend["judge"] == 0:  # this judge's verdicts carry no signal: the evidence decides, no call
+    if blend["judge"] == 0:
+        rows = offline.judge_claims(statements, passages, question, weights=weights)  # this judge's verdicts carry no signal: the evidence decides, no call
         for row in with_units(rows, question, passages):
             p_off = row["p_supported"]
             row.update(p_supported=0.0 if is_removed(row["claim"]) else sigmoid(blend["offline"] * logit(p_off)
                                                                                + blend["bias"]),
                        judge_verdict="not asked", p_judge=None, p_offline=p_off, evidence=row.pop("reason"))
         return calibrate_rows(rows, judge)
+    rows = word_evidence(statements, passages, question, weights)
     pool = EvidencePool(passages, offline._EVIDENCE_EMBEDDER)
     with_logprobs = False
     for row, statement in zip(rows, statements):

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from ragsweep.metrics import offline, slots
-from ragsweep.metrics.evidence import EvidencePool, semantic_coverage
+from ragsweep.metrics.evidence import EvidencePool, read_in_context_words, semantic_coverage
 from ragsweep.metrics.generation import (
     context_precision,
     context_recall,
@@ -20,7 +20,7 @@ from ragsweep.metrics.generation import (
 )
 from ragsweep.metrics.judging import sentence_support
 from ragsweep.metrics.llm import ScriptedLLM
-from ragsweep.metrics.support import BLEND, logit, sigmoid
+from ragsweep.metrics.support import BLEND, REMOVED, logit, sigmoid
 
 TOWER = ("The Harl Tower stands on the waterfront of Kelmford. Designed by the architect Ilsa Varn, it was "
          "completed in 1804 and rises 473 metres above the harbour. Beside it stands Drom Hall, which is 906 metres "
@@ -303,10 +303,47 @@ def test_a_paraphrased_statement_is_not_held_down_by_the_coverage_gate():
     judge = ScriptedLLM(lambda messages, schema: {"answer": "yes"}, logprobs=_verdict_logprobs)
     question = "When was the Harl Tower completed?"
     (row,) = asyncio.run(sentence_support(judge, question, ["Construction of the tower was finished in 1804."], [TOWER]))
-    assert row["features"]["coverage"] < 0.5 and row["p_blend"] > row["p_offline"]
+    assert row["p_blend"] > row["p_offline"]
     assert semantic_coverage("Construction of the tower was finished in 1804.", question, [TOWER],
                              offline._EVIDENCE_EMBEDDER) >= 0.5
     assert semantic_coverage("Dromford Quay", question, [TOWER], offline._EVIDENCE_EMBEDDER) == 0.0
+
+
+def test_a_statement_is_read_in_the_contexts_words_but_numbers_and_names_stay_themselves():
+    embedder = offline._EVIDENCE_EMBEDDER
+    question = "When was the Harl Tower completed?"
+    assert read_in_context_words("Construction of the tower was finished in 1804.", question, [TOWER], embedder) == (
+        "Construction of the tower was completed in 1804.", {"finished": "completed"})
+    # A unit, a number and a name the contexts lack are not words to read otherwise: the swap stays a swap.
+    for claim in ("The Harl Tower is 473 feet tall.", "The Harl Tower was completed in 1805.",
+                  "The Harl Tower was designed by Ilsa Dromford."):
+        assert read_in_context_words(claim, question, [TOWER], embedder) == (claim, {})
+    # A word the question gives is not new evidence, so it is not read otherwise either.
+    assert read_in_context_words("It was finished in 1804.", "When was it finished?", [TOWER], embedder)[1] == {}
+
+
+def test_the_judge_s_word_evidence_reads_a_paraphrase_as_the_contexts_words_and_llm_none_does_not():
+    # The blend's word evidence for "finished" is that of "completed" (every word then in the contexts): the
+    # right paraphrase is not held down by a word it says otherwise. Worked by hand: the row's p_offline is
+    # offline.judge_claims' P for the sentence as read, and the blend adds 0.3 x its logit to the
+    # judge's.
+    question = "When was the Harl Tower completed?"
+    claim = "The Harl Tower was finished in 1804."
+    judge = ScriptedLLM(lambda messages, schema: {"answer": "yes"}, logprobs=_verdict_logprobs)
+    (row,) = asyncio.run(sentence_support(judge, question, [claim], [TOWER]))
+    (as_read,) = offline.judge_claims(["The Harl Tower was completed in 1804."], [TOWER], question)
+    (as_written,) = offline.judge_claims([claim], [TOWER], question)
+    assert row["claim"] == claim and "read 'finished' as 'completed'" in row["evidence"]
+    assert row["p_offline"] == pytest.approx(as_read["p_supported"]) and as_read["p_supported"] > as_written["p_supported"]
+    # (this judge says yes blind as well, so only what the passages add over that counts: 0)
+    assert row["p_blind"] == pytest.approx(0.9) and not row["slots"]
+    assert row["p_blend"] == pytest.approx(sigmoid(BLEND["offline"] * logit(as_read["p_supported"])))
+    # With no judge the evidence stays words as they are: the "none" map was fitted on them.
+    none = offline_faithfulness(question, claim, [TOWER]).explanation["claims"][0]
+    assert none["p_blend"] == pytest.approx(as_written["p_supported"])
+    # A removed sentence is not read in other words: it stays the placeholder, unsupported.
+    removed, _ = asyncio.run(sentence_support(judge, question, [REMOVED, claim], [TOWER]))
+    assert removed["claim"] == REMOVED and removed["p_supported"] == 0.0
 
 
 def test_context_precision_judges_each_chunk_alone_on_the_reference_s_sentences():
