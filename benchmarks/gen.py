@@ -76,6 +76,7 @@ def throughput(backend: str, n: int, seed: int, overrides: list[str] = (), corpu
     from hydra import compose, initialize_config_module
     from omegaconf import open_dict
     from ragsweep.gen.app import writing_parts
+    from ragsweep.gen.docs_defaults import for_corpus
     from ragsweep.gen.documents import read_folder, read_shipped
     from ragsweep.gen.testset import write_testset
     from ragsweep.gen.generate import generate
@@ -96,12 +97,13 @@ def throughput(backend: str, n: int, seed: int, overrides: list[str] = (), corpu
             cfg.llm.cache_dir = tmp if "cache_dir" in cfg.llm else None
         inner = build(cfg.llm, "llm")
         llm = _Timed(inner) if inner is not None else None  # llm=none: the rule writer, no model
+        corpus = read_shipped() if corpus_path is None else read_folder(corpus_path)
+        cfg, _ = for_corpus(cfg, corpus, llm is not None)  # styles: auto, as `ragsweep gen` resolves it
         writer, gcfg, _ = writing_parts(cfg, llm)
         embed = OnnxMiniLM().embed  # always on, whatever gates.embed says: the figures include its gate
         embed(["warm up"])
         started = time.perf_counter()
         calls_before, evaluated_before = _calls(llm), _evaluated(llm)
-        corpus = read_shipped() if corpus_path is None else read_folder(corpus_path)
         result = generate(corpus, writer, gcfg, embed=embed, judge=llm)
         minutes = (time.perf_counter() - started) / 60
         calls, evaluated = _calls(llm) - calls_before, _evaluated(llm) - evaluated_before
