@@ -5,8 +5,8 @@ markdown-it-py is CommonMark-exact, maintained (executablebooks), pure Python, a
 every character of clean text maps to where it stands in the file.
 
 What a docs site adds to CommonMark is read before parsing, each marker replaced by as many spaces (so source
-offsets do not move): YAML front matter (``---`` at the top: its keys go into the document's metadata; front matter that is not
-valid YAML is left out with a warning naming the page),
+offsets do not move): YAML front matter (``---`` at the top: its keys go into the document's metadata; front
+matter that is not valid YAML is left out with a warning naming the page),
 admonition markers (pymdownx blocks: ``/// tip``, ``/// note | Title``, a closing ``///``; MkDocs Material:
 ``!!! note "Title"`` and its indented body, read as prose, not as an indented code block; MyST: ``::: {warning}``
 or a backtick fence opened with ``{note}``, closed by a fence of its own; the text stays, as an ``admonition``

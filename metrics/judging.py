@@ -176,8 +176,8 @@ async def sentence_support(judge: LLM, question: str | None, statements: Sequenc
     slots, best_sentence, features.
     """
     blend = blend_for(judge)
-    if blend["judge"] == 0:
-        rows = offline.judge_claims(statements, passages, question, weights=weights)  # this judge's verdicts carry no signal: the evidence decides, no call
+    if blend["judge"] == 0:  # this judge's verdicts carry no signal: the evidence decides, no call
+        rows = offline.judge_claims(statements, passages, question, weights=weights)
         for row in with_units(rows, question, passages):
             p_off = row["p_supported"]
             row.update(p_supported=0.0 if is_removed(row["claim"]) else sigmoid(blend["offline"] * logit(p_off)
