@@ -23,6 +23,7 @@ from ragsweep.gen.gates import GateConfig, check_families
 from ragsweep.gen.generate import GenConfig, Result, check_n, generate
 from ragsweep.gen.parts import build
 from ragsweep.gen.products import MODES, products, summary
+from ragsweep.gen.query_form import FORMS
 from ragsweep.gen.reword import RewordConfig
 from ragsweep.gen.supported import SCOPES
 from ragsweep.gen.testset import KINDS, TestSample, read_testset, write_testset
@@ -55,7 +56,14 @@ def gen_config(cfg: DictConfig, concurrency: int, rule_writer: bool = False) -> 
     if max_overlap is not None and (isinstance(max_overlap, bool) or not isinstance(max_overlap, (int, float))
                                     or not 0 <= max_overlap <= 1):
         raise InputError(f"gates.max_overlap must be a share in [0, 1] or null, got {max_overlap!r}")
+    form = cfg.get("form") or "question"
+    if form not in FORMS:
+        raise InputError(f"form must be one of {', '.join(FORMS)}, got {form!r}")
+    if form == "claim" and rule_writer:
+        raise InputError("form=claim needs a model writer (llm=local, local_small or a server): the rule writer "
+                         "cannot state a question and its answer as one claim")
     return GenConfig(n=check_n(cfg.n), kinds=tuple(kinds.items()), seed=int(cfg.seed), reword=_reword(cfg.get("reword")),
+                     form=str(form),
                      personas=tuple(cfg.personas or ()), styles=_styles(cfg.styles), max_docs=cfg.max_docs,
                      min_sentence_chars=int(cfg.min_sentence_chars), max_attempts=cfg.max_attempts,
                      concurrency=concurrency,
@@ -210,7 +218,8 @@ def written_with(corpus: Corpus, writer: Any, gcfg: GenConfig, embed: bool) -> d
         ours = None
     return {"corpus": corpus.source, "seed": gcfg.seed, "backend": writer.backend, "model": writer.model_id,
             "prompt": writer.prompt_version, "kinds_configured": dict(gcfg.kinds),
-            "gates": gates_record(gcfg.gates, embed), "units": UNITS, "ragsweep": ours, **duplicates_report(corpus)}
+            "gates": gates_record(gcfg.gates, embed), "units": UNITS, "ragsweep": ours,
+            **({"form": gcfg.form} if gcfg.form != "question" else {}), **duplicates_report(corpus)}
 
 
 def out_path(cfg: DictConfig, run_dir: Path) -> Path:

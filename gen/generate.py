@@ -31,6 +31,7 @@ from ragsweep.gen.drafts import Gating, Passed
 from ragsweep.gen.products import by_product
 from ragsweep.gen.gates import GateConfig, QuestionStop
 from ragsweep.gen.report import Report
+from ragsweep.gen.query_form import claim_passed
 from ragsweep.gen.reword import RewordConfig, reword_passed
 from ragsweep.gen.roundtrip import round_trip
 from ragsweep.gen.schedule import Schedule, kind_quotas
@@ -63,6 +64,7 @@ class GenConfig:
     max_tries_per_sample: int | None = None  # a kind gives up after this many candidates per sample of its quota
     gates: GateConfig = field(default_factory=GateConfig)
     reword: RewordConfig = field(default_factory=RewordConfig)  # a question reworded off its evidence's words
+    form: str = "question"  # the queries' form (gen.query_form): "question", or "claim" stated by the writer's model
     # A top-up (``append_to``): the set's questions join the duplicate gate, its candidates are not redrawn.
     known_questions: Sequence[str] = ()
     known_candidates: frozenset[str] = frozenset()
@@ -264,8 +266,8 @@ async def agenerate(corpus: Corpus, writer: Writer, cfg: GenConfig, *,
         clock = _lap(report, "gates", clock)
         # The round trips, only for questions every cheap gate let through (an unanswerable one is asked of the
         # sentences its writer was shown, and must not be answered from them).
-        if roundtrip is not None or cfg.reword.bias is not None or (judge is not None and cfg.gates.evidence_support
-                                                                    is not None):
+        if (roundtrip is not None or cfg.reword.bias is not None or cfg.form == "claim"
+                or (judge is not None and cfg.gates.evidence_support is not None)):
             passed = list(await asyncio.gather(*(check(p) for p in passed)))
             _lap(report, "roundtrip", clock)
         usage = usage + _settle(passed, gating, samples, write_calls)
@@ -285,14 +287,17 @@ async def _reword_and_round_trip(passed: Passed, writer: Writer, roundtrip: LLM 
     """What a sample through every cheap gate meets next: the reword pass with the writer's model (:mod:`gen.reword`;
     only now, so that no call is spent on a question the gates reject), the judge's support check of its reference
     (:mod:`gen.supported`: one-token verdicts, cheaper than the round trip's written answer, so it goes first), then
-    its round trip."""
+    its round trip; last, with ``form: claim``, the checked question and answer stated as a claim
+    (:mod:`gen.query_form`)."""
     rewording = getattr(writer, "llm", None) if cfg.reword.bias is not None else None
     if rewording is not None:
         passed = await reword_passed(rewording, passed, gating, cfg.reword)
     passed = await support_gate(passed, judge, cfg.gates.evidence_support)
-    if roundtrip is None or passed.reason is not None:
-        return passed
-    return await round_trip(passed, roundtrip, cfg.gates.roundtrip_min_f1, cfg.gates.roundtrip_hops)
+    if roundtrip is not None and passed.reason is None:
+        passed = await round_trip(passed, roundtrip, cfg.gates.roundtrip_min_f1, cfg.gates.roundtrip_hops)
+    if cfg.form == "claim":
+        passed = await claim_passed(getattr(writer, "llm", None), passed, gating, cfg.reword.bias)
+    return passed
 
 
 async def support_gate(p: Passed, judge: LLM | None, min_p: float | None) -> Passed:

@@ -107,6 +107,8 @@ class Report:
     styles_not_written: dict[str, int] = field(default_factory=dict)
     # The reword pass (gen.reword): questions reworded, and those that kept their first wording, and why.
     reworded: dict[str, int] = field(default_factory=dict)
+    # The query form (gen.query_form): questions stated as claims, and those that stayed questions.
+    forms: dict[str, int] = field(default_factory=dict)
     # Where the run's time went: seconds per stage (setup, write, gates, round trip), and the model calls and
     # generated tokens spent on candidates per outcome ("accepted", or the reason they were rejected for).
     seconds: dict[str, float] = field(default_factory=dict)
@@ -237,7 +239,7 @@ class Report:
                 "accepted_by_style": self.accepted_by_style, "styles_not_written": self.styles_not_written,
                 "rejected_total": self.n_rejected, "rejected": self.rejected,
                 "tried_by_kind": self.tried_by_kind, "rejected_by_kind": self.rejected_by_kind,
-                "roundtrip": self.roundtrip, "reword": self.reworded, "gave_up": self.gave_up,
+                "roundtrip": self.roundtrip, "reword": self.reworded, "form": self.forms, "gave_up": self.gave_up,
                 "sentence_units": self.units,
                 "stage_seconds": {k: round(v, 2) for k, v in self.seconds.items()}, "spent": self.spent,
                 "reasons": REASONS, "exhausted_kinds": self.exhausted, "complete": self.accepted >= self.requested,
