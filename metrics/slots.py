@@ -30,7 +30,7 @@ import numpy as np
 from ragsweep.metrics import offline
 from ragsweep.metrics.llm.base import LLM
 from ragsweep.metrics.prompts import CLAIM_CHECK, SLOT_LETTERS, CheckInput, complete
-from ragsweep.metrics.support import logit, sigmoid, slot_p, slot_penalty
+from ragsweep.metrics.support import logit, sigmoid, slot_penalty
 
 #: Most slots checked per claim (numbers first, then names not given by the question).
 MAX_SLOTS = 3
@@ -190,22 +190,8 @@ async def check(judge: LLM, claim: str, question: str | None, evidence: Sequence
         chosen_value = offered[letters.index(chosen)] if chosen in letters else None
         # A reply that names no option offered says nothing about the slot: p_claim None, no effect.
         rows.append({"slot": slot.text, "kind": slot.kind, "cloze": cloze(claim, slot), "options": offered,
-                     "chosen": chosen_value, "p_claim": None if probs is None else probs[mine],
-                     "p_contrast": None if probs is None else contrast(probs, mine, letters[len(options)]),
-                     "rival": None if probs is None else offered[letters.index(max(
-                         (x for x in letters[: len(options)] if x != mine), key=lambda x: probs[x]))]})
+                     "chosen": chosen_value, "p_claim": None if probs is None else probs[mine]})
     return rows
-
-
-def contrast(probs: dict[str, float], mine: str, not_stated: str) -> float | None:
-    """P(the claim's value) against the evidence's strongest competing value only:
-    P(own) / (P(own) + max P(other value)). "Not stated" is no competing value: a blank the judge is
-    unsure how to fill says nothing about which value is right, so its share is left out and a claim
-    whose own value beats every other keeps P >= 0.5 however unsure the judge is. None when neither
-    has any probability (a hard reply of "not stated")."""
-    best = max((p for letter, p in probs.items() if letter not in (mine, not_stated)), default=0.0)
-    total = probs[mine] + best
-    return probs[mine] / total if total > 0 else None
 
 
 def _key_of(text: str, kind: str) -> str:
@@ -281,10 +267,8 @@ UNIT_MISMATCH = 0.05
 
 def mismatches(slots: Sequence[dict[str, Any]]) -> str:
     """What an explanation adds for the slots the evidence fills with another value."""
-    wrong = [s for s in slots if slot_p(s) is not None and slot_p(s) < 0.5 and s["chosen"] not in (None, s["slot"])]
-    # With a contrast, the value that beat the claim's is the rival, whichever option the reply wrote.
-    return "".join(f"; for {s['cloze']!r} the evidence gives {s.get('rival') or s['chosen']!r}, not {s['slot']!r}"
-                   for s in wrong)
+    wrong = [s for s in slots if s["p_claim"] is not None and s["p_claim"] < 0.5 and s["chosen"] not in (None, s["slot"])]
+    return "".join(f"; for {s['cloze']!r} the evidence gives {s['chosen']!r}, not {s['slot']!r}" for s in wrong)
 
 
 def with_units(rows: list[dict[str, Any]], question: str | None, passages: Sequence[str]) -> list[dict[str, Any]]:

@@ -28,7 +28,7 @@ def is_removed(sentence: str) -> bool:
 #: the adversarial families (``benchmarks/adversarial_families.py``) over offline weights 0-1.
 BLEND = {"judge": 1.0, "offline": 0.3, "bias": 0.0}
 #: How much a slot check (:mod:`metrics.slots`) that finds another value for one of the claim's
-#: numbers or names lowers it: logit P += weight x min(0, logit :func:`slot_p`), per kind, with
+#: numbers or names lowers it: logit P += weight x min(0, logit P(the claim's value)), per kind, with
 #: the claim's weakest slot of that kind. Only downwards: a slot the judge fills with the claim's
 #: value confirms nothing the verdict did not. Chosen with :data:`BLEND` on the same ``tune`` half. A
 #: unit check fires only where the contexts give the claim's number of something else, with no judge's
@@ -103,21 +103,12 @@ def blend_for(judge: Any) -> dict[str, float]:
     return BLEND_BY_MODEL.get(str(getattr(judge, "model_id", "")), BLEND)
 
 
-def slot_p(slot: dict[str, Any]) -> float | None:
-    """What a slot check says of the claim's value: its contrast with the strongest competing value of the
-    evidence (``p_contrast``, :func:`metrics.slots.contrast`) where the check has one, else P(claim's value).
-    A relative signal: a slot lowers a claim only where the evidence prefers another of its values, so a
-    right value the judge fills unsurely ("not stated" taking a share) is not penalised, and a swapped
-    value loses to the evidence's own. Unit checks (no options to contrast) keep their P."""
-    return slot["p_contrast"] if "p_contrast" in slot else slot["p_claim"]
-
-
 def slot_penalty(slots: Sequence[dict[str, Any]]) -> float:
     """The logit a claim loses to its slot checks: per kind, :data:`SLOT_WEIGHTS` x the logit of its
-    weakest slot's :func:`slot_p` when that is below 0.5 (:mod:`metrics.slots`; used with and without a judge)."""
+    weakest slot's P(claim's value) when that is below 0.5 (:mod:`metrics.slots`; used with and without a judge)."""
     total = 0.0
     for kind, weight in SLOT_WEIGHTS.items():
-        got = [p for s in slots if s["kind"] == kind and (p := slot_p(s)) is not None]
+        got = [s["p_claim"] for s in slots if s["kind"] == kind and s["p_claim"] is not None]
         if got:
             total += weight * min(0.0, logit(min(got), eps=1e-3))
     return total

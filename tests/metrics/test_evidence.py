@@ -9,7 +9,7 @@ import re
 import numpy as np
 import pytest
 
-from ragsweep.metrics import offline, slots, support
+from ragsweep.metrics import offline, slots
 from ragsweep.metrics.evidence import EvidencePool, read_in_context_words, semantic_coverage
 from ragsweep.metrics.generation import (
     context_precision,
@@ -131,60 +131,6 @@ def test_slot_probability_is_read_from_the_letter_logprobs():
     (row,) = got
     assert row["options"] == ["473", "906", "not stated"]
     assert abs(row["p_claim"] - 0.7) < 1e-9 and row["chosen"] == "906"
-
-
-def test_a_slot_penalises_only_a_competing_value_that_beats_the_claim_s_own():
-    # Options for "The Harl Tower is ___ metres tall.": A 473, B 906, C not stated.
-    def slot_row(p_a, p_b, p_c):
-        lp = [{"{": 0.0}, {'"A"': math.log(p_a), '"B"': math.log(p_b), '"C"': math.log(p_c)}]
-        judge = ScriptedLLM(lambda messages, schema: {"answer": "C"}, logprobs=lp)
-        (row,) = asyncio.run(slots.check(judge, "The Harl Tower is 473 metres tall.", "How tall is the Harl Tower?",
-                                         [TOWER]))
-        return row
-
-    unsure = slot_row(0.3, 0.1, 0.6)  # the claim's value beats the other value; "not stated" takes the rest
-    assert unsure["p_claim"] == pytest.approx(0.3) and unsure["p_contrast"] == pytest.approx(0.75)
-    assert support.slot_penalty([unsure]) == 0.0  # P(own) 0.3 alone would have cost 0.5 x logit(0.3)
-    assert slots.mismatches([unsure]) == ""
-    beaten = slot_row(0.2, 0.6, 0.2)  # the evidence prefers 906 by 0.6 to 0.2
-    assert beaten["p_contrast"] == pytest.approx(0.25) and beaten["rival"] == "906"
-    assert support.slot_penalty([beaten]) == pytest.approx(0.5 * logit(0.25, eps=1e-3))
-    # Per kind, the weakest slot; a unit check has no options to contrast and keeps its P.
-    unit = {"slot": "473 pairs", "kind": "unit", "p_claim": slots.UNIT_MISMATCH}
-    assert support.slot_penalty([unsure, beaten, unit]) == pytest.approx(
-        0.5 * logit(0.25, eps=1e-3) + 1.0 * logit(slots.UNIT_MISMATCH, eps=1e-3))
-    assert slots.contrast({"A": 0.0, "B": 0.0, "C": 1.0}, "A", "C") is None  # a hard "not stated": says nothing
-    assert support.slot_penalty([{**beaten, "p_contrast": None}]) == 0.0
-
-
-def test_a_right_value_filled_unsurely_is_not_lowered_and_a_swapped_one_is():
-    # The judge says yes (P 0.9) to both statements and no when shown no passages; in the slot check it
-    # gives 473 P 0.35, 906 P 0.15 and "not stated" 0.5 whichever value the statement held.
-    probs = {"C": {'"A"': 0.35, '"B"': 0.15, '"C"': 0.5}, "yes": {'"yes"': 0.9, '"no"': 0.1},
-             "no": {'"yes"': 0.1, '"no"': 0.9}}
-
-    def reply(messages, schema):
-        text = _user(messages)
-        return {"answer": "C" if "<options>" in text else "no" if _section(text, "passages") == "(none)" else "yes"}
-
-    def logprobs(text):
-        answer = re.search(r'"answer":\s*"(\w+)"', text).group(1)
-        return [{"{": 0.0}, {k: math.log(v) for k, v in probs[answer].items()}]
-
-    def run(statement):
-        judge = ScriptedLLM(reply, logprobs=logprobs)
-        (row,) = asyncio.run(sentence_support(judge, "How tall is the Harl Tower?", [statement], [TOWER]))
-        return row
-
-    right, swapped = run("The Harl Tower is 473 metres tall."), run("The Harl Tower is 906 metres tall.")
-    assert right["slots"][0]["p_claim"] == pytest.approx(0.35) and right["slots"][0]["p_contrast"] == pytest.approx(0.7)
-    assert swapped["slots"][0]["p_contrast"] == pytest.approx(0.3)
-    # Same verdict: only the slot separates them, and only the swapped value loses (0.5 x logit 0.3).
-    base = [sigmoid(BLEND["judge"] * logit(0.9) + BLEND["offline"] * logit(r["p_offline"])) for r in (right, swapped)]
-    assert right["p_blend"] == pytest.approx(base[0])
-    assert swapped["p_blend"] == pytest.approx(sigmoid(logit(base[1]) + 0.5 * logit(0.3, eps=1e-3)))
-    assert "the evidence gives" not in right["evidence"]
-    assert "the evidence gives '473', not '906'" in swapped["evidence"]
 
 
 def test_context_recall_judges_each_reference_sentence_on_its_own_evidence():
