@@ -4,7 +4,7 @@ source distributions (issue #34).
 The packages and versions are pinned below, chosen before any page was built or read: projects whose docs are
 written in Markdown and which the project's environment does not install (so no README of theirs was in the
 earlier READMEs set, ``benchmarks/package_readmes.py``). Each source distribution is fetched from PyPI with
-``pip download --no-deps --no-binary :all:`` (pip prepares its metadata, so a build backend is fetched too: a
+``pip download --no-deps --no-binary <name>`` (pip prepares its metadata, so a build backend is fetched too: a
 minute or two a package) and every ``docs/**/*.md`` of it is written to ``OUT/<package>/<path under docs>``;
 a package whose sdist holds no Markdown docs gives its ``README.md`` (``OUT/<package>/README.md``) instead.
 Pages that are no documentation to ask of are left out by name (a changelog, a licence, a code of conduct,
@@ -238,10 +238,11 @@ PACKAGES9 = {
 #: None installed in the project's venv (``pip list``), none in the nine lists above; versions are the registry's
 #: newest at pinning. Each was chosen after its sdist's file list (names and sizes only, nothing opened) showed
 #: Markdown pages under the sdist's top-level ``docs/``. Of the 118 packages tried (three more, found installed
-#: here, were not), five had no sdist pip could prepare and a hundred no Markdown page under ``docs/``, or some only
-#: under a tests or demo folder (mkdocs-static-i18n, mkdocs-git-revision-date-localized-plugin, mkdocs-glightbox, mkdocs-jupyter)
-#: or tiny ones (mkdocs-nav-weight, marvin, sphinxcontrib-mermaid); openai-agents (147 pages, most of them
-#: translations) is left out for its size. pyserde ships its pages in English and Japanese.
+#: here, were not), five had no sdist pip could prepare and a hundred no Markdown page under ``docs/``, or some
+#: only under a tests or demo folder (mkdocs-static-i18n, mkdocs-git-revision-date-localized-plugin,
+#: mkdocs-glightbox, mkdocs-jupyter) or tiny ones (mkdocs-nav-weight, marvin, sphinxcontrib-mermaid);
+#: openai-agents (147 pages, most of them translations) is left out for its size. pyserde ships its pages in
+#: English and Japanese.
 PACKAGES10 = {
     "furo": "2025.12.19",
     "sphinx-inline-tabs": "2025.12.21.14",
@@ -291,7 +292,9 @@ def docs_pages(sdist: Path, min_chars: int) -> dict[str, str]:
 
 def download(name: str, version: str, into: Path) -> Path:
     """The sdist of ``name==version`` from PyPI (pip), in ``into``."""
-    subprocess.run([sys.executable, "-m", "pip", "download", "--quiet", "--no-deps", "--no-binary", ":all:",
+    # the package itself as source, its build backend as a wheel: a backend built from source (uv_build, maturin)
+    # needs a Rust toolchain and its crates, which pip cannot fetch here
+    subprocess.run([sys.executable, "-m", "pip", "download", "--quiet", "--no-deps", "--no-binary", name,
                     f"{name}=={version}", "-d", str(into)], check=True)
     found = sorted(p for p in into.iterdir() if p.name.lower().replace("_", "-").startswith(f"{name}-{version}")
                    and p.name.endswith((".tar.gz", ".tgz")))
