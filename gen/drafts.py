@@ -16,7 +16,7 @@ from ragsweep.gen.candidates import Candidate
 from ragsweep.gen.documents import Corpus, Span
 from ragsweep.gen.followup import check_follow_up
 from ragsweep.gen.gates import GateConfig, check_sample
-from ragsweep.gen.grounding import claims_pointed
+from ragsweep.gen.grounding import claims_pointed, unseen_names
 from ragsweep.gen.products import PRODUCT, Products, products, with_product
 from ragsweep.gen.report import Report
 from ragsweep.gen.structure import announced_unused, unnamed_row
@@ -64,6 +64,16 @@ class Passed:
     headed: tuple[str, ...] = ()        # its evidence led by the titles over it, for the support gate (gen.supported);
                                         # empty: the gate is off or does not judge this sample
 
+
+
+def made_up_names(draft: Draft, corpus: Corpus, product: str = "") -> list[str]:
+    """The code names of a documentation question that neither its evidence pages (their paths and text) nor its
+    product hold (:func:`gen.grounding.unseen_names`): a made-up subject. [] for evidence off pages without a
+    layout (no documentation site: a name there is any capitalised word)."""
+    docs = [corpus.get(d) for d in dict.fromkeys(u.doc_id for u in draft.evidence) if d in corpus]
+    if not docs or any(d.layout is None for d in docs):
+        return []
+    return unseen_names(draft.question, "\n".join([product, *(d.id for d in docs), *(d.text for d in docs)]))
 
 
 def _widen_evidence(draft: Draft, cand: Candidate, min_support: float) -> Draft:
@@ -225,10 +235,12 @@ class Gating:
             sample, reason = check_follow_up(sample, corpus, gates)
         else:  # a write stopped after its question is rejected for what stopped it: it has no answer to check
             reason = draft.stopped or check_sample(sample, corpus, gates)
-        asked = draft.provenance.get(PRODUCT, "")
-        if (reason is None and not unanswerable
-                and misused_pointer(draft, corpus, " ".join(asked) if isinstance(asked, list) else str(asked))):
+        product = " ".join(a) if isinstance(a := draft.provenance.get(PRODUCT, ""), list) else str(a)
+        if reason is None and not unanswerable and misused_pointer(draft, corpus, product):
             reason = "points_elsewhere"
+        if (reason is None and not unanswerable and cand.kind != FOLLOW_UP_KIND
+                and (made := made_up_names(draft, corpus, product))):
+            reason, example["unseen_name"] = "unseen_name", made
         if (reason is None and words is not None and gates.specific and sample.evidence
                 and cand.kind != FOLLOW_UP_KIND):  # a follow-up's second turn leaves its subject to the first
             if (other := unspecific(draft.question, set(docs), words)) is not None:

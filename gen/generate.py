@@ -35,7 +35,7 @@ from ragsweep.gen.query_form import claim_passed
 from ragsweep.gen.reword import RewordConfig, reword_passed
 from ragsweep.gen.roundtrip import round_trip
 from ragsweep.gen.schedule import Schedule, kind_quotas
-from ragsweep.gen.structure import structured, with_following
+from ragsweep.gen.structure import for_users, structured, with_following
 from ragsweep.gen.supported import evidence_support
 from ragsweep.gen.styles import cue_counts, interleave, requested, style_candidates
 from ragsweep.gen.testset import UNANSWERABLE_KIND, TestSample
@@ -166,8 +166,9 @@ def _streams(corpus: Corpus, writer: Writer, cfg: GenConfig, mix: Sequence[tuple
                         ", ".join(f"{s} {n}" for s, n in report.styles_not_written.items()))
         # the plain questions of a docs corpus read its structure too: a list item whole, no fact from an example
         whole = getattr(writer, "shows_items", False)
-        plain["single_hop"] = interleave([structured(corpus, plain["single_hop"], whole),
-                                          *(style_candidates(corpus, units, s, cfg.seed) for s in writes)])
+        # ... and ask what a user of the product would: no question of a contributing page
+        plain["single_hop"] = for_users(interleave([structured(corpus, plain["single_hop"], whole),
+                                                    *(style_candidates(corpus, units, s, cfg.seed) for s in writes)]))
         if whole:  # a writer of questions from several sentences is shown what follows its text (the answer may)
             plain["single_hop"] = with_following(corpus, plain["single_hop"])
     # a folder of several products: each product in turn, so the few pages of a small one get questions too

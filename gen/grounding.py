@@ -91,6 +91,25 @@ def unseen_values(text: str, seen: str) -> list[str]:
     return [t for t, _ in _tokens(text) if _value(t) and content_words(t) and t.lower() not in low]
 
 
+# camelCase: a lower-case letter right before a capital ("activateInitialState"); "McDonald" opens with a capital
+_CAMEL = re.compile(r"^[a-z]+[A-Z]")
+
+
+def unseen_names(question: str, seen: str) -> list[str]:
+    """The code names of ``question`` (a name joined by code punctuation, ``case_tags``, ``mkdocs.yml``, or in
+    camelCase) that ``seen`` (the question's pages and product names) does not hold as a whole token: a subject
+    the writer made up from the names around it ("``@case_tags``" from an item on ``has_tag`` and
+    ``@with_case_tags``, which holds ``case_tags`` only inside a longer name)."""
+    out = []
+    for token, _ in _tokens(question.replace("`", " ")):
+        token = token.rstrip("()")
+        if not (_JOINED.search(token) or _CAMEL.match(token)) or not content_words(token):
+            continue
+        if not re.search(rf"(?<![\w]){re.escape(token)}(?![\w])", seen, re.I):
+            out.append(token)
+    return out
+
+
 # "Why ...?", "What causes ...?", "What is the reason ...?": the text must give a reason or a condition.
 _WHY = re.compile(r"^\W*(?:why\b|what (?:causes|caused|is the (?:cause|reason))\b|for what reason\b)", re.I)
 # "What happens if ...?", "What goes wrong ...?": the text must say what follows.

@@ -46,6 +46,8 @@ REASONS: dict[str, str] = {
                         "an example (a value read off an example's argument: gen.grounding.unstated_default)",
     "other_subject": "a question the writer did not name its product in asks about another project its page "
                      "links to (its site documents it), from text that does not name the product",
+    "unseen_name": "a documentation question names code (an identifier, a file name) that neither its pages nor "
+                   "its product hold as a whole name: a made-up subject (gen.drafts.made_up_names)",
     "announced_only": "the reference answers with a sentence that announces what follows it (a lead-in, or a "
                       "how-to's sentence before its code block) and not with what follows, which the writer was "
                       "shown (gen.structure.announced_unused)",

@@ -106,6 +106,24 @@ def list_evidence(doc: Document, unit: Unit) -> tuple[tuple[Unit, ...], int, tup
     return (cue, *(block_unit(doc, b) for b in run)), 1 + k - lo, tuple(range(1, len(run) + 1))
 
 
+#: How a documentation site names the pages (or their folder) for the people who work on the product itself: the
+#: names benchmarks/sdist_docs.py leaves out by file name, as a path's folder or file name starts.
+_PROJECT_PAGES = ("contributing", "contribute", "contributor", "development", "developer", "hacking")
+
+
+def project_page(doc_id: str) -> bool:
+    """Whether a page's path puts it among the pages for the product's own developers ("contributing/tests.md",
+    "developer-guide.md"): how to run the project's test suite is no question of a user of the product."""
+    parts = [p.lower().replace("-", "_") for p in doc_id.split("/")]
+    parts[-1] = parts[-1].rsplit(".", 1)[0]
+    return any(p.startswith(_PROJECT_PAGES) for p in parts)
+
+
+def for_users(stream: Iterator[Candidate]) -> Iterator[Candidate]:
+    """The candidates of ``stream`` that draw on no page of the product's own developers (:func:`project_page`)."""
+    return (c for c in stream if not any(project_page(u.doc_id) for u in c.shown))
+
+
 def structured(corpus: Corpus, stream: Iterator[Candidate], whole: bool = True) -> Iterator[Candidate]:
     """The plain ``single_hop`` candidates of ``stream`` read with their page's structure: one whose sentence is
     inside a list item shows the item whole (and the list after its lead-in, :func:`list_evidence`); one whose

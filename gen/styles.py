@@ -44,7 +44,7 @@ from pathlib import PurePosixPath
 from ragsweep.gen.candidates import Candidate, round_robin
 from ragsweep.gen.chunking import sentence_spans
 from ragsweep.gen.documents import Corpus, Document
-from ragsweep.gen.grounding import prohibits, states_reason
+from ragsweep.gen.grounding import example_share, prohibits, states_reason
 from ragsweep.gen.layout import Block
 from ragsweep.gen.products import product_of
 from ragsweep.gen.style_checks import (
@@ -318,7 +318,9 @@ def _sentence_candidates(style: str, doc: Document, blocks: list[Block], sentenc
         hit = (pattern.search(u.text) if pattern is not None
                else _CODE_NAME.search(u.text) and _OPTION_WORD.search(u.text))
         shown = _standing(doc, blocks, sentences, j) if hit else None
-        if shown is None:
+        if shown is None or style == "option" and example_share(doc, u.start, u.end) > 0.5:
+            # an option's values are the product's: a cue that is mostly a "for example" clause leads into what
+            # one use chose (the plain-fact rule of gen.structure.structured, on the option's own sentence)
             continue
         items = list_items(doc, shown)
         # a cue inside an item: the list is shown whole after its lead-in, the same for each of its items (one
