@@ -91,6 +91,7 @@ def unseen_values(text: str, seen: str) -> list[str]:
     return [t for t, _ in _tokens(text) if _value(t) and content_words(t) and t.lower() not in low]
 
 
+_CODE_TOKEN = re.compile(r"(?<![\w])_*[A-Za-z0-9](?:[\w.:/@=+#%~?&-]*[\w/])?")
 # camelCase: a lower-case letter right before a capital ("activateInitialState"); "McDonald" opens with a capital
 _CAMEL = re.compile(r"^[a-z]+[A-Z]")
 
@@ -101,8 +102,9 @@ def unseen_names(question: str, seen: str) -> list[str]:
     the writer made up from the names around it ("``@case_tags``" from an item on ``has_tag`` and
     ``@with_case_tags``, which holds ``case_tags`` only inside a longer name)."""
     out = []
-    for token, _ in _tokens(question.replace("`", " ")):
-        token = token.rstrip("()")
+    # A name may open with underscores (``__init__``, ``_private``): they are part of it, so it is looked up whole.
+    for m in _CODE_TOKEN.finditer(question.replace("`", " ")):
+        token = m.group(0).rstrip(".:").rstrip("()")
         if not (_JOINED.search(token) or _CAMEL.match(token)) or not content_words(token):
             continue
         if not re.search(rf"(?<![\w]){re.escape(token)}(?![\w])", seen, re.I):

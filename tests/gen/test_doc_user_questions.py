@@ -66,6 +66,9 @@ def test_a_code_name_the_page_holds_only_inside_a_longer_name_is_unseen():
     # camelCase names and file names are code too; plain and capitalised words are not read
     assert unseen_names("What does activateState() do in kestrel.toml?", "Call activateState in kestrel.toml.") == []
     assert unseen_names("How does Kestrel report a failing Case?", "nothing about it") == []
+    # a name opening with underscores is looked up whole, as the page writes it
+    assert unseen_names("What does Kestrel's __init__ method take?", "def __init__(self, name):") == []
+    assert unseen_names("What does Kestrel's __init__ method take?", "def init__(self):") == ["__init__"]
 
 
 def _asks_about(decorator: str):
