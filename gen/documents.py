@@ -46,7 +46,7 @@ def _read_pdf(path: Path) -> str:
 
 def read_folder(path: str | Path, suffixes: Iterable[str] = TEXT_SUFFIXES, min_chars: int = 1,
                 duplicates: str = "equal", near_duplicates: float | None = 0.9, markup: str = "parse",
-                product: str | Mapping[str, Any] | None = None) -> Corpus:
+                product: str | Mapping[str, Any] | None = None, hidden: bool = False) -> Corpus:
     """Read every text-like file below ``path``; the id is the path relative to it (POSIX form).
 
     The reader is chosen by extension. With ``markup="parse"`` (the default) Markdown (.md, .markdown) and HTML
@@ -60,6 +60,9 @@ def read_folder(path: str | Path, suffixes: Iterable[str] = TEXT_SUFFIXES, min_c
     error. ``duplicates`` and ``near_duplicates``: how copies among the documents count (:func:`with_duplicates`).
     ``product``: what product each page documents (:func:`gen.products.with_products`: None finds it from the
     folder; a name for every page; a mapping from subfolder to name), kept as ``metadata["product"]``.
+    ``hidden``: read files whose path has a part starting with a dot (``.github/``, ``.mintlify/``, ``.notes.md``).
+    Off by default, as MkDocs builds a site (its ``exclude_docs`` leaves out ``.*``): such files are tooling,
+    templates or instructions for other programs, not pages people read; those left out are named in a warning.
     """
     root = Path(path)
     if not root.is_dir():
@@ -69,7 +72,17 @@ def read_folder(path: str | Path, suffixes: Iterable[str] = TEXT_SUFFIXES, min_c
     wanted = tuple(s.lower() for s in suffixes)
     docs: list[Document] = []
     empty: list[str] = []
-    for file in sorted(p for p in root.rglob("*") if p.is_file() and p.suffix.lower() in wanted):
+    files = sorted(p for p in root.rglob("*") if p.is_file() and p.suffix.lower() in wanted)
+    dotted = [] if hidden else [f for f in files if any(p.startswith(".") for p in f.relative_to(root).parts)]
+    if dotted:
+        names = [f.relative_to(root).as_posix() for f in dotted]
+        if len(dotted) == len(files):
+            raise InputError(f"{root}: every one of its {len(files)} {', '.join(wanted)} files is in a hidden folder "
+                             f"or has a hidden name ({_first(names)}); corpus.hidden=true reads them")
+        log.warning("%s: left out %d file(s) in hidden folders or with hidden names (corpus.hidden=true reads "
+                    "them): %s", root, len(dotted), _first(names))
+        files = [f for f in files if f not in set(dotted)]
+    for file in files:
         rel = file.relative_to(root).as_posix()
         doc = _read_file(file, rel, markup)
         if len(doc.text.strip()) < min_chars:

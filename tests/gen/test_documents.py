@@ -145,3 +145,20 @@ def test_whitespace_only_files_are_left_out_and_a_folder_of_them_is_refused(tmp_
     (tmp_path / "a.txt").write_text("", encoding="utf-8")
     with pytest.raises(InputError, match=rf"{tmp_path}: every one of its 3 .* files is empty \(a.txt, b.md, c.html\)"):
         read_folder(tmp_path)
+
+
+def test_files_in_hidden_folders_are_left_out_with_a_warning_unless_asked_for(tmp_path, caplog):
+    (tmp_path / "guide.md").write_text("# Guide\n\nHow to start the service.", encoding="utf-8")
+    (tmp_path / ".mintlify" / "skills").mkdir(parents=True)
+    (tmp_path / ".mintlify" / "skills" / "SKILL.md").write_text("Instructions for a coding agent.", encoding="utf-8")
+    (tmp_path / "api").mkdir()
+    (tmp_path / "api" / ".draft.md").write_text("An unpublished draft.", encoding="utf-8")
+    with caplog.at_level(logging.WARNING):
+        corpus = read_folder(tmp_path)
+    assert [d.id for d in corpus.documents] == ["guide.md"]
+    assert "left out 2 file(s) in hidden folders" in caplog.text and ".mintlify/skills/SKILL.md" in caplog.text
+    assert [d.id for d in read_folder(tmp_path, hidden=True).documents] == [
+        ".mintlify/skills/SKILL.md", "api/.draft.md", "guide.md"]
+    (tmp_path / "guide.md").unlink()
+    with pytest.raises(InputError, match=r"every one of its 2 .* files is in a hidden folder .*corpus.hidden=true"):
+        read_folder(tmp_path)
