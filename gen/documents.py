@@ -81,7 +81,8 @@ def read_folder(path: str | Path, suffixes: Iterable[str] = TEXT_SUFFIXES, min_c
                              f"or has a hidden name ({_first(names)}); corpus.hidden=true reads them")
         log.warning("%s: left out %d file(s) in hidden folders or with hidden names (corpus.hidden=true reads "
                     "them): %s", root, len(dotted), _first(names))
-        files = [f for f in files if f not in set(dotted)]
+        left_out = set(dotted)
+        files = [f for f in files if f not in left_out]
     for file in files:
         rel = file.relative_to(root).as_posix()
         doc = _read_file(file, rel, markup)

@@ -25,6 +25,7 @@ from pydantic import BaseModel
 from ragsweep.gen.drafts import Gating, Passed
 from ragsweep.gen.reword import REWORDED_KINDS, evidence_bias, names_and_numbers
 from ragsweep.gen.testset import TestSample
+from ragsweep.gen.wording import evidence_documents
 from ragsweep.metrics import LLM, JudgeError, Prompt, Usage, complete, content_words, supports_bias
 
 #: The query forms a test set can be written in (``form`` in conf/gen.yaml).
@@ -107,8 +108,7 @@ async def claim_passed(llm: LLM | None, passed: Passed, gating: Gating, bias_val
     report counts claims written and questions kept (``form``). Unchanged when it was rejected or has no model."""
     if llm is None or passed.reason is not None:
         return passed
-    corpus = gating.corpus
-    docs = [corpus.get(d).text for d in dict.fromkeys(s.doc_id for s in passed.sample.evidence) if d in corpus]
+    docs = evidence_documents(passed.sample, gating.corpus)
     sample, usage, calls = await as_claim(llm, passed.sample, docs, bias_value)
     outcome = sample.provenance.get("form")
     if outcome is None:

@@ -28,7 +28,7 @@ from pydantic import BaseModel
 
 from ragsweep.gen.drafts import Gating, Passed
 from ragsweep.gen.gates import check_sample
-from ragsweep.gen.wording import lexical_overlap
+from ragsweep.gen.wording import evidence_documents, lexical_overlap
 from ragsweep.gen.writer import Draft
 from ragsweep.metrics import (
     LLM,
@@ -189,7 +189,7 @@ async def reword_passed(llm: LLM, passed: Passed, gating: Gating, cfg: RewordCon
     the question's place only when it passes the per-sample gates and the duplicate gate too; the report counts
     what the pass did (``reword``)."""
     sample, corpus = passed.sample, gating.corpus
-    docs = [corpus.get(d).text for d in dict.fromkeys(s.doc_id for s in sample.evidence) if d in corpus]
+    docs = evidence_documents(sample, corpus)
     draft = await reword(llm, Draft(sample.question, sample.reference, ()), sample.kind, docs, cfg)
     outcome = draft.provenance.get("reword")
     if outcome is None:

@@ -98,11 +98,15 @@ def _words(text: str) -> frozenset[str]:
     return frozenset(content_words(text))
 
 
+def evidence_documents(sample: TestSample, corpus: Corpus) -> list[str]:
+    """The texts of the whole documents a sample's evidence lies in, each once, in evidence order."""
+    return [corpus.get(d).text for d in dict.fromkeys(s.doc_id for s in sample.evidence) if d in corpus]
+
+
 def evidence_overlap(sample: TestSample, corpus: Corpus) -> Overlap | None:
     """:func:`lexical_overlap` of a sample's question with the whole documents its evidence lies in
     (as retrieval sees them, and as the qrels documents of human questions are measured)."""
-    docs = dict.fromkeys(s.doc_id for s in sample.evidence)
-    return lexical_overlap(sample.question, [corpus.get(d).text for d in docs if d in corpus])
+    return lexical_overlap(sample.question, evidence_documents(sample, corpus))
 
 
 class DuplicateFilter:
