@@ -219,7 +219,8 @@ def written_with(corpus: Corpus, writer: Any, gcfg: GenConfig, embed: bool) -> d
     return {"corpus": corpus.source, "seed": gcfg.seed, "backend": writer.backend, "model": writer.model_id,
             "prompt": writer.prompt_version, "kinds_configured": dict(gcfg.kinds),
             "gates": gates_record(gcfg.gates, embed), "units": UNITS, "ragsweep": ours,
-            **({"form": gcfg.form} if gcfg.form != "question" else {}), **duplicates_report(corpus)}
+            # not "form": the report's own "form" counts what the claim pass did
+            **({"query_form": gcfg.form} if gcfg.form != "question" else {}), **duplicates_report(corpus)}
 
 
 def out_path(cfg: DictConfig, run_dir: Path) -> Path:

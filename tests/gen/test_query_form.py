@@ -105,6 +105,22 @@ def test_generation_writes_claims_after_the_round_trip_and_reports_them():
     assert names.count(STATE_CLAIM.name) >= len(result.samples) and names[0] != STATE_CLAIM.name
 
 
+def test_the_report_keeps_both_the_form_asked_for_and_what_the_pass_did(tmp_path):
+    from ragsweep.gen.app import produce
+
+    def reply(messages, schema):
+        data = json.loads(messages[-1]["content"])
+        if list(data) == ["question", "answer"]:
+            return {"claim": f"{data['question'].rstrip('?')}: {data['answer']}."}
+        return good_reply(messages, schema)
+
+    cfg = OmegaConf.merge(OmegaConf.load("conf/gen.yaml"), {"n": 2, "form": "claim", "kinds": {"single_hop": 1},
+                                                            "styles": [], "gates": {"embed": False, "roundtrip": False}})
+    result, extra = produce(cfg, read_shipped(), ScriptedLLM(reply))
+    report = {**result.report.to_dict(), **extra}  # as the generation report file is written
+    assert report["query_form"] == "claim" and report["form"]["claims"] == len(result.samples) > 0
+
+
 def test_the_configuration_is_checked():
     base = OmegaConf.load("conf/gen.yaml")
     assert gen_config(base, 1).form == "question"
