@@ -20,7 +20,7 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ragsweep.metrics import attachment, offline
+from ragsweep.metrics import offline
 from ragsweep.metrics.evidence import EvidencePool, keys_of, read_in_context_words, semantic_coverage
 from ragsweep.metrics.llm.base import LLM, Logprobs
 from ragsweep.metrics.prompts import CLAIM_CHECK, CheckInput, complete
@@ -226,12 +226,10 @@ async def sentence_support(judge: LLM, question: str | None, statements: Sequenc
         # the contexts give of another unit lowers it with no call.
         slots = await check_slots(judge, statement, question, texts) if p >= 0.5 else []
         slots += unit_checks(statement, question, passages, offline._EVIDENCE_EMBEDDER)
-        # Which value the claim's words stand beside in the shown sentences, read from word order (no call).
-        slots += attachment.checks(statement, question, texts)
         if slots and done.logprobs:
             p = sigmoid(logit(p) + slot_penalty(slots))
         elif slots:  # hard verdicts: a slot filled with another value makes the claim unsupported
-            p = min([p, *(s["p_claim"] for s in slots if s["p_claim"] is not None and SLOT_WEIGHTS.get(s["kind"]))])
+            p = min([p, *(s["p_claim"] for s in slots if s["p_claim"] is not None)])
         row.update(p_supported=p, judge_verdict={"yes": "supported", "no": "not_supported"}.get(
             verdict, verdict), p_judge=pj, p_offline=p_off, evidence=row.pop("reason"), shown=texts, slots=slots, p_blind=p_blind)
         row["verdict"] = "supported" if row["p_supported"] >= 0.5 else "not_supported"

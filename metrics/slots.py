@@ -268,9 +268,7 @@ UNIT_MISMATCH = 0.05
 def mismatches(slots: Sequence[dict[str, Any]]) -> str:
     """What an explanation adds for the slots the evidence fills with another value."""
     wrong = [s for s in slots if s["p_claim"] is not None and s["p_claim"] < 0.5 and s["chosen"] not in (None, s["slot"])]
-    return "".join(f"; the claim's words around {s['slot']!r} stand beside {s['chosen']!r} in the evidence"
-                   if s["kind"] == "attach" else
-                   f"; for {s['cloze']!r} the evidence gives {s['chosen']!r}, not {s['slot']!r}" for s in wrong)
+    return "".join(f"; for {s['cloze']!r} the evidence gives {s['chosen']!r}, not {s['slot']!r}" for s in wrong)
 
 
 def with_units(rows: list[dict[str, Any]], question: str | None, passages: Sequence[str]) -> list[dict[str, Any]]:

@@ -33,7 +33,7 @@ BLEND = {"judge": 1.0, "offline": 0.3, "bias": 0.0}
 #: value confirms nothing the verdict did not. Chosen with :data:`BLEND` on the same ``tune`` half. A
 #: unit check fires only where the contexts give the claim's number of something else, with no judge's
 #: doubt in it, so it takes a confident yes below 0.5.
-SLOT_WEIGHTS = {"number": 0.5, "name": 0.5, "unit": 1.0, "attach": 0.0}
+SLOT_WEIGHTS = {"number": 0.5, "name": 0.5, "unit": 1.0}
 #: Judges whose verdicts measured no better than chance get their own blend. The packaged 0.5B's
 #: verdict probabilities on 60 HaluEval ``tune`` pairs ranked 0.50 pairwise / 0.43 ROC-AUC alone,
 #: and every judge weight above 0 lowered the blend (0.86 / 0.88 at 0; 0.83 / 0.86 at 0.1 to 1):
