@@ -8,7 +8,8 @@ earlier READMEs set, ``benchmarks/package_readmes.py``). Each source distributio
 minute or two a package) and every ``docs/**/*.md`` of it is written to ``OUT/<package>/<path under docs>``;
 a package whose sdist holds no Markdown docs gives its ``README.md`` (``OUT/<package>/README.md``) instead.
 Pages that are no documentation to ask of are left out by name (a changelog, a licence, a code of conduct,
-contributing and security notes), and so are pages shorter than ``--min-chars``.
+contributing and security notes), and so are pages shorter than ``--min-chars``. A site's own list of its pages
+(``docs/_toc.yml``, ``docs/myst.yml``, ``docs/mkdocs.yml``) is kept beside them (:data:`SITE_FILES`).
 
     python benchmarks/sdist_docs.py /tmp/sdist_docs              # builds the set, prints pages per package
     python benchmarks/style_candidates.py /tmp/sdist_docs        # candidate counts only (it parses)
@@ -292,6 +293,25 @@ def _wanted(name: str, min_chars: int, text: str) -> bool:
     return not stem.startswith(NOT_DOCS) and len(text.strip()) >= min_chars
 
 
+#: A site's own list of its pages, kept beside them when it stands in ``docs/`` (a Jupyter Book ``_toc.yml``, a
+#: MyST ``myst.yml``, a ``mkdocs.yml``): what a docs folder a user points ragsweep at holds
+#: (:func:`gen.structure.listed_pages` reads it). Not a page: nothing is asked of it.
+SITE_FILES = ("_toc.yml", "_toc.yaml", "myst.yml", "mkdocs.yml", "mkdocs.yaml")
+
+
+def site_files(sdist: Path) -> dict[str, str]:
+    """path under the package's folder -> text of each :data:`SITE_FILES` file under the sdist's ``docs/``."""
+    found: dict[str, str] = {}
+    with tarfile.open(sdist) as tar:
+        for member in tar.getmembers():
+            parts = PurePosixPath(member.name).parts[1:]
+            if member.isfile() and len(parts) > 1 and parts[0] == "docs" and parts[-1] in SITE_FILES:
+                handle = tar.extractfile(member)
+                if handle is not None:
+                    found[str(PurePosixPath(*parts[1:]))] = handle.read().decode("utf-8", errors="replace")
+    return found
+
+
 def docs_pages(sdist: Path, min_chars: int) -> dict[str, str]:
     """path under the package's folder -> Markdown text: the sdist's ``docs/**/*.md``, else its ``README.md``."""
     pages: dict[str, str] = {}
@@ -343,11 +363,12 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"{name}=={version}: not fetched ({exc})")
                 continue
             pages = docs_pages(sdist, args.min_chars)
-            for rel, text in pages.items():
+            kept = site_files(sdist) if pages and list(pages) != ["README.md"] else {}
+            for rel, text in {**pages, **kept}.items():
                 path = args.out / name / rel
                 path.parent.mkdir(parents=True, exist_ok=True)
                 path.write_text(text, encoding="utf-8")
-            print(f"{name}=={version}: {len(pages)} pages", flush=True)
+            print(f"{name}=={version}: {len(pages)} pages" + (f" (and {', '.join(kept)})" if kept else ""), flush=True)
     return 0
 
 
