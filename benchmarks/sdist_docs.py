@@ -368,7 +368,8 @@ def main(argv: list[str] | None = None) -> int:
                 path = args.out / name / rel
                 path.parent.mkdir(parents=True, exist_ok=True)
                 path.write_text(text, encoding="utf-8")
-            print(f"{name}=={version}: {len(pages)} pages" + (f" (and {', '.join(kept)})" if kept else ""), flush=True)
+            also = f" (and {', '.join(kept)})" if kept else ""
+            print(f"{name}=={version}: {len(pages)} pages{also}", flush=True)
     return 0
 
 
