@@ -295,7 +295,7 @@ def _wanted(name: str, min_chars: int, text: str) -> bool:
 
 #: A site's own list of its pages, kept beside them when it stands in ``docs/`` (a Jupyter Book ``_toc.yml``, a
 #: MyST ``myst.yml``, a ``mkdocs.yml``): what a docs folder a user points ragsweep at holds
-#: (:func:`gen.structure.listed_pages` reads it). Not a page: nothing is asked of it.
+#: (:func:`gen.site_nav.unlisted_pages` reads it). Not a page: nothing is asked of it.
 SITE_FILES = ("_toc.yml", "_toc.yaml", "myst.yml", "mkdocs.yml", "mkdocs.yaml")
 
 
