@@ -8,7 +8,8 @@ earlier READMEs set, ``benchmarks/package_readmes.py``). Each source distributio
 minute or two a package) and every ``docs/**/*.md`` of it is written to ``OUT/<package>/<path under docs>``;
 a package whose sdist holds no Markdown docs gives its ``README.md`` (``OUT/<package>/README.md``) instead.
 Pages that are no documentation to ask of are left out by name (a changelog, a licence, a code of conduct,
-contributing and security notes), and so are pages shorter than ``--min-chars``.
+contributing and security notes), and so are pages shorter than ``--min-chars``. A site's own list of its pages
+(``docs/_toc.yml``, ``docs/myst.yml``, ``docs/mkdocs.yml``) is kept beside them (:data:`SITE_FILES`).
 
     python benchmarks/sdist_docs.py /tmp/sdist_docs              # builds the set, prints pages per package
     python benchmarks/style_candidates.py /tmp/sdist_docs        # candidate counts only (it parses)
@@ -30,7 +31,8 @@ Markdown ``docs/`` pages before pinning; it was read (2026-11-26-doc-heldout6-re
 none of the seven earlier lists; it was read (2026-11-27-doc-heldout8-read.md) and is tune data too. ``--set heldout9``
 is a ninth list, pinned the same way, in none of the eight earlier lists; it was read
 (2026-11-27-doc-heldout9-read.md) and is tune data too. ``--set heldout10`` is a tenth list, pinned the same way,
-in none of the nine earlier lists.
+in none of the nine earlier lists; it was read (2026-11-27-doc-heldout10-read.md) and is tune data too.
+``--set heldout11`` is an eleventh list, pinned the same way, in none of the ten earlier lists.
 
 Write it outside the repository (its pages are the packages' authors', under their licences); the lead reads
 its questions, nobody else.
@@ -257,9 +259,30 @@ PACKAGES10 = {
     "mcp": "2.3.0",
     "fastmcp": "4.2.3",
 }
+#: The eleventh held-out list (issue #34, session 42): pinned before any page of it was built or read, none
+#: installed in the project's venv, none in an earlier list. Of 144 packages asked for (eleven more, found
+#: installed here, were not), the 113 fetched when it was pinned had their sdist's file list read for Markdown
+#: pages under its top-level ``docs/`` (names and sizes only); most had none. Chosen for MyST (Sphinx and mystmd sites) and mkdocs-material syntax
+#: among them. cruft (contributing pages only), sphinx-remove-toctrees and sphinx-reredirects (tiny pages) and
+#: the scverse packages whose pages are mostly release notes (scanpy, anndata, squidpy) are left out.
+PACKAGES11 = {
+    "jupyter-book": "2.1.7",
+    "magicgui": "0.10.2",
+    "scvi-tools": "1.4.2",
+    "spatialdata": "0.7.3",
+    "mudata": "0.3.10",
+    "singer-sdk": "0.54.9",
+    "leafmap": "0.63.1",
+    "segment-geospatial": "1.4.2",
+    "tyro": "1.0.17",
+    "sphinx-copybutton": "0.5.2",
+    "quax": "0.4.6",
+    "app-model": "0.5.1",
+    "pertpy": "1.0.3",
+}
 SETS = {"heldout": PACKAGES, "heldout2": PACKAGES2, "heldout3": PACKAGES3, "heldout4": PACKAGES4,
         "heldout5": PACKAGES5, "heldout6": PACKAGES6, "heldout7": PACKAGES7, "heldout8": PACKAGES8,
-        "heldout9": PACKAGES9, "heldout10": PACKAGES10}
+        "heldout9": PACKAGES9, "heldout10": PACKAGES10, "heldout11": PACKAGES11}
 #: File names (without extension, lower case) of pages that are not documentation of how to use the package.
 NOT_DOCS = ("changelog", "changes", "history", "license", "licence", "code_of_conduct", "contributing",
             "security", "authors", "contributors")
@@ -268,6 +291,25 @@ NOT_DOCS = ("changelog", "changes", "history", "license", "licence", "code_of_co
 def _wanted(name: str, min_chars: int, text: str) -> bool:
     stem = PurePosixPath(name).stem.lower().replace("-", "_")
     return not stem.startswith(NOT_DOCS) and len(text.strip()) >= min_chars
+
+
+#: A site's own list of its pages, kept beside them when it stands in ``docs/`` (a Jupyter Book ``_toc.yml``, a
+#: MyST ``myst.yml``, a ``mkdocs.yml``): what a docs folder a user points ragsweep at holds
+#: (:func:`gen.site_nav.unlisted_pages` reads it). Not a page: nothing is asked of it.
+SITE_FILES = ("_toc.yml", "_toc.yaml", "myst.yml", "mkdocs.yml", "mkdocs.yaml")
+
+
+def site_files(sdist: Path) -> dict[str, str]:
+    """path under the package's folder -> text of each :data:`SITE_FILES` file under the sdist's ``docs/``."""
+    found: dict[str, str] = {}
+    with tarfile.open(sdist) as tar:
+        for member in tar.getmembers():
+            parts = PurePosixPath(member.name).parts[1:]
+            if member.isfile() and len(parts) > 1 and parts[0] == "docs" and parts[-1] in SITE_FILES:
+                handle = tar.extractfile(member)
+                if handle is not None:
+                    found[str(PurePosixPath(*parts[1:]))] = handle.read().decode("utf-8", errors="replace")
+    return found
 
 
 def docs_pages(sdist: Path, min_chars: int) -> dict[str, str]:
@@ -321,11 +363,13 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"{name}=={version}: not fetched ({exc})")
                 continue
             pages = docs_pages(sdist, args.min_chars)
-            for rel, text in pages.items():
+            kept = site_files(sdist) if pages and list(pages) != ["README.md"] else {}
+            for rel, text in {**pages, **kept}.items():
                 path = args.out / name / rel
                 path.parent.mkdir(parents=True, exist_ok=True)
                 path.write_text(text, encoding="utf-8")
-            print(f"{name}=={version}: {len(pages)} pages", flush=True)
+            also = f" (and {', '.join(kept)})" if kept else ""
+            print(f"{name}=={version}: {len(pages)} pages{also}", flush=True)
     return 0
 
 

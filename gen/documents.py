@@ -103,8 +103,22 @@ def read_folder(path: str | Path, suffixes: Iterable[str] = TEXT_SUFFIXES, min_c
         from omegaconf import OmegaConf
 
         product = OmegaConf.to_container(product)  # type: ignore[assignment]
+    docs = _with_listing(root, docs)
     corpus = Corpus(check_documents(with_products(docs, product), str(root)), source=str(root), empty=tuple(empty))
     return with_duplicates(corpus, duplicates, near_duplicates)
+
+
+def _with_listing(root: Path, docs: list[Document]) -> list[Document]:
+    """The documents, each page its site's own page list leaves out marked ``metadata["unlisted"]``
+    (:func:`gen.site_nav.unlisted_pages`): it draws no question."""
+    from ragsweep.gen.site_nav import unlisted_pages
+
+    unlisted = unlisted_pages(root, [d.id for d in docs])
+    if unlisted:
+        log.info("%s: %d page(s) its site's page list leaves out draw no question: %s", root, len(unlisted),
+                 _first(sorted(unlisted)))
+    return [Document(d.id, d.text, {**d.metadata, "unlisted": True}, d.layout) if d.id in unlisted else d
+            for d in docs]
 
 
 def _first(names: list[str]) -> str:

@@ -166,8 +166,9 @@ def _streams(corpus: Corpus, writer: Writer, cfg: GenConfig, mix: Sequence[tuple
                         ", ".join(f"{s} {n}" for s, n in report.styles_not_written.items()))
         # the plain questions of a docs corpus read its structure too: a list item whole, no fact from an example
         whole = getattr(writer, "shows_items", False)
-        # ... and ask what a user of the product would: no question of a contributing page
-        plain["single_hop"] = for_users(interleave([structured(corpus, plain["single_hop"], whole),
+        # ... and ask what a user of the product would: no question of a contributing page, nor of one the site
+        # does not list
+        plain["single_hop"] = for_users(corpus, interleave([structured(corpus, plain["single_hop"], whole),
                                                     *(style_candidates(corpus, units, s, cfg.seed) for s in writes)]))
         if whole:  # a writer of questions from several sentences is shown what follows its text (the answer may)
             plain["single_hop"] = with_following(corpus, plain["single_hop"])

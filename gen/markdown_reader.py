@@ -25,6 +25,8 @@ from functools import lru_cache
 from typing import Any
 
 from ragsweep.gen.html_reader import HtmlBlocks
+from ragsweep.gen.inline_markup import Text as _Text
+from ragsweep.gen.inline_markup import without_refs, without_roles
 from ragsweep.gen.layout import Block, Layout, TextBuilder
 from ragsweep.gen.myst import Directives, code_language, option_lines
 log = logging.getLogger(__name__)
@@ -339,7 +341,7 @@ class _Writer:
             trimmed = _ANCHOR.sub("", children[-1].content)
             if trimmed != children[-1].content:
                 children[-1] = _Text(trimmed.rstrip())
-        children = _without_roles(children)
+        children = without_refs(without_roles(children))
         gap: tuple[int, int] | None = None  # a tag that breaks words, waiting to be written as one space
         for c in children:
             kind = c.type
@@ -372,6 +374,9 @@ class _Writer:
                     cur = p + len(c.content)
             elif kind in ("link_close", "image"):
                 cur = self._past_target(cur, hi)
+            elif kind == "skip":  # markup left out of the text (an undefined reference link's brackets)
+                p = src.find(c.content, cur, hi)
+                cur = p + len(c.content) if p >= 0 else cur
         return cur
 
     def _past_target(self, cur: int, hi: int) -> int:
@@ -426,37 +431,3 @@ class _Writer:
                     cur = q + 1
         return cur
 
-
-class _Text:
-    """A text token with other content (a heading title without its attribute list)."""
-
-    type = "text"
-
-    def __init__(self, content: str, type: str = "text") -> None:
-        self.content = content
-        self.type = type
-
-
-#: A MyST / Sphinx role just before an inline code span: {class}`cattrs.BaseValidationError`, {doc}`usage`.
-_ROLE = re.compile(r"\{[A-Za-z][\w:.+-]*\}$")
-#: A role's explicit title: {class}`BaseValidationError <cattrs.BaseValidationError>` shows "BaseValidationError".
-_ROLE_TITLE = re.compile(r"^(?P<title>.*?\S)\s*<[^<>]+>$", re.S)
-
-
-def _without_roles(children: list[Any]) -> list[Any]:
-    """Inline tokens with each MyST role written as a reader sees it: the role's name dropped, its code span's
-    explicit title kept (or, for ``~a.b.C``, the last part, as Sphinx shows it). The source offsets still map:
-    what is dropped is simply not written."""
-    out = list(children)
-    for i in range(len(out) - 1):
-        c, nxt = out[i], out[i + 1]
-        if c.type != "text" or nxt.type != "code_inline" or not (m := _ROLE.search(c.content)):
-            continue
-        out[i] = _Text(c.content[:m.start()])
-        shown = nxt.content
-        if title := _ROLE_TITLE.match(shown):
-            shown = title.group("title")
-        elif shown.startswith("~"):
-            shown = shown[1:].rsplit(".", 1)[-1]
-        out[i + 1] = _Text(shown, "code_inline")
-    return out

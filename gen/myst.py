@@ -4,7 +4,9 @@ A directive is a colon fence (``::: {warning}``, ``:::{note} Title``, closed by 
 or a backtick fence whose info is ``{name}``. An admonition's body is prose, not code, and its kind (a warning, a
 note) says what its text is for (:func:`gen.style_checks.role_at`); its option lines (``:class: dropdown``) are
 dropped. A ``{code-block}``, ``{doctest}`` or ``{code-cell}`` fence is code, left to markdown-it, but for its
-option lines (:func:`option_lines`). Any other
+option lines (:func:`option_lines`), and so is any backtick directive whose argument is a language
+(``{jupyter-execute} python``, ``{raw} html``, ``{exec} bash``: a name Pygments knows, as written, so a tab titled
+``Python`` or ``pip`` stays what it was), whatever the directive's name. Any other
 directive (``{literalinclude}``, ``{toctree}``, ``{eval-rst}``) holds options and file names, nothing a reader
 sees on the page: it leaves the text like an include directive.
 """
@@ -13,6 +15,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from functools import lru_cache
 
 _COLON = re.compile(r"^[ \t]*(?P<fence>:{3,})[ \t]*\{(?P<kind>[A-Za-z][\w-]*)\}[ \t]*(?P<title>.*?)[ \t]*$")
 _CLOSE = re.compile(r"^[ \t]*(?P<fence>:{3,}|`{3,}|~{3,})[ \t]*$")
@@ -27,6 +30,22 @@ MYST_CODE = frozenset("code code-block sourcecode code-cell doctest testcode jup
 _PYTHON = frozenset("doctest testcode jupyter-execute ipython".split())
 
 Extra = list[tuple[str, int, int, str]]
+
+
+@lru_cache(maxsize=1)
+def _languages() -> frozenset[str]:
+    """The language names of Pygments' lexers (what a code fence's argument names); empty without Pygments
+    (then only the directives named in :data:`MYST_CODE` are code)."""
+    try:
+        from pygments.lexers import get_all_lexers
+    except ImportError:  # pragma: no cover - Pygments comes with rich
+        return frozenset()
+    return frozenset(alias for _, aliases, _, _ in get_all_lexers() for alias in aliases)
+
+
+def _code_argument(title: str) -> bool:
+    """Whether a backtick directive's argument names a language: the fence holds code, whatever its name."""
+    return title in _languages()
 
 
 def _closes(line: str, fence: str) -> bool:
@@ -54,7 +73,7 @@ class Directives:
                 self.hidden = None
             return True
         d = _FENCE.match(line)
-        if d and d.group("kind").lower() not in MYST_ADMONITIONS | MYST_CODE:
+        if d and d.group("kind").lower() not in MYST_ADMONITIONS | MYST_CODE and not _code_argument(d.group("title")):
             self.hidden = (d.group("fence"), start, (d.group("kind") + " " + d.group("title")).strip())
             self.blank(start, end)
             return True
@@ -97,8 +116,10 @@ def option_lines(code: str) -> int:
 def code_language(words: list[str]) -> str | None:
     """The language of a MyST code fence whose info words are ``words`` (``{code-block} python``; Python for a
     doctest); None when the fence is no MyST code directive."""
-    if not words or not words[0].startswith("{") or words[0].strip("{}").lower() not in MYST_CODE:
+    if not words or not words[0].startswith("{") or not words[0].endswith("}"):
         return None
+    if words[0].strip("{}").lower() not in MYST_CODE:
+        return words[1] if len(words) == 2 and _code_argument(words[1]) else None
     if words[0].strip("{}").lower() in _PYTHON:
         return "python"
     return words[1] if len(words) > 1 and _LANGUAGE.match(words[1]) else ""

@@ -108,20 +108,28 @@ def list_evidence(doc: Document, unit: Unit) -> tuple[tuple[Unit, ...], int, tup
 
 #: How a documentation site names the pages (or their folder) for the people who work on the product itself: the
 #: names benchmarks/sdist_docs.py leaves out by file name, as a path's folder or file name starts.
-_PROJECT_PAGES = ("contributing", "contribute", "contributor", "development", "developer", "hacking")
+#: Not "developer": a path names a page's readers only by a word that means work on the product itself;
+#: "developer" names the readers of an API as often ("developer-interface.md", a plugin author's "developer
+#: guide"), and the rule reads no page.
+_PROJECT_PAGES = ("contributing", "contribute", "contributor", "development", "hacking")
 
 
 def project_page(doc_id: str) -> bool:
     """Whether a page's path puts it among the pages for the product's own developers ("contributing/tests.md",
-    "developer-guide.md"): how to run the project's test suite is no question of a user of the product."""
+    "development/setup.md"): how to run the project's test suite is no question of a user of the product."""
     parts = [p.lower().replace("-", "_") for p in doc_id.split("/")]
     parts[-1] = parts[-1].rsplit(".", 1)[0]
     return any(p.startswith(_PROJECT_PAGES) for p in parts)
 
 
-def for_users(stream: Iterator[Candidate]) -> Iterator[Candidate]:
-    """The candidates of ``stream`` that draw on no page of the product's own developers (:func:`project_page`)."""
-    return (c for c in stream if not any(project_page(u.doc_id) for u in c.shown))
+def for_users(corpus: Corpus, stream: Iterator[Candidate]) -> Iterator[Candidate]:
+    """The candidates of ``stream`` that draw on no page of the product's own developers (:func:`project_page`)
+    and on no page its site leaves out of its own page list (``metadata["unlisted"]``, :mod:`gen.site_nav`)."""
+    def shown(doc_id: str) -> bool:
+        doc = corpus.get(doc_id)
+        return not project_page(doc_id) and not (doc is not None and doc.metadata.get("unlisted"))
+
+    return (c for c in stream if all(shown(u.doc_id) for u in c.shown))
 
 
 def structured(corpus: Corpus, stream: Iterator[Candidate], whole: bool = True) -> Iterator[Candidate]:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from ragsweep.gen.documents import read_folder
+from ragsweep.gen.documents import Corpus, Document, read_folder
 from ragsweep.gen.gates import GateConfig
 from ragsweep.gen.generate import GenConfig, generate
 from ragsweep.gen.grounding import unseen_names
@@ -107,13 +107,16 @@ def test_an_option_is_not_drawn_from_a_for_example_cue(tmp_path):
 
 def test_a_contributing_page_is_for_the_projects_developers():
     assert project_page("kestrel/contributing/tests.md")
-    assert project_page("kestrel/developer-guide.md")
+    assert project_page("kestrel/development/setup.md")
+    # "developer" names an API's readers as often: requests' and aiomqtt's developer-interface.md is the API page
+    assert not project_page("kestrel/developer-interface.md")
     assert project_page("CONTRIBUTING.md")
     assert not project_page("kestrel/local-development-server.md")  # a user's page: the name does not start so
     assert not project_page("kestrel/guide/tests.md")
     own = Candidate("single_hop", (Unit("kestrel/contributing/tests.md", 0, 10, "x", 0),), (0,))
     user = Candidate("single_hop", (Unit("kestrel/guide/tests.md", 0, 10, "x", 0),), (0,))
-    assert list(for_users(iter([own, user]))) == [user]
+    corpus = Corpus([Document(u.shown[0].doc_id, "x" * 10) for u in (own, user)], source="test")
+    assert list(for_users(corpus, iter([own, user]))) == [user]
 
 
 def _asks_of_every_text(messages, schema):
@@ -132,3 +135,47 @@ def test_a_docs_run_asks_no_question_of_a_contributing_page(tmp_path):
                                 gates=GateConfig(specific=False, roundtrip=False)))
     assert result.samples
     assert all(not e.doc_id.startswith("contributing/") for s in result.samples for e in s.evidence)
+
+
+SAMPLE = """# Markdown Files
+
+Whether you write your book's content in Jupyter Notebooks or in regular Markdown files, you write in the
+same flavor of Markdown called MyST Markdown, which the book template ships as its first sample page.
+"""
+
+
+def test_a_page_its_sites_own_list_leaves_out_is_unlisted(tmp_path):
+    # Jupyter Book: _toc.yml names the pages (without extension); a template's sample page left beside them is not
+    folder = _folder(tmp_path / "docs", {"kestrel/intro.md": TAGS, "kestrel/guide/tags.md": TAGS,
+                                         "kestrel/markdown.md": SAMPLE,
+                                         "kestrel/_toc.yml": "format: jb-book\nroot: intro\nchapters:\n"
+                                                             "- file: guide/tags\n"})
+    corpus = read_folder(folder)
+    assert [d.id for d in corpus.documents if d.metadata.get("unlisted")] == ["kestrel/markdown.md"]
+    # MkDocs: nav paths are relative to docs_dir, a section's pages nested under titles; a tag it does not know
+    # (!!python/name) is no reason to ignore the list
+    mk = _folder(tmp_path / "mk", {"docs/index.md": TAGS, "docs/api/channels.md": CHANNELS, "docs/draft.md": SAMPLE,
+                                   "mkdocs.yml": "site_name: K\nmarkdown_extensions:\n- pymdownx.emoji:\n"
+                                                 "    emoji_index: !!python/name:material.extensions.emoji.twemoji\n"
+                                                 "nav:\n- Home: index.md\n- API:\n  - Channels: api/channels.md\n"})
+    assert [d.id for d in read_folder(mk).documents if d.metadata.get("unlisted")] == ["docs/draft.md"]
+    # MyST: project.toc, a glob pattern lists a folder
+    my = _folder(tmp_path / "my", {"index.md": TAGS, "guide/a.md": CHANNELS, "sample.md": SAMPLE,
+                                   "myst.yml": "version: 1\nproject:\n  toc:\n  - file: index.md\n"
+                                               "  - pattern: guide/*.md\n"})
+    assert [d.id for d in read_folder(my).documents if d.metadata.get("unlisted")] == ["sample.md"]
+    # a list that names none of the pages beside it, or a site without one: every page is shown
+    other = _folder(tmp_path / "other", {"a.md": TAGS, "b.md": SAMPLE, "_toc.yml": "root: elsewhere\n"})
+    assert not any(d.metadata.get("unlisted") for d in read_folder(other).documents)
+    plain = _folder(tmp_path / "none", {"a.md": TAGS, "b.md": SAMPLE})
+    assert not any(d.metadata.get("unlisted") for d in read_folder(plain).documents)
+
+
+def test_a_docs_run_asks_no_question_of_a_page_its_site_does_not_list(tmp_path):
+    folder = _folder(tmp_path / "docs", {"intro.md": TAGS, "markdown.md": SAMPLE,
+                                         "_toc.yml": "format: jb-book\nroot: intro\n"})
+    result = generate(read_folder(folder), LLMWriter(ScriptedLLM(_asks_of_every_text)),
+                      GenConfig(n=8, styles=("docs",), kinds=(("single_hop", 1.0),),
+                                gates=GateConfig(specific=False, roundtrip=False)))
+    assert result.samples
+    assert all(e.doc_id == "intro.md" for s in result.samples for e in s.evidence)

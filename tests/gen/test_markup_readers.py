@@ -236,7 +236,8 @@ def test_material_admonition_body_reads_as_prose_not_as_indented_code():
 
 # --- broken and odd markup: never an exception, never an offset outside the source ---------------------
 
-_PIECES = ["# ", "## ", "*", "**", "_", "`", "```", "~~~", "\n", "\n\n", "    ", "- ", "1. ", "> ", "[a](b)",
+_PIECES = ["[t][a.b]", "[`c`][d]", "[x][]", "```{exec} bash\n", "{role}`v`",
+           "# ", "## ", "*", "**", "_", "`", "```", "~~~", "\n", "\n\n", "    ", "- ", "1. ", "> ", "[a](b)",
            "![x](y.png)", "<b>", "</b>", "<div>", "</div>", "&amp;", "&#x41;", "\\*", "| a | b |\n|---|---|\n",
            "{* x.py *}", "/// tip\n", "///\n", '!!! note "T"\n', "word ", "text. ", "{ #id }", "<!-- c -->",
            "\t", "é", "\r\n", "\r", "<pre>", "</pre>", "<br>", "[ref]: http://x\n", "[ref]", "<script>", "&nbsp;",
@@ -294,3 +295,27 @@ def test_myst_roles_read_as_what_sphinx_shows():
         start = text.index(phrase)
         s, e = layout.to_source(start, start + len(phrase))
         assert source[s:e] == shown
+
+
+def test_a_reference_link_whose_label_the_page_does_not_define_reads_as_its_text():
+    # mkdocs-autorefs resolves [Config][xsdata.Config] when the site is built; on the page it is a label nobody
+    # defines, which CommonMark leaves as text, brackets and all
+    source = ("The [DictDecoder][xsdata.formats.DictDecoder] binds data, like [`JsonParser`][xsdata.JsonParser] "
+              "and [Config][]. Index a[0][1] stays; [the spec][spec] is a link.\n\n[spec]: https://x.dev/spec\n")
+    text, layout, _ = markdown_text(source, "refs.md")
+    assert text == ("The DictDecoder binds data, like JsonParser and Config. Index a[0][1] stays; "
+                    "the spec is a link.\n")
+    for phrase, at in [("DictDecoder binds", "DictDecoder]"), ("JsonParser and", "JsonParser`"),
+                       ("Config.", "Config]"), ("stays", "stays")]:
+        start = text.index(phrase)
+        s, e = layout.to_source(start, start + len(phrase))
+        assert source[s:].startswith(at) and source[e - 1] == phrase[-1], (phrase, source[s:e])
+
+
+def test_a_directive_whose_argument_is_a_language_is_code_whatever_its_name():
+    source = ("# Run\n\n```{jupyter-execute} python\n:hide-code:\nx = 1\n```\n\n```{exec} bash\nls -l\n```\n\n"
+              "```{tab-item} pip\nInstall it with pip.\n```\n\n```{toctree}\nintro\n```\n")
+    text, layout, _ = markdown_text(source, "run.md")
+    assert text == "# Run\n\n```python\nx = 1\n```\n\n```bash\nls -l\n```\n"
+    assert [(b.kind, b.info) for b in layout.blocks if b.kind in ("code", "include")] == [
+        ("code", "python"), ("code", "bash"), ("include", "tab-item pip"), ("include", "toctree")]
