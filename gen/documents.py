@@ -46,7 +46,7 @@ def _read_pdf(path: Path) -> str:
 
 def read_folder(path: str | Path, suffixes: Iterable[str] = TEXT_SUFFIXES, min_chars: int = 1,
                 duplicates: str = "equal", near_duplicates: float | None = 0.9, markup: str = "parse",
-                product: str | Mapping[str, Any] | None = None, hidden: bool = False) -> Corpus:
+                product: str | Mapping[str, Any] | None = None, hidden: bool = False, site_nav: bool = True) -> Corpus:
     """Read every text-like file below ``path``; the id is the path relative to it (POSIX form).
 
     The reader is chosen by extension. With ``markup="parse"`` (the default) Markdown (.md, .markdown) and HTML
@@ -63,6 +63,9 @@ def read_folder(path: str | Path, suffixes: Iterable[str] = TEXT_SUFFIXES, min_c
     ``hidden``: read files whose path has a part starting with a dot (``.github/``, ``.mintlify/``, ``.notes.md``).
     Off by default, as MkDocs builds a site (its ``exclude_docs`` leaves out ``.*``): such files are tooling,
     templates or instructions for other programs, not pages people read; those left out are named in a warning.
+    ``site_nav``: a page the site's own page list (``_toc.yml``, ``myst.yml``, ``mkdocs.yml`` ``nav``) leaves out
+    stays in the corpus but draws no question (:mod:`gen.site_nav`); False when the list is not the site's
+    navigation (a plugin builds it), so every page may draw one.
     """
     root = Path(path)
     if not root.is_dir():
@@ -103,7 +106,8 @@ def read_folder(path: str | Path, suffixes: Iterable[str] = TEXT_SUFFIXES, min_c
         from omegaconf import OmegaConf
 
         product = OmegaConf.to_container(product)  # type: ignore[assignment]
-    docs = _with_listing(root, docs)
+    if site_nav:
+        docs = _with_listing(root, docs)
     corpus = Corpus(check_documents(with_products(docs, product), str(root)), source=str(root), empty=tuple(empty))
     return with_duplicates(corpus, duplicates, near_duplicates)
 
@@ -115,8 +119,8 @@ def _with_listing(root: Path, docs: list[Document]) -> list[Document]:
 
     unlisted = unlisted_pages(root, [d.id for d in docs])
     if unlisted:
-        log.info("%s: %d page(s) its site's page list leaves out draw no question: %s", root, len(unlisted),
-                 _first(sorted(unlisted)))
+        log.info("%s: %d page(s) its site's page list leaves out draw no question (corpus.site_nav=false: they "
+                 "do): %s", root, len(unlisted), _first(sorted(unlisted)))
     return [Document(d.id, d.text, {**d.metadata, "unlisted": True}, d.layout) if d.id in unlisted else d
             for d in docs]
 

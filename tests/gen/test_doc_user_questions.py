@@ -164,6 +164,8 @@ def test_a_page_its_sites_own_list_leaves_out_is_unlisted(tmp_path):
                                    "myst.yml": "version: 1\nproject:\n  toc:\n  - file: index.md\n"
                                                "  - pattern: guide/*.md\n"})
     assert [d.id for d in read_folder(my).documents if d.metadata.get("unlisted")] == ["sample.md"]
+    # corpus.site_nav=false: the list is not the site's navigation (a plugin builds it), every page may draw one
+    assert not any(d.metadata.get("unlisted") for d in read_folder(my, site_nav=False).documents)
     # a list that names none of the pages beside it, or a site without one: every page is shown
     other = _folder(tmp_path / "other", {"a.md": TAGS, "b.md": SAMPLE, "_toc.yml": "root: elsewhere\n"})
     assert not any(d.metadata.get("unlisted") for d in read_folder(other).documents)
