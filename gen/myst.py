@@ -8,8 +8,8 @@ option lines (:func:`option_lines`), and so is any backtick directive whose argu
 (``{jupyter-execute} python``, ``{exec} bash``: a name Pygments knows, as written, so a tab titled
 ``Python`` or ``pip`` stays what it was), whatever the directive's name. ``{raw}`` is no code directive: its
 argument names an output format, and its body is markup the site inserts into that output as it is, never shown
-as code. On a web page a ``{raw} html`` body is what the browser renders: it is read as HTML (its visible text;
-scripts and styles are not), its lines' indentation cut so no tag reads as indented code; a ``{raw}`` for another
+as code. On a web page a ``{raw} html`` body is what the browser renders: it is read as HTML, as one block (its visible text;
+scripts and styles are not), whatever blank lines or indentation it holds; a ``{raw}`` for another
 format (``latex``) is not on the site at all and is hidden. Any other
 directive (``{literalinclude}``, ``{toctree}``, ``{eval-rst}``) holds options and file names, nothing a reader
 sees on the page: it leaves the text like an include directive.
@@ -62,10 +62,13 @@ class Directives:
     admonition (``("admonition", source start, source end, "warning: Title")``) and each hidden directive
     (``("include", ...)``) in ``extra``."""
 
-    def __init__(self, extra: Extra, blank: Callable[[int, int], None], cuts: dict[int, int] | None = None) -> None:
+    def __init__(self, extra: Extra, blank: Callable[[int, int], None],
+                 parsed: dict[int, int | str] | None = None) -> None:
         self.extra, self.blank = extra, blank
-        self.cuts = {} if cuts is None else cuts  # leading characters of a line the parser must not see
+        # what the parser sees of a line (by its source start) instead of the line: see Indented.dedent
+        self.parsed = {} if parsed is None else parsed
         self.raw: str | None = None  # the fence of an open {raw} html directive
+        self.raw_lines = 0
         self.open: list[tuple[str, int, str]] = []  # open admonitions: (fence, source start, info)
         self.hidden: tuple[str, int, str] | None = None  # an open directive that is not shown
         self.options = False
@@ -82,12 +85,13 @@ class Directives:
             if _closes(line, self.raw):
                 self.blank(start, end)
                 self.raw = None
-            else:  # HTML, not an indented code block, however far its tags are indented
-                self.cuts[start] = len(line) - len(line.lstrip(" \t"))
+            else:  # the parser sees one HTML block (the writer reads the real lines), whatever the lines hold
+                self.parsed[start] = "." if self.raw_lines else "<div>"
+                self.raw_lines += 1
             return True
         d = _FENCE.match(line)
         if d and d.group("kind").lower() == "raw" and d.group("title").lower() == "html":
-            self.raw = d.group("fence")
+            self.raw, self.raw_lines = d.group("fence"), 0
             self.blank(start, end)
             return True
         if d and (d.group("kind").lower() == "raw" or d.group("kind").lower() not in MYST_ADMONITIONS | MYST_CODE

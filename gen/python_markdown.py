@@ -92,7 +92,7 @@ class Indented:
     def __init__(self, extra: Extra, blank: Callable[[int, int], None]) -> None:
         self.extra, self.blank = extra, blank
         self.open: list[list] = []  # [body columns, source start, kind, info, end of the last body line]
-        self.cuts: dict[int, int] = {}
+        self.cuts: dict[int, int | str] = {}
 
     def line(self, line: str, start: int, end: int) -> tuple[bool, bool]:
         """Reads one line outside a code fence opened before it: (whether it was markup, blanked; whether it
@@ -150,11 +150,17 @@ class Indented:
             self._record(self.open.pop())
 
     def dedent(self, text: str, line_starts: list[int]) -> str:
-        """``text`` (the page, markup blanked) with each body line's indentation cut, line for line."""
+        """``text`` (the page, markup blanked) as the parser is to see it, line for line: each body line's
+        indentation cut (a number of characters in :attr:`cuts`), or a line replaced (a string there: the
+        writer reads the real line, the parser only needs to know what block it is part of)."""
         if not self.cuts:
             return text
         out = []
         for i, s in enumerate(line_starts):
             e = line_starts[i + 1] if i + 1 < len(line_starts) else len(text)
-            out.append(text[s + self.cuts.get(s, 0):e])
+            cut = self.cuts.get(s, 0)
+            if isinstance(cut, str):
+                out.append(cut + ("\n" if text[s:e].endswith("\n") else ""))
+            else:
+                out.append(text[s + cut:e])
         return "".join(out)

@@ -371,11 +371,13 @@ def test_autodoc_and_snippet_lines_leave_the_text_like_an_include():
 
 
 def test_raw_html_reads_as_what_the_browser_shows_and_other_raw_formats_are_hidden():
+    # one HTML block, whatever blank lines and indentation it holds (a blank line inside its <pre> too)
     source = ('# Demo\n\n```{raw} html\n<div class="demo">\n    <div>Run it in a shell.</div>\n\n'
-              '        <script>let x = 1;</script>\n</div>\n```\n\n```{raw} latex\n\\newpage\n```\n\nAfter.\n')
+              '        <script>let x = 1;</script>\n<pre><code>def main():\n\n    pass</code></pre>\n</div>\n```\n\n'
+              '```{raw} latex\n\\newpage\n```\n\nAfter.\n')
     text, layout, _ = markdown_text(source, "demo.md")
-    assert "```" not in text and "let x" not in text and "newpage" not in text
-    assert "Run it in a shell." in text and text.endswith("After.\n")
+    assert "let x" not in text and "newpage" not in text and "<" not in text
+    assert "Run it in a shell." in text and "```\ndef main():\n\n    pass\n```" in text and text.endswith("After.\n")
     assert [b.info for b in layout.of_kind("include")] == ["raw latex"]
     start = text.index("Run it")
     s, e = layout.to_source(start, start + 6)
