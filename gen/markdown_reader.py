@@ -7,8 +7,10 @@ every character of clean text maps to where it stands in the file.
 What a docs site adds to CommonMark is read before parsing, each marker replaced by as many spaces (so source
 offsets do not move): YAML front matter (``---`` at the top: its keys go into the document's metadata; front
 matter that is not valid YAML is left out with a warning naming the page),
-admonition markers (pymdownx blocks: ``/// tip``, ``/// note | Title``, a closing ``///``; MkDocs Material:
-``!!! note "Title"`` and its indented body, read as prose, not as an indented code block; MyST: ``::: {warning}``
+admonition markers (pymdownx blocks: ``/// tip``, ``/// note | Title``, a closing ``///``; Python-Markdown's
+``!!! note "Title"`` and tabs ``=== "Title"``, whose indented body is parsed dedented, as Markdown of its own, not
+as an indented code block; autodoc ``::: a.b.C`` lines and snippet ``--8<-- "path"`` lines, hidden like an include:
+:mod:`gen.python_markdown`; MyST: ``::: {warning}``
 or a backtick fence opened with ``{note}``, closed by a fence of its own; the text stays, as an ``admonition``
 block whose info is its kind and title, ``warning: Title``; another MyST directive, ``{literalinclude}`` or
 ``{toctree}``, leaves the text like an include directive), and MkDocs include directives (``{* ../../docs_src/x.py hl[9] *}``: the included file
@@ -29,14 +31,12 @@ from ragsweep.gen.inline_markup import Text as _Text
 from ragsweep.gen.inline_markup import without_refs, without_roles
 from ragsweep.gen.layout import Block, Layout, TextBuilder
 from ragsweep.gen.myst import Directives, code_language, option_lines
+from ragsweep.gen.python_markdown import Indented, Snippets
+
 log = logging.getLogger(__name__)
 
 _FRONT_MATTER = re.compile(r"\A---[ \t]*\r?\n(.*?)^(?:---|\.\.\.)[ \t]*$", re.DOTALL | re.MULTILINE)
 _ADMONITION = re.compile(r"^[ \t]*/{3,}[ \t]*(?P<kind>[A-Za-z][\w-]*)?(?:[ \t]*\|[ \t]*(?P<title>.*?))?[ \t]*$", re.MULTILINE)
-# MkDocs Material / Python-Markdown admonitions: `!!! note "Title"` (or a collapsible `???`, `???+`) and an
-# indented body
-_MATERIAL = re.compile(r'^(?P<indent>[ \t]*)(?:!!!|\?\?\?\+?)[ \t]+(?P<kind>[A-Za-z][\w-]*)(?:[^"\n]*"(?P<title>[^"]*)")?[ \t]*$',
-                       re.MULTILINE)
 # on a line of its own: "{* path *}" inside a sentence or in `inline code` is text about the directive
 _INCLUDE = re.compile(r"^[ \t]*\{\*[ \t]*(?P<target>.*?)[ \t]*\*\}[ \t]*$", re.MULTILINE)
 _FENCE = re.compile(r"^[ \t]*(`{3,}|~{3,})")
@@ -44,7 +44,7 @@ _LANGUAGE = re.compile(r"[\w+#.-]+$")
 # inline HTML tags that break words apart as a browser shows them (a table or a list written in HTML in a cell)
 _BREAKING_TAG = re.compile(r"</?(?:br|p|div|li|ul|ol|tr|td|th|table|thead|tbody|dt|dd|dl|h[1-6])\b", re.IGNORECASE)
 _ANCHOR = re.compile(r"[ \t]*\{[ \t]*#[^}]*\}[ \t]*$")
-_HEADING_MARK = re.compile(r"[ \t]{0,3}#{1,6}[ \t]*")
+_HEADING_MARK = re.compile(r"[ \t]*#{1,6}[ \t]*")  # any indentation: a heading in a dedented body
 _ITEM_MARK = re.compile(r"[ \t]*(?:[-*+]|\d{1,9}[.)])[ \t]?")
 
 
@@ -58,9 +58,9 @@ def _parser() -> Any:
 
 def markdown_text(source: str, where: str = "") -> tuple[str, Layout, dict[str, Any]]:
     """The clean text of a Markdown page, its layout, and the metadata of its front matter."""
-    prepared, meta, extra = _prepare(source, where)
+    prepared, parsed, meta, extra = _prepare(source, where)
     writer = _Writer(prepared, source)
-    writer.walk(_parser().parse(prepared))
+    writer.walk(_parser().parse(parsed))
     if writer.b.length and source.endswith("\n"):
         # the file's final line break kept: a page of plain paragraphs and headings reads exactly as written
         # (the shipped corpus, whose test set's spans and caches were made from the file text)
@@ -91,9 +91,10 @@ def _front_matter(source: str, where: str) -> tuple[dict[str, Any], int]:
     return ({str(k): v for k, v in data.items()} if isinstance(data, dict) else {}), fm.end()
 
 
-def _prepare(source: str, where: str) -> tuple[str, dict[str, Any], list[tuple[str, int, int, str]]]:
-    """``source`` with front matter, admonition markers and include directives blanked; the metadata; and
-    what was blanked as (kind, source start, source end, info)."""
+def _prepare(source: str, where: str) -> tuple[str, str, dict[str, Any], list[tuple[str, int, int, str]]]:
+    """``source`` with front matter, admonition markers and include directives blanked; the same with the
+    bodies of indented blocks dedented (what markdown-it parses); the metadata; and what was blanked as (kind,
+    source start, source end, info)."""
     chars = list(source)
     extra: list[tuple[str, int, int, str]] = []
 
@@ -104,58 +105,34 @@ def _prepare(source: str, where: str) -> tuple[str, dict[str, Any], list[tuple[s
 
     meta, body = _front_matter(source, where)
     blank(0, body)
-    fence = ""
+    fence, fence_depth = "", 0
     opened: list[tuple[int, str]] = []
-    material: list[Any] = []  # an open !!! block: [its indent + 4, source start, info, end of its last line]
-    myst = Directives(extra, blank)
+    indented, snippets = Indented(extra, blank), Snippets(extra, blank)
+    myst = Directives(extra, blank, indented.cuts)
     pos = body
     for line in source[body:].splitlines(keepends=True):
         start, end = pos, pos + len(line.rstrip("\r\n"))
         pos += len(line)
-        if material:
-            need = material[0]
-            if not line.strip():
-                continue
-            if line[:need].strip(" ") == "" and len(line) > need:
-                # its indented body would read as an indented code block: a ">" in the indentation makes it
-                # a block quote, whose text is read as prose (">" is markup: no offset moves, nothing is written)
-                chars[start + need - 4] = ">"
-                material[3] = end
+        if snippets.line(line, start, end):
+            continue
+        if fence:
+            if indented.inside(line, start, end) and len(indented.open) < fence_depth:
+                fence = ""  # the block the fence was opened in ended: so does the fence
             else:
-                extra.append(("admonition", material[1], material[3], material[2]))
-                material = []
-        if not fence and myst.line(line, start, end):
+                m = _FENCE.match(line)
+                if m and m.group(1)[0] == fence[0] and len(m.group(1)) >= len(fence) and not line[m.end():].strip():
+                    fence = ""
+                continue
+        markup, _ = indented.line(line, start, end)
+        if markup or myst.line(line, start, end):
             continue
         m = _FENCE.match(line)
-        if fence:
-            if m and m.group(1)[0] == fence[0] and len(m.group(1)) >= len(fence) and not line[m.end():].strip():
-                fence = ""
-            continue
         if m:
-            fence = m.group(1)
+            fence, fence_depth = m.group(1), len(indented.open)
             continue
-        mat = _MATERIAL.match(source, start, end)
-        if mat and mat.end() == end and not material:
-            title = (mat.group("title") or "").strip()
-            material = [len(mat.group("indent")) + 4, start, mat.group("kind") + (f": {title}" if title else ""), end]
-            blank(start, end)
-            continue
-        a = _ADMONITION.match(source, start, end)
-        if a and a.end() == end:
-            if a.group("kind"):
-                title = (a.group("title") or "").strip()
-                opened.append((start, a.group("kind") + (f": {title}" if title else "")))
-            elif opened:
-                s, info = opened.pop()
-                extra.append(("admonition", s, end, info))
-            blank(start, end)
-            continue
-        inc = _INCLUDE.match(source, start, end)
-        if inc and inc.end() == end:
-            extra.append(("include", inc.start(), inc.end(), inc.group("target")))
-            blank(inc.start(), inc.end())
-    if material:
-        extra.append(("admonition", material[1], material[3], material[2]))
+        _marker(source, start, end, opened, extra, blank)
+    indented.close()
+    snippets.close(len(source))
     myst.close(len(source))
     for s, info in opened:  # never closed: to the end of the page
         extra.append(("admonition", s, len(source), info))
@@ -164,7 +141,27 @@ def _prepare(source: str, where: str) -> tuple[str, dict[str, Any], list[tuple[s
     for i, ch in enumerate(chars):
         if ch == "\r":
             chars[i] = " " if source[i + 1:i + 2] == "\n" else "\n"
-    return "".join(chars), meta, extra
+    prepared = "".join(chars)
+    return prepared, indented.dedent(prepared, [0] + [m.end() for m in re.finditer("\n", prepared)]), meta, extra
+
+
+def _marker(source: str, start: int, end: int, opened: list[tuple[int, str]],
+            extra: list[tuple[str, int, int, str]], blank: Any) -> None:
+    """Blanks a line that is a ``///`` block's marker or an include directive (recorded in ``extra``)."""
+    a = _ADMONITION.match(source, start, end)
+    if a and a.end() == end:
+        if a.group("kind"):
+            title = (a.group("title") or "").strip()
+            opened.append((start, a.group("kind") + (f": {title}" if title else "")))
+        elif opened:
+            s, info = opened.pop()
+            extra.append(("admonition", s, end, info))
+        blank(start, end)
+        return
+    inc = _INCLUDE.match(source, start, end)
+    if inc and inc.end() == end:
+        extra.append(("include", inc.start(), inc.end(), inc.group("target")))
+        blank(inc.start(), inc.end())
 
 
 def _placed(extra: list[tuple[str, int, int, str]], placed: list[tuple[int, int, int]]) -> list[Block]:
@@ -274,6 +271,8 @@ class _Writer:
         self.placed.append((lo, start, self.b.length))
 
     def _code(self, t: Any) -> None:
+        if not t.content.strip():
+            return  # nothing to show (a fence whose only line was a snippet, included when the site is built)
         lo, hi = self._line(t.map[0]), self._line(t.map[1])
         self._separate("code", lo)
         start = self.b.length

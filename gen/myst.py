@@ -5,8 +5,12 @@ or a backtick fence whose info is ``{name}``. An admonition's body is prose, not
 note) says what its text is for (:func:`gen.style_checks.role_at`); its option lines (``:class: dropdown``) are
 dropped. A ``{code-block}``, ``{doctest}`` or ``{code-cell}`` fence is code, left to markdown-it, but for its
 option lines (:func:`option_lines`), and so is any backtick directive whose argument is a language
-(``{jupyter-execute} python``, ``{raw} html``, ``{exec} bash``: a name Pygments knows, as written, so a tab titled
-``Python`` or ``pip`` stays what it was), whatever the directive's name. Any other
+(``{jupyter-execute} python``, ``{exec} bash``: a name Pygments knows, as written, so a tab titled
+``Python`` or ``pip`` stays what it was), whatever the directive's name. ``{raw}`` is no code directive: its
+argument names an output format, and its body is markup the site inserts into that output as it is, never shown
+as code. On a web page a ``{raw} html`` body is what the browser renders: it is read as HTML, as one block (its visible text;
+scripts and styles are not), whatever blank lines or indentation it holds; a ``{raw}`` for another
+format (``latex``) is not on the site at all and is hidden. Any other
 directive (``{literalinclude}``, ``{toctree}``, ``{eval-rst}``) holds options and file names, nothing a reader
 sees on the page: it leaves the text like an include directive.
 """
@@ -58,8 +62,13 @@ class Directives:
     admonition (``("admonition", source start, source end, "warning: Title")``) and each hidden directive
     (``("include", ...)``) in ``extra``."""
 
-    def __init__(self, extra: Extra, blank: Callable[[int, int], None]) -> None:
+    def __init__(self, extra: Extra, blank: Callable[[int, int], None],
+                 parsed: dict[int, int | str] | None = None) -> None:
         self.extra, self.blank = extra, blank
+        # what the parser sees of a line (by its source start) instead of the line: see Indented.dedent
+        self.parsed = {} if parsed is None else parsed
+        self.raw: str | None = None  # the fence of an open {raw} html directive
+        self.raw_lines = 0
         self.open: list[tuple[str, int, str]] = []  # open admonitions: (fence, source start, info)
         self.hidden: tuple[str, int, str] | None = None  # an open directive that is not shown
         self.options = False
@@ -72,8 +81,21 @@ class Directives:
                 self.extra.append(("include", self.hidden[1], end, self.hidden[2]))
                 self.hidden = None
             return True
+        if self.raw is not None:
+            if _closes(line, self.raw):
+                self.blank(start, end)
+                self.raw = None
+            else:  # the parser sees one HTML block (the writer reads the real lines), whatever the lines hold
+                self.parsed[start] = "." if self.raw_lines else "<div>"
+                self.raw_lines += 1
+            return True
         d = _FENCE.match(line)
-        if d and d.group("kind").lower() not in MYST_ADMONITIONS | MYST_CODE and not _code_argument(d.group("title")):
+        if d and d.group("kind").lower() == "raw" and d.group("title").lower() == "html":
+            self.raw, self.raw_lines = d.group("fence"), 0
+            self.blank(start, end)
+            return True
+        if d and (d.group("kind").lower() == "raw" or d.group("kind").lower() not in MYST_ADMONITIONS | MYST_CODE
+                  and not _code_argument(d.group("title"))):
             self.hidden = (d.group("fence"), start, (d.group("kind") + " " + d.group("title")).strip())
             self.blank(start, end)
             return True

@@ -241,7 +241,8 @@ _PIECES = ["[t][a.b]", "[`c`][d]", "[x][]", "```{exec} bash\n", "{role}`v`",
            "![x](y.png)", "<b>", "</b>", "<div>", "</div>", "&amp;", "&#x41;", "\\*", "| a | b |\n|---|---|\n",
            "{* x.py *}", "/// tip\n", "///\n", '!!! note "T"\n', "word ", "text. ", "{ #id }", "<!-- c -->",
            "\t", "é", "\r\n", "\r", "<pre>", "</pre>", "<br>", "[ref]: http://x\n", "[ref]", "<script>", "&nbsp;",
-           "&bogus;", "<![x", "<", ">"]
+           "&bogus;", "<![x", "<", ">", '=== "Tab"\n', "\n    ", "\n        ", '??? tip "T"\n',
+           "::: a.b\n", '--8<-- "x.md"\n', "--8<--\n", "```{raw} html\n"]
 
 
 @settings(max_examples=300, deadline=None, database=None)
@@ -254,6 +255,21 @@ def test_any_markup_reads_with_offsets_inside_the_source(source):
         for a in range(0, len(text), 3):
             s, e = layout.to_source(a, min(len(text), a + 5))
             assert 0 <= s <= e <= len(source)
+
+
+_BODY = ["word ", "text. ", "\n", "\n\n", "- ", "1. ", "# ", "`", "```", "```python\n", "~~~", "*", "    ", "[a](b)",
+         '!!! note "T"\n', '=== "U"\n', "> ", "| a | b |\n|---|---|\n", "{role}`v`", "[t][a.b]", "\t", "::: a.b\n"]
+
+
+@settings(max_examples=300, deadline=None, database=None)
+@given(st.sampled_from(['=== "T"', '!!! note "T"', "??? tip"]), st.lists(st.sampled_from(_BODY), max_size=30).map("".join))
+def test_an_indented_body_reads_as_the_same_markdown_written_alone(opener, body):
+    # the body of an indented block is Markdown of its own: what it reads as does not depend on its indentation,
+    # and what is copied from it stands in the source where the map says
+    wrapped = opener + "\n" + "\n".join("    " + line if line.strip() else line for line in body.split("\n")) + "\n"
+    text, layout, _ = markdown_text(wrapped)
+    assert text == markdown_text(body + "\n")[0]
+    _verbatim_segments_match(text, layout)
 
 
 def test_windows_line_ends_keep_offsets():
@@ -319,3 +335,50 @@ def test_a_directive_whose_argument_is_a_language_is_code_whatever_its_name():
     assert text == "# Run\n\n```python\nx = 1\n```\n\n```bash\nls -l\n```\n"
     assert [(b.kind, b.info) for b in layout.blocks if b.kind in ("code", "include")] == [
         ("code", "python"), ("code", "bash"), ("include", "tab-item pip"), ("include", "toctree")]
+
+
+def test_tab_and_admonition_bodies_are_markdown_of_their_own_prose_and_code():
+    # a body is indented four columns; blank lines inside its fence and a nested box do not end it
+    source = ('# Install\n\n=== "pip"\n\n    Install it with pip:\n\n    ```bash\n    pip install x\n\n'
+              '    pip install y\n    ```\n\n=== "conda"\n\n    ??? tip "Fast"\n        Use mamba.\n\n'
+              '            mamba env list\n\n    Then run it.\n\nAfter the tabs.\n')
+    text, layout, _ = markdown_text(source, "tabs.md")
+    assert text == ("# Install\n\nInstall it with pip:\n\n```bash\npip install x\n\npip install y\n```\n\n"
+                    "Use mamba.\n\n```\nmamba env list\n```\n\nThen run it.\n\nAfter the tabs.\n")
+    boxes = {b.info: text[b.start:b.end] for b in layout.of_kind("admonition")}
+    assert boxes == {"tab: pip": "Install it with pip:\n\n```bash\npip install x\n\npip install y\n```",
+                     "tab: conda": "Use mamba.\n\n```\nmamba env list\n```\n\nThen run it.",
+                     "tip: Fast": "Use mamba.\n\n```\nmamba env list\n```"}
+    assert [b.kind for b in layout.blocks if b.kind in ("paragraph", "code")] == \
+        ["paragraph", "code", "paragraph", "code", "paragraph", "paragraph"]
+    _verbatim_segments_match(text, layout)
+    for phrase in ("pip install y", "Use mamba.", "mamba env list", "Then run it."):
+        start = text.index(phrase)
+        s, e = layout.to_source(start, start + len(phrase))
+        assert source[s:e] == phrase
+
+
+def test_autodoc_and_snippet_lines_leave_the_text_like_an_include():
+    # both are replaced by other text when the site is built (a snippet inside a code fence too)
+    source = ('# API\n\n::: quax.lora.LoRA\n    options:\n      show_source: false\n\nThe class above.\n\n'
+              '--8<-- "docs/snippets/a.md"\n\n```python\n--8<-- "examples/lora.py"\n```\n\n'
+              '--8<--\na.md\nb.md\n--8<--\n\nUse `;--8<-- "x"` to escape.\n\n:::{note}\nA MyST note.\n:::\n')
+    text, layout, _ = markdown_text(source, "api.md")
+    assert text == '# API\n\nThe class above.\n\nUse ;--8<-- "x" to escape.\n\nA MyST note.\n'
+    assert [b.info for b in layout.of_kind("include")] == [
+        "::: quax.lora.LoRA", "docs/snippets/a.md", "examples/lora.py", "--8<--"]
+    _verbatim_segments_match(text, layout)
+
+
+def test_raw_html_reads_as_what_the_browser_shows_and_other_raw_formats_are_hidden():
+    # one HTML block, whatever blank lines and indentation it holds (a blank line inside its <pre> too)
+    source = ('# Demo\n\n```{raw} html\n<div class="demo">\n    <div>Run it in a shell.</div>\n\n'
+              '        <script>let x = 1;</script>\n<pre><code>def main():\n\n    pass</code></pre>\n</div>\n```\n\n'
+              '```{raw} latex\n\\newpage\n```\n\nAfter.\n')
+    text, layout, _ = markdown_text(source, "demo.md")
+    assert "let x" not in text and "newpage" not in text and "<" not in text
+    assert "Run it in a shell." in text and "```\ndef main():\n\n    pass\n```" in text and text.endswith("After.\n")
+    assert [b.info for b in layout.of_kind("include")] == ["raw latex"]
+    start = text.index("Run it")
+    s, e = layout.to_source(start, start + 6)
+    assert source[s:e] == "Run it"
