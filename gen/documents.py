@@ -72,6 +72,9 @@ def read_folder(path: str | Path, suffixes: Iterable[str] = TEXT_SUFFIXES, min_c
         raise InputError(f"{root}: corpus folder not found")
     if markup not in MARKUP:
         raise InputError(f"corpus.markup must be one of {', '.join(MARKUP)}, got {markup!r}")
+    for key, value in (("hidden", hidden), ("site_nav", site_nav)):
+        if not isinstance(value, bool):  # a string such as "maybe" is truthy: it would pass as true without a word
+            raise InputError(f"corpus.{key} must be true or false, got {value!r}")
     wanted = tuple(s.lower() for s in suffixes)
     docs: list[Document] = []
     empty: list[str] = []

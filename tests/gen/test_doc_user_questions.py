@@ -7,6 +7,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
+from ragsweep.metrics import InputError
 from ragsweep.gen.documents import Corpus, Document, read_folder
 from ragsweep.gen.gates import GateConfig
 from ragsweep.gen.generate import GenConfig, generate
@@ -166,6 +169,10 @@ def test_a_page_its_sites_own_list_leaves_out_is_unlisted(tmp_path):
     assert [d.id for d in read_folder(my).documents if d.metadata.get("unlisted")] == ["sample.md"]
     # corpus.site_nav=false: the list is not the site's navigation (a plugin builds it), every page may draw one
     assert not any(d.metadata.get("unlisted") for d in read_folder(my, site_nav=False).documents)
+    with pytest.raises(InputError, match="corpus.site_nav must be true or false, got 'maybe'"):
+        read_folder(my, site_nav="maybe")
+    with pytest.raises(InputError, match="corpus.hidden must be true or false"):
+        read_folder(my, hidden="yes please")
     # a list that names none of the pages beside it, or a site without one: every page is shown
     other = _folder(tmp_path / "other", {"a.md": TAGS, "b.md": SAMPLE, "_toc.yml": "root: elsewhere\n"})
     assert not any(d.metadata.get("unlisted") for d in read_folder(other).documents)
