@@ -290,7 +290,9 @@ class _Writer:
         else:
             self.b.replaced("```\n", lo, lo)
         end = self._align(code, body, hi)
-        self.b.replaced("\n```", end, hi)
+        # the closing marker stands for the source's closing fence; a fence left open to the end of its block has
+        # none, and its marker stands for no source (not for the blank lines after the code)
+        self.b.replaced("\n```", end, hi if self.src[end:hi].strip() else end)
         self.blocks.append(Block("code", start, self.b.length, 0, lang))
         self.placed.append((lo, start, self.b.length))
 
