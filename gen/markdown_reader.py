@@ -108,7 +108,7 @@ def _prepare(source: str, where: str) -> tuple[str, str, dict[str, Any], list[tu
     fence, fence_depth = "", 0
     opened: list[tuple[int, str]] = []
     indented, snippets = Indented(extra, blank), Snippets(extra, blank)
-    myst = Directives(extra, blank, indented.cuts)
+    myst = Directives(extra, blank, indented.cuts, source)
     pos = body
     for line in source[body:].splitlines(keepends=True):
         start, end = pos, pos + len(line.rstrip("\r\n"))

@@ -12,7 +12,14 @@ as code. On a web page a ``{raw} html`` body is what the browser renders: it is 
 scripts and styles are not), whatever blank lines or indentation it holds; a ``{raw}`` for another
 format (``latex``) is not on the site at all and is hidden. Any other
 directive (``{literalinclude}``, ``{toctree}``, ``{eval-rst}``) holds options and file names, nothing a reader
-sees on the page: it leaves the text like an include directive.
+sees on the page: it leaves the text like an include directive -- unless its body begins with a directive of its
+own, and two or more of that directive stand side by side in it. Such a directive lays them out (``{tab-set}``
+of ``{tab-item}``, ``{grid}`` of cards, ``{tabs}``): each is an item whose body is the page's prose and whose
+argument is its title (``{tab-item} pip``, a tab labelled "pip", not code in a language called pip), so the items
+are read like admonitions. The grammar says so whatever the names: a directive that holds options or file names
+never holds a row of directives; one that wraps a single directive (``{only} html`` around a ``{toctree}``) says
+nothing of what that one holds, and both stay hidden. A code directive (``{code-block}``) nested in a layout
+stays code.
 """
 
 from __future__ import annotations
@@ -52,6 +59,28 @@ def _code_argument(title: str) -> bool:
     return title in _languages()
 
 
+def _nested(line: str, fence: str) -> bool:
+    """Whether ``line`` opens a directive that can stand inside one opened with ``fence`` (a backtick fence
+    inside a colon fence or the other way round, or a shorter fence of the same character)."""
+    d = _FENCE.match(line) or _COLON.match(line)
+    return d is not None and (d.group("fence")[0] != fence[0] or len(d.group("fence")) < len(fence))
+
+
+def _lays_out(source: str, start: int, fence: str) -> bool:
+    """Whether the directive opened with ``fence``, whose first body line (a nested directive) starts at
+    ``start`` in ``source``, holds two or more directives opened like that one, of the same name, side by side."""
+    lines = source[start:].splitlines()
+    first = _FENCE.match(lines[0]) or _COLON.match(lines[0])
+    assert first is not None
+    key, same = (first.group("fence"), first.group("kind").lower()), 0
+    for line in lines:
+        if _closes(line, fence):
+            break
+        d = _FENCE.match(line) or _COLON.match(line)
+        same += d is not None and (d.group("fence").strip(), d.group("kind").lower()) == (key[0].strip(), key[1])
+    return same >= 2
+
+
 def _closes(line: str, fence: str) -> bool:
     c = _CLOSE.match(line)
     return c is not None and c.group("fence")[0] == fence[0] and len(c.group("fence")) >= len(fence)
@@ -63,18 +92,26 @@ class Directives:
     (``("include", ...)``) in ``extra``."""
 
     def __init__(self, extra: Extra, blank: Callable[[int, int], None],
-                 parsed: dict[int, int | str] | None = None) -> None:
-        self.extra, self.blank = extra, blank
+                 parsed: dict[int, int | str] | None = None, source: str = "") -> None:
+        self.extra, self.blank, self.source = extra, blank, source
         # what the parser sees of a line (by its source start) instead of the line: see Indented.dedent
         self.parsed = {} if parsed is None else parsed
         self.raw: str | None = None  # the fence of an open {raw} html directive
         self.raw_lines = 0
-        self.open: list[tuple[str, int, str]] = []  # open admonitions: (fence, source start, info)
+        # open admonitions: (fence, source start, info, whether it is a container of items)
+        self.open: list[tuple[str, int, str, bool]] = []
         self.hidden: tuple[str, int, str] | None = None  # an open directive that is not shown
         self.options = False
+        self.fresh = False  # the directive opened last has shown no line of its body yet
 
     def line(self, line: str, start: int, end: int) -> bool:
         """Whether the line (source ``[start, end)``, outside any code fence) was the directives' (blanked)."""
+        if self.hidden is not None and self.fresh and line.strip() and not _OPTION.match(line):
+            self.fresh = False
+            if _nested(line, self.hidden[0]) and _lays_out(self.source, start, self.hidden[0]):  # read its items
+                fence, s, info = self.hidden
+                self.open.append((fence, s, info.lower(), True))
+                self.hidden = None
         if self.hidden is not None:
             self.blank(start, end)
             if _closes(line, self.hidden[0]):
@@ -90,28 +127,32 @@ class Directives:
                 self.raw_lines += 1
             return True
         d = _FENCE.match(line)
+        item = bool(self.open) and self.open[-1][3] and d is not None and _nested(line, self.open[-1][0])
         if d and d.group("kind").lower() == "raw" and d.group("title").lower() == "html":
             self.raw, self.raw_lines = d.group("fence"), 0
             self.blank(start, end)
             return True
-        if d and (d.group("kind").lower() == "raw" or d.group("kind").lower() not in MYST_ADMONITIONS | MYST_CODE
-                  and not _code_argument(d.group("title"))):
+        if d and not item and (d.group("kind").lower() == "raw" or d.group("kind").lower() not in
+                               MYST_ADMONITIONS | MYST_CODE and not _code_argument(d.group("title"))):
             self.hidden = (d.group("fence"), start, (d.group("kind") + " " + d.group("title")).strip())
             self.blank(start, end)
+            self.fresh = True
             return True
         d = _COLON.match(line) or d
-        if d and (d.group("fence")[0] == ":" or d.group("kind").lower() in MYST_ADMONITIONS):
+        if d and (d.group("fence")[0] == ":" or d.group("kind").lower() in MYST_ADMONITIONS
+                  or item and d.group("kind").lower() not in MYST_CODE | {"raw"}):
             title = d.group("title").strip()
-            self.open.append((d.group("fence"), start, d.group("kind").lower() + (f": {title}" if title else "")))
+            self.open.append((d.group("fence"), start, d.group("kind").lower() + (f": {title}" if title else ""),
+                              False))
             self.blank(start, end)
-            self.options = True
+            self.options, self.fresh = True, False
             return True
         if self.options and _OPTION.match(line):  # ":class: dropdown" right after the opening line
             self.blank(start, end)
             return True
         self.options = False
         if self.open and _closes(line, self.open[-1][0]):
-            _, s, info = self.open.pop()
+            _, s, info, _ = self.open.pop()
             self.extra.append(("admonition", s, end, info))
             self.blank(start, end)
             return True
@@ -121,7 +162,7 @@ class Directives:
         """Directives never closed run to the end of the page (``length``)."""
         if self.hidden is not None:
             self.extra.append(("include", self.hidden[1], length, self.hidden[2]))
-        for _, s, info in self.open:
+        for _, s, info, _ in self.open:
             self.extra.append(("admonition", s, length, info))
 
 

@@ -242,7 +242,8 @@ _PIECES = ["[t][a.b]", "[`c`][d]", "[x][]", "```{exec} bash\n", "{role}`v`",
            "{* x.py *}", "/// tip\n", "///\n", '!!! note "T"\n', "word ", "text. ", "{ #id }", "<!-- c -->",
            "\t", "é", "\r\n", "\r", "<pre>", "</pre>", "<br>", "[ref]: http://x\n", "[ref]", "<script>", "&nbsp;",
            "&bogus;", "<![x", "<", ">", '=== "Tab"\n', "\n    ", "\n        ", '??? tip "T"\n',
-           "::: a.b\n", '--8<-- "x.md"\n', "--8<--\n", "```{raw} html\n"]
+           "::: a.b\n", '--8<-- "x.md"\n', "--8<--\n", "```{raw} html\n", "````{tab-set}\n", "```{tab-item} pip\n",
+           "````\n", ":sync: x\n", "::::{grid}\n"]
 
 
 @settings(max_examples=300, deadline=None, database=None)
@@ -346,6 +347,29 @@ def test_a_directive_whose_argument_is_a_language_is_code_whatever_its_name():
     assert text == "# Run\n\n```python\nx = 1\n```\n\n```bash\nls -l\n```\n"
     assert [(b.kind, b.info) for b in layout.blocks if b.kind in ("code", "include")] == [
         ("code", "python"), ("code", "bash"), ("include", "tab-item pip"), ("include", "toctree")]
+
+
+def test_a_directive_that_lays_out_a_row_of_directives_shows_their_bodies():
+    # {tab-set} is no admonition and takes no language: alone it would be hidden like a {toctree}; holding two
+    # {tab-item}s side by side, it lays them out and each item's body is prose (or code) the page shows
+    source = ("# Install\n\n`````{tab-set}\n:sync-group: tool\n\n````{tab-item} pip\n:sync: pip\n\nInstall it "
+              "with pip:\n\n```bash\npip install x\n```\n````\n\n````{tab-item} python\nImport it first.\n````\n`````\n\n"
+              "````{container}\n```{toctree}\nintro\n```\n````\n\n`````{tab-set}\n````{tab-item} One\nA lone tab.\n````\n"
+              "`````\n\nAfter.\n")
+    text, layout, _ = markdown_text(source, "tabs.md")
+    assert text == ("# Install\n\nInstall it with pip:\n\n```bash\npip install x\n```\n\nImport it first.\n\n"
+                    "After.\n")
+    boxes = {b.info: text[b.start:b.end] for b in layout.of_kind("admonition")}
+    assert boxes["tab-item: pip"] == "Install it with pip:\n\n```bash\npip install x\n```"
+    assert boxes["tab-item: python"] == "Import it first."  # a tab's label, not a language
+    assert [b.info for b in layout.of_kind("code")] == ["bash"]
+    # a directive wrapping one directive says nothing of what that one holds; a single tab is not a row
+    assert [b.info for b in layout.of_kind("include")] == ["container", "tab-set"]
+    for phrase, at in [("Install it with pip", "Install it"), ("pip install x", "pip install"),
+                       ("Import it first.", "Import it")]:
+        start = text.index(phrase)
+        s, e = layout.to_source(start, start + len(phrase))
+        assert source[s:e] == phrase and source[s:].startswith(at)
 
 
 def test_tab_and_admonition_bodies_are_markdown_of_their_own_prose_and_code():
