@@ -19,13 +19,16 @@ argument is its title (``{tab-item} pip``, a tab labelled "pip", not code in a l
 are read like admonitions. The grammar says so whatever the names: a directive that holds options or file names
 never holds a row of directives; one that wraps a single directive (``{only} html`` around a ``{toctree}``) says
 nothing of what that one holds, and both stay hidden. A code directive (``{code-block}``) nested in a layout
-stays code.
+stays code. A row needs no directive around it: two or more directives of one name, each with an argument,
+separated by nothing but blank lines (sphinx-inline-tabs' ``{tab} Python`` then ``{tab} C++``), are the items of
+a tab set. A directive of options or file names takes no title, and runs of one (``{toctree}`` after
+``{toctree}``) have none, so they stay hidden.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from functools import lru_cache
 
 _COLON = re.compile(r"^[ \t]*(?P<fence>:{3,})[ \t]*\{(?P<kind>[A-Za-z][\w-]*)\}[ \t]*(?P<title>.*?)[ \t]*$")
@@ -66,19 +69,49 @@ def _nested(line: str, fence: str) -> bool:
     return d is not None and (d.group("fence")[0] != fence[0] or len(d.group("fence")) < len(fence))
 
 
+def _lines(source: str, start: int) -> Iterator[str]:
+    """The lines of ``source`` from ``start`` on, one at a time (a directive's lookahead stops at its end)."""
+    while start < len(source):
+        end = source.find("\n", start)
+        end = len(source) if end < 0 else end
+        yield source[start:end].rstrip("\r")
+        start = end + 1
+
+
 def _lays_out(source: str, start: int, fence: str) -> bool:
     """Whether the directive opened with ``fence``, whose first body line (a nested directive) starts at
     ``start`` in ``source``, holds two or more directives opened like that one, of the same name, side by side."""
-    lines = source[start:].splitlines()
-    first = _FENCE.match(lines[0]) or _COLON.match(lines[0])
+    lines = _lines(source, start)
+    line = next(lines)
+    first = _FENCE.match(line) or _COLON.match(line)
     assert first is not None
-    key, same = (first.group("fence"), first.group("kind").lower()), 0
+    key, same = (first.group("fence"), first.group("kind").lower()), 1
     for line in lines:
         if _closes(line, fence):
             break
         d = _FENCE.match(line) or _COLON.match(line)
         same += d is not None and (d.group("fence").strip(), d.group("kind").lower()) == (key[0].strip(), key[1])
     return same >= 2
+
+
+def _in_row(source: str, start: int, fence: str, kind: str, after_one: bool) -> bool:
+    """Whether the directive opened with ``fence`` at ``start`` is an item of a row: its body shows a line that is
+    no option, and it follows one (``after_one``) or is followed, past blank lines only, by another of the same
+    name with an argument (in a fence of the same character). One of options alone (``{literalinclude} a.py``)
+    stays an include."""
+    lines = _lines(source, start)
+    next(lines)
+    shows = False
+    for line in lines:
+        if _closes(line, fence):
+            break
+        shows = shows or bool(line.strip()) and not _OPTION.match(line)
+    if not shows:
+        return False
+    after = next((line for line in lines if line.strip()), "")
+    d = _FENCE.match(after)
+    return after_one or (d is not None and (d.group("fence")[0], d.group("kind").lower()) == (fence[0], kind)
+                         and bool(d.group("title")))
 
 
 def _closes(line: str, fence: str) -> bool:
@@ -103,6 +136,7 @@ class Directives:
         self.hidden: tuple[str, int, str] | None = None  # an open directive that is not shown
         self.options = False
         self.fresh = False  # the directive opened last has shown no line of its body yet
+        self.row: tuple[str, str, int] = ("", "", -1)  # the last directive closed: fence character, name, end
 
     def line(self, line: str, start: int, end: int) -> bool:
         """Whether the line (source ``[start, end)``, outside any code fence) was the directives' (blanked)."""
@@ -128,6 +162,10 @@ class Directives:
             return True
         d = _FENCE.match(line)
         item = bool(self.open) and self.open[-1][3] and d is not None and _nested(line, self.open[-1][0])
+        if d and not item and d.group("title") and not _code_argument(d.group("title")):
+            fence, kind = d.group("fence"), d.group("kind").lower()
+            after_one = self.row[:2] == (fence[0], kind) and not self.source[self.row[2]:start].strip()
+            item = _in_row(self.source, start, fence, kind, after_one)
         if d and d.group("kind").lower() == "raw" and d.group("title").lower() == "html":
             self.raw, self.raw_lines = d.group("fence"), 0
             self.blank(start, end)
@@ -152,7 +190,8 @@ class Directives:
             return True
         self.options = False
         if self.open and _closes(line, self.open[-1][0]):
-            _, s, info, _ = self.open.pop()
+            fence, s, info, _ = self.open.pop()
+            self.row = (fence[0], info.partition(":")[0], end)
             self.extra.append(("admonition", s, end, info))
             self.blank(start, end)
             return True
