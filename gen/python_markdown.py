@@ -6,6 +6,11 @@
   right: the reader parses it dedented (:meth:`Indented.dedent`), so its paragraphs are prose and its fences and
   indented code are code, not one indented code block. Blocks nest (a tab of admonitions). A tab is recorded as
   an admonition of kind ``tab``, as the same tab written ``/// tab | Title`` is.
+- **Definitions**: a line ``:   A fruit that grows on trees.`` under a term (Python-Markdown's ``def_list``, MyST's
+  ``deflist``) opens a definition whose body is every following line indented to where its text starts (four
+  columns after ``:   ``, two after ``: ``), blank lines included. The marker line stays prose after its term
+  ("Apple :   A fruit ..."); the body is read dedented, so a second paragraph of the definition is prose, not
+  an indented code block. A definition is no box around its text, so it records nothing.
 - **Autodoc lines**: ``::: package.module.Name`` and the option lines indented below it are replaced, when the
   site is built, by documentation generated from the code; nothing a reader sees is written on the page, so the
   line and its options leave the text like an include directive.
@@ -25,6 +30,7 @@ from collections.abc import Callable
 _OPENER = re.compile(r'^(?P<indent>[ \t]*)(?P<mark>!!!|\?\?\?\+?|===[+!]?)[ \t]+'
                      r'(?:(?P<kind>[A-Za-z][\w-]*)(?:[^"\n]*"(?P<title>[^"]*)")?|"(?P<tab>[^"\n]*)")[ \t]*$')
 _AUTODOC = re.compile(r"^(?P<indent>[ \t]*):::[ \t]+(?P<target>[A-Za-z_][\w.:/-]*)[ \t]*$")
+_DEFINITION = re.compile(r"^(?P<mark>[ \t]{0,3}:[ \t]+)\S")
 _SNIPPET = re.compile(r"""^[ \t]*-+8<-+[ \t]+(?P<target>"[^"\n]+"|'[^'\n]+')[ \t]*$""")
 _SNIPPET_BLOCK = re.compile(r"^[ \t]*-+8<-+[ \t]*$")
 
@@ -113,6 +119,11 @@ class Indented:
             self.open.append([depth + 4, start, "admonition", kind + (f": {title}" if title else ""), end])
             self.blank(start, end)
             return True, closed
+        m = _DEFINITION.match(body)
+        if m:  # the line stays text; the body below it is cut to where the definition's text starts
+            self.open.append([depth - _columns(body) + _columns(m.group("mark").replace(":", " ")), start,
+                              "definition", "", end])
+            return False, closed
         m = _AUTODOC.match(body)
         if m:
             self.open.append([depth + 1, start, "autodoc", "::: " + m.group("target"), end])
@@ -143,6 +154,8 @@ class Indented:
 
     def _record(self, block: list) -> None:
         _, s, kind, info, e = block
+        if kind == "definition":
+            return
         self.extra.append(("include" if kind == "autodoc" else "admonition", s, e, info))
 
     def close(self) -> None:

@@ -259,7 +259,8 @@ def test_any_markup_reads_with_offsets_inside_the_source(source):
 
 
 _BODY = ["word ", "text. ", "\n", "\n\n", "- ", "1. ", "# ", "`", "```", "```python\n", "~~~", "*", "    ", "[a](b)",
-         '!!! note "T"\n', '=== "U"\n', "> ", "| a | b |\n|---|---|\n", "{role}`v`", "[t][a.b]", "::: a.b\n"]
+         '!!! note "T"\n', '=== "U"\n', "> ", "| a | b |\n|---|---|\n", "{role}`v`", "[t][a.b]", "::: a.b\n",
+         ":   ", "\n: "]
 # No tab among the pieces: code that CommonMark expands from a tab is not in the source as written, and where it
 # lands is a known limit of the map, with or without a block around it (the test below)
 
@@ -291,6 +292,19 @@ def test_windows_line_ends_keep_offsets():
     _verbatim_segments_match(text, layout)
     start = text.index("x = 1")
     assert layout.to_source(start, start + 5) == (source.index("x = 1"), source.index("x = 1") + 5)
+
+
+def test_a_definitions_second_paragraph_is_prose_not_indented_code():
+    # Python-Markdown def_list / MyST deflist: the body is indented to where the definition's text starts
+    source = ("Apple\n:   A fruit.\n\n    It is often red.\n\n        code_in_it = 1\n\nPear\n: Another.\n\n  Sweet.\n\n"
+              "After.\n\n    real_code = 1\n")
+    text, layout, _ = markdown_text(source, "defs.md")
+    assert text == ("Apple :   A fruit.\n\nIt is often red.\n\n```\ncode_in_it = 1\n```\n\nPear : Another.\n\nSweet.\n\n"
+                    "After.\n\n```\nreal_code = 1\n```\n")
+    assert [text[b.start:b.end] for b in layout.of_kind("code")] == ["```\ncode_in_it = 1\n```", "```\nreal_code = 1\n```"]
+    for phrase in ("It is often red.", "Sweet.", "code_in_it"):
+        start = text.index(phrase)
+        assert layout.to_source(start, start + len(phrase)) == (source.index(phrase), source.index(phrase) + len(phrase))
 
 
 def test_inline_html_that_breaks_words_and_fence_attributes():
