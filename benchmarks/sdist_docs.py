@@ -33,6 +33,7 @@ is a ninth list, pinned the same way, in none of the eight earlier lists; it was
 (2026-11-27-doc-heldout9-read.md) and is tune data too. ``--set heldout10`` is a tenth list, pinned the same way,
 in none of the nine earlier lists; it was read (2026-11-27-doc-heldout10-read.md) and is tune data too.
 ``--set heldout11`` is an eleventh list, pinned the same way, in none of the ten earlier lists.
+``--set heldout12`` is a twelfth list, pinned the same way, in none of the eleven earlier lists.
 
 Write it outside the repository (its pages are the packages' authors', under their licences); the lead reads
 its questions, nobody else.
@@ -280,9 +281,34 @@ PACKAGES11 = {
     "app-model": "0.5.1",
     "pertpy": "1.0.3",
 }
+#: The twelfth held-out list (issue #34, session 43): pinned before any page of it was built or read, none
+#: installed in the project's venv, none in an earlier list nor among the sdists earlier sessions fetched;
+#: versions are the newest pip fetched at pinning. Of 228 packages asked for, the 208 fetched had their sdist's
+#: file list read for Markdown pages under its top-level ``docs/`` (names and sizes only); 38 had one or more.
+#: Chosen for a mix of doc systems (MkDocs: htpy, sqlframe, universal-pathlib, virtualizarr; Zensical: pyinfra;
+#: Sphinx with MyST: oauthenticator, tmuxp, repo-review, deal, pytest-notebook, jupyter-ai; plain Markdown with
+#: its own ``tree.yml``: emmett) and of domains (web, data engineering, command-line tools, testing, ML tooling).
+#: Left out: ragas, ingestr, jupyterhub, awkward (over sixty pages), pydata-sphinx-theme (heldout11's domain,
+#: documentation tooling), libtmux and vcspull (tmuxp's siblings, one site style), and distilabel, blackjax,
+#: palfrey, monkay, jupyter-enterprise-gateway, jupyter-releaser and a few with one to eight pages, to keep the
+#: total near 250 pages.
+PACKAGES12 = {
+    "htpy": "26.5.1",
+    "emmett": "2.8.2",
+    "oauthenticator": "17.4.0",
+    "sqlframe": "4.10.0",
+    "universal-pathlib": "0.3.10",
+    "virtualizarr": "2.5.1",
+    "tmuxp": "1.76.0",
+    "pyinfra": "3.10.0",
+    "repo-review": "1.3.0",
+    "deal": "4.24.6",
+    "pytest-notebook": "0.11.0",
+    "jupyter-ai": "3.2.0",
+}
 SETS = {"heldout": PACKAGES, "heldout2": PACKAGES2, "heldout3": PACKAGES3, "heldout4": PACKAGES4,
         "heldout5": PACKAGES5, "heldout6": PACKAGES6, "heldout7": PACKAGES7, "heldout8": PACKAGES8,
-        "heldout9": PACKAGES9, "heldout10": PACKAGES10, "heldout11": PACKAGES11}
+        "heldout9": PACKAGES9, "heldout10": PACKAGES10, "heldout11": PACKAGES11, "heldout12": PACKAGES12}
 #: File names (without extension, lower case) of pages that are not documentation of how to use the package.
 NOT_DOCS = ("changelog", "changes", "history", "license", "licence", "code_of_conduct", "contributing",
             "security", "authors", "contributors")
