@@ -19,7 +19,7 @@ from ragsweep.gen.gates import GateConfig, check_sample
 from ragsweep.gen.grounding import claims_pointed, unseen_names
 from ragsweep.gen.products import PRODUCT, Products, products, with_product
 from ragsweep.gen.report import Report
-from ragsweep.gen.structure import announced_unused, unnamed_row
+from ragsweep.gen.structure import announced_unused, cut_antecedent, unnamed_row
 from ragsweep.gen.style_checks import pointer_target
 from ragsweep.gen.styles import named_path
 from ragsweep.gen.supported import headed_evidence, in_scope
@@ -183,12 +183,38 @@ class Gating:
                                                  "reference": draft.reference, "other": other}, cand.kind)
         return other is not None
 
+    def _settle_evidence(self, draft: Draft, cand: Candidate, variation: tuple[str | None, str | None]) -> Draft | None:
+        """``draft`` with its evidence grown to hold its reference (:func:`_widen_evidence`, the unit an announcement
+        leads into, :func:`_name_topic`), or None when its reference answers with an announcement only, asks about
+        another project, or rests on a phrase whose antecedent its evidence leaves out (each counted)."""
+        corpus, gates, units = self.corpus, self.gates, self.units
+        draft = _widen_evidence(draft, cand, gates.min_support)
+        verdict, unit = announced_unused(corpus, cand, draft.evidence, draft.reference, cand.style or variation[1])
+        if verdict == "announced":
+            self.report.reject("announced_only", {"candidate": cand.key, "question": draft.question,
+                                                  "reference": draft.reference}, cand.kind)
+            return None
+        if self._other_subject(draft, cand):
+            return None
+        if verdict == "widen" and unit is not None:
+            draft = replace(draft, evidence=tuple(sorted((*draft.evidence, unit), key=lambda u: u.start)),
+                            provenance={**draft.provenance, "evidence_widened":
+                                        int(draft.provenance.get("evidence_widened", 0)) + 1})
+        if units is not None:
+            draft = _name_topic(draft, units, self.topics or {}, gates.min_support)
+        if (cut := cut_antecedent(corpus, draft.evidence)) is not None:
+            # what "such enrichment" means is in the sentence left out: the reference resolved it by guess
+            self.report.reject("antecedent_outside", {"candidate": cand.key, "question": draft.question,
+                                                      "reference": draft.reference, "phrase": cut[0],
+                                                      "antecedent": cut[1]}, cand.kind)
+            return None
+        return draft
+
     def gate(self, draft: Draft, cand: Candidate, variation: tuple[str | None, str | None]) -> Passed | None:
         """The deterministic gates (and the absence gate) in order; None when one rejected the draft (it is
         counted in the report). ``variation``: the candidate's (persona, style). A draft that passes joins the
         duplicate gate at once, so the next of its batch is checked against it."""
-        corpus, gates, writer, units, words, absence = (self.corpus, self.gates, self.writer, self.units, self.words,
-                                                         self.absence)
+        corpus, gates, writer, words, absence = self.corpus, self.gates, self.writer, self.words, self.absence
         named = self._name_product(draft, cand)
         if named is None:
             self.report.reject("unnamed_product", {"candidate": cand.key, "question": draft.question,
@@ -203,20 +229,10 @@ class Gating:
         if unanswerable:  # whatever the writer said: no evidence, and the one reference
             draft = replace(draft, reference=UNANSWERABLE, evidence=())
         else:
-            draft = _widen_evidence(draft, cand, gates.min_support)
-            verdict, unit = announced_unused(corpus, cand, draft.evidence, draft.reference, cand.style or variation[1])
-            if verdict == "announced":
-                self.report.reject("announced_only", {"candidate": cand.key, "question": draft.question,
-                                                      "reference": draft.reference}, cand.kind)
+            settled = self._settle_evidence(draft, cand, variation)
+            if settled is None:
                 return None
-            if self._other_subject(draft, cand):
-                return None
-            if verdict == "widen" and unit is not None:
-                draft = replace(draft, evidence=tuple(sorted((*draft.evidence, unit), key=lambda u: u.start)),
-                                provenance={**draft.provenance, "evidence_widened":
-                                            int(draft.provenance.get("evidence_widened", 0)) + 1})
-            if units is not None:
-                draft = _name_topic(draft, units, self.topics or {}, gates.min_support)
+            draft = settled
         evidence = tuple(Span(u.doc_id, u.start, u.end) for u in draft.evidence)
         # The share of the question's content words found in its evidence documents (gen.wording.evidence_overlap).
         docs = dict.fromkeys(u.doc_id for u in draft.evidence)

@@ -48,6 +48,9 @@ REASONS: dict[str, str] = {
                      "links to (its site documents it), from text that does not name the product",
     "unseen_name": "a documentation question names code (an identifier, a file name) that neither its pages nor "
                    "its product hold as a whole name: a made-up subject (gen.drafts.made_up_names)",
+    "antecedent_outside": "a documentation evidence sentence refers back ('these classes', 'such tests') to a "
+                          "sentence of its paragraph that the evidence leaves out: the reference guessed what the "
+                          "phrase means (gen.structure.cut_antecedent)",
     "announced_only": "the reference answers with a sentence that announces what follows it (a lead-in, or a "
                       "how-to's sentence before its code block) and not with what follows, which the writer was "
                       "shown (gen.structure.announced_unused)",

@@ -8,7 +8,10 @@ text is shown too (:func:`with_following`): a page announces and then gives ("Di
 the types; an error's message -> its reason; a warning -> the fix), and a writer shown only the announcement
 answers with it; a reference that still answers with the announcement is not kept (:func:`announced_unused`).
 And a question of one table row names that row (:func:`unnamed_row`): "What secrets are required?" of one row of
-a table of secrets asks for the table."""
+a table of secrets asks for the table. A third reads a paragraph as one sentence group (:func:`cut_antecedent`):
+evidence whose "this <noun>" or "such <noun>" refers back to a sentence of its paragraph that it leaves out was cut
+from its group, and its reference resolves the phrase as it guesses ("Drug2cell performs such enrichment tests"
+read as pathway enrichment when the sentence before sets drug-target enrichment against it)."""
 
 from __future__ import annotations
 
@@ -24,6 +27,7 @@ from ragsweep.gen.layout import Block
 from ragsweep.gen.style_checks import allowed, leads_on, role_at
 from ragsweep.gen.units import MAX_CHARS, Unit
 from ragsweep.gen.wording import content_tokens
+from ragsweep.metrics import content_words
 from ragsweep.metrics.lexicon import QUESTION_STOP
 
 #: A list shown whole after its lead-in (:func:`list_evidence`) has at most this many items and characters;
@@ -312,3 +316,49 @@ def unnamed_row(cand: Candidate, question: str) -> bool:
     key = [w for w in cells[0] if w not in QUESTION_STOP] or cells[0]
     asked = set(_words(question))
     return not all(w in asked for w in key)
+
+
+#: A demonstrative determiner and the word after it ("this internal representation", "these classes", "such
+#: enrichment tests"): a noun phrase that names again what an earlier sentence named. Grammar, not wording: the
+#: closed class of English demonstratives ("that" is left out: as often a relative pronoun or a conjunction).
+_DEMONSTRATIVE = re.compile(r"\b(?:[Tt]his|[Tt]hese|[Tt]hose|[Ss]uch)\s+([A-Za-z][\w-]*)")
+
+
+def _host(doc: Document, pos: int) -> Block | None:
+    """The smallest block of ``doc`` that holds ``pos`` and is no heading or include."""
+    assert doc.layout is not None
+    hosts = [b for b in doc.layout.blocks if b.kind not in ("heading", "include") and b.start <= pos < b.end]
+    return min(hosts, key=lambda b: b.end - b.start) if hosts else None
+
+
+def cut_antecedent(corpus: Corpus, evidence: tuple[Unit, ...]) -> tuple[str, str] | None:
+    """A demonstrative noun phrase of ``evidence`` whose antecedent is a sentence of its own paragraph (list item,
+    admonition) that the evidence leaves out: the phrase's noun ("these classes") is not in the evidence before
+    it, and the last sentence of the block before it that holds the noun ("Every kind of part has its own class")
+    is outside the evidence. Such evidence is part of a sentence group, and what the phrase means stands in the
+    part left out. Returns (the phrase, the antecedent sentence), or None. Read from where the sentences stand: a
+    phrase that refers across a paragraph (to a section's subject, named in its heading) is not checked, nor a
+    code block, nor a page without a layout."""
+    spans = [(u.doc_id, u.start, u.end) for u in evidence]
+
+    def inside(doc_id: str, pos: int) -> bool:
+        return any(d == doc_id and s <= pos < e for d, s, e in spans)
+
+    for unit in evidence:
+        doc = corpus.get(unit.doc_id) if unit.doc_id in corpus else None
+        if doc is None or doc.layout is None:
+            continue
+        for m in _DEMONSTRATIVE.finditer(unit.text):
+            noun = set(content_words(m.group(1)))
+            pos = unit.start + m.start()
+            block = _host(doc, pos)
+            if not noun or block is None or block.kind == "code" or block.start >= pos:
+                continue
+            before = " ".join(doc.text[s:min(e, pos)] for d, s, e in spans if d == doc.id and s < pos)
+            if noun & set(content_words(before)):
+                continue  # named earlier in the evidence itself
+            for s, e in reversed(sentence_spans(doc.text[block.start:pos])):
+                s, e = block.start + s, block.start + e
+                if not inside(doc.id, s) and noun & set(content_words(doc.text[s:e])):
+                    return m.group(0), doc.text[s:e]
+    return None
