@@ -390,12 +390,13 @@ def test_a_row_of_titled_directives_is_a_tab_set_without_one_around_it():
     # sphinx-inline-tabs: consecutive {tab} directives form one set; directives of options or names stay hidden
     source = ("Before.\n\n```{tab} One\nOne is a number.\n```\n\n````{tab} C++\n```cpp\nint x;\n```\n````\n\n"
               "Between.\n\n```{tab} Alone\nA tab on its own.\n```\n\n```{toctree}\n:caption: A\na\n```\n\n"
-              "```{toctree}\nb\n```\n\n```{literalinclude} a.py\n:lines: 2\n```\n```{literalinclude} b.py\n```\nEnd.\n")
+              "```{toctree}\nb\n```\n\n```{literalinclude} a.py\n:lines: 2\n```\n```{literalinclude} b.py\n```\nEnd.\n\n"
+              "```{raw} latex\n\\newpage\n```\n```{raw} latex\n\\clearpage\n```\n")
     text, layout, _ = markdown_text(source, "tabs.md")
     assert text == "Before.\n\nOne is a number.\n\n```cpp\nint x;\n```\n\nBetween.\n\nEnd.\n"
     assert [b.info for b in layout.of_kind("admonition")] == ["tab: One", "tab: C++"]
     assert [b.info for b in layout.of_kind("include")] == [
-        "tab Alone", "toctree", "toctree", "literalinclude a.py", "literalinclude b.py"]
+        "tab Alone", "toctree", "toctree", "literalinclude a.py", "literalinclude b.py", "raw latex", "raw latex"]
 
 
 def test_tab_and_admonition_bodies_are_markdown_of_their_own_prose_and_code():
