@@ -162,8 +162,10 @@ class Directives:
             return True
         d = _FENCE.match(line)
         item = bool(self.open) and self.open[-1][3] and d is not None and _nested(line, self.open[-1][0])
+        # only a directive that would be hidden can be a row's item: an admonition or a code directive is read
+        # as such whatever stands beside it, so it needs no lookahead
         if d and not item and d.group("title") and not _code_argument(d.group("title")) and \
-                d.group("kind").lower() != "raw":
+                d.group("kind").lower() not in MYST_ADMONITIONS | MYST_CODE | {"raw"}:
             fence, kind = d.group("fence"), d.group("kind").lower()
             after_one = self.row[:2] == (fence[0], kind) and not self.source[self.row[2]:start].strip()
             item = _in_row(self.source, start, fence, kind, after_one)
