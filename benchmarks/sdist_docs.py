@@ -34,7 +34,7 @@ is a ninth list, pinned the same way, in none of the eight earlier lists; it was
 in none of the nine earlier lists; it was read (2026-11-27-doc-heldout10-read.md) and is tune data too.
 ``--set heldout11`` is an eleventh list, pinned the same way, in none of the ten earlier lists.
 ``--set heldout12`` is a twelfth list, pinned the same way, in none of the eleven earlier lists.
-``--set heldout13`` is a thirteenth list, pinned the same way, in none of the twelve earlier lists (a short one).
+``--set heldout13`` is a thirteenth list, pinned the same way, in none of the twelve earlier lists.
 
 Write it outside the repository (its pages are the packages' authors', under their licences); the lead reads
 its questions, nobody else.
@@ -309,23 +309,38 @@ PACKAGES12 = {
 }
 #: The thirteenth held-out list (issue #34, session 44): pinned before any page of it was built or read, none
 #: installed in the project's venv, none in an earlier list nor named in an earlier list's comment; versions are
-#: the newest pip fetched at pinning. Short of the ~250 pages aimed for: of 57 packages asked for (eight more, found
-#: installed here, were not), the 48 fetched had their sdist's file list read for Markdown pages under its
-#: top-level ``docs/`` (names and sizes only); six had one or more. Fetched with none: cf-xarray, llm, fastcrud,
-#: apiflask, edgy, ormar, alembic-utils, narwhals, patito, shot-scraper, tavern, approvaltests, testcontainers,
-#: docling, lm-eval, strawberry-graphql, redis-om, zarr, cyclopts, slowapi, prisma, pytest-split, asyncer,
-#: python-multipart, psygnal, superqt, mplhep, jupyter-cache, myst-nb, jupyter-server-proxy,
-#: jupyterhub-kubespawner, dockerspawner, jupyterhub-traefik-proxy, sqlmesh, gitlint-core, jaxtyping, papermill,
-#: jrnl, markdown-callouts, archan, ansible-sign, copier-templates-extensions; not fetched (no sdist pip could
-#: prepare): pytest-harvest, river, pytest-steps, mkdocs-gallery, valid8, pyfields, decopatch, autoclass,
-#: genbadge. Left out: boost-histogram, hist and scirpy (one page each; the first two vector's and uhi's siblings,
-#: scirpy heldout11's scverse family). All three are Sphinx sites with Markdown pages (a ``conf.py`` beside
-#: them), all science (array reductions; physics vectors; histogram protocols); to be extended before anything
-#: of it is read.
+#: the newest PyPI gave at pinning. Of 57 packages a first pass asked pip for (eight more, found installed here,
+#: were not), the 48 fetched had their sdist's file list read for Markdown pages under its top-level ``docs/``
+#: (names and sizes only); six had one or more. Fetched with none: cf-xarray, llm, fastcrud, apiflask, edgy, ormar,
+#: alembic-utils, narwhals, patito, shot-scraper, tavern, approvaltests, testcontainers, docling, lm-eval,
+#: strawberry-graphql, redis-om, zarr, cyclopts, slowapi, prisma, pytest-split, asyncer, python-multipart, psygnal,
+#: superqt, mplhep, jupyter-cache, myst-nb, jupyter-server-proxy, jupyterhub-kubespawner, dockerspawner,
+#: jupyterhub-traefik-proxy, sqlmesh, gitlint-core, jaxtyping, papermill, jrnl, markdown-callouts, archan,
+#: ansible-sign, copier-templates-extensions; not fetched (no sdist pip could prepare): pytest-harvest, river,
+#: pytest-steps, mkdocs-gallery, valid8, pyfields, decopatch, autoclass, genbadge. A second pass asked PyPI's JSON API
+#: for 409 more and read the file lists of the 396 sdists it gave (no build; names and sizes only): 39 had Markdown
+#: pages under ``docs/``. Chosen for a mix of doc systems (MkDocs: earthaccess, xgcm, deptry; Sphinx with MyST: flax,
+#: pyodide-build, intake-esm, lark, flox, vector, uhi; Markdown with no site file in ``docs/``: gunicorn,
+#: beartype, lumen) and of domains (web serving, build and packaging tools, typing, parsing, ML, earth science,
+#: array and physics libraries, data apps). Left out: boost-histogram, hist and scirpy (one page each; the first
+#: two vector's and uhi's siblings, scirpy heldout11's scverse family); cellrank, ehrapy, rapids-singlecell and
+#: decoupler (the scverse family again); jupyterlab (58 pages, one product would be a quarter of the set);
+#: numcodecs (most of its pages are short); and those with one to six pages (litestar, falcon, shiny, mypy, adlfs,
+#: dask, hydra-zen, simple-parsing, uvicorn-worker, sktime, momepy, libpysal, esda among them).
 PACKAGES13 = {
     "flox": "0.11.2",
     "vector": "1.9.0",
     "uhi": "1.2.1",
+    "beartype": "0.23.1",
+    "flax": "0.12.12",
+    "earthaccess": "0.19.0",
+    "gunicorn": "27.0.1",
+    "pyodide-build": "0.39.2",
+    "xgcm": "0.10.1",
+    "intake-esm": "2025.12.12",
+    "deptry": "0.25.1",
+    "lark": "1.3.1",
+    "lumen": "1.4.0",
 }
 SETS = {"heldout": PACKAGES, "heldout2": PACKAGES2, "heldout3": PACKAGES3, "heldout4": PACKAGES4,
         "heldout5": PACKAGES5, "heldout6": PACKAGES6, "heldout7": PACKAGES7, "heldout8": PACKAGES8,
