@@ -12,6 +12,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ragsweep.gen.absence import AbsenceCheck, CorpusWords, unspecific
+from ragsweep.gen.spread import spread_answer
 from ragsweep.gen.candidates import Candidate
 from ragsweep.gen.documents import Corpus, Span
 from ragsweep.gen.followup import check_follow_up
@@ -19,7 +20,7 @@ from ragsweep.gen.gates import GateConfig, check_sample
 from ragsweep.gen.grounding import claims_pointed, unseen_names
 from ragsweep.gen.products import PRODUCT, Products, products, with_product
 from ragsweep.gen.report import Report
-from ragsweep.gen.structure import announced_unused, cut_antecedent, unnamed_row
+from ragsweep.gen.structure import announced_unused, cut_antecedent, unnamed_item, unnamed_row
 from ragsweep.gen.style_checks import pointer_target
 from ragsweep.gen.styles import named_path
 from ragsweep.gen.supported import headed_evidence, in_scope
@@ -183,6 +184,26 @@ class Gating:
                                                  "reference": draft.reference, "other": other}, cand.kind)
         return other is not None
 
+    def _within_section(self, draft: Draft, example: dict) -> str | None:
+        """Whether a question asks for more of its evidence's section than its evidence: ``unnamed_item`` when its
+        evidence is one tab (card) of a row and it names none of the tab's title words
+        (:func:`gen.structure.unnamed_item`); ``spread_answer`` when another piece of the section matches it
+        within ``gates.spread_margin`` of its evidence (:func:`gen.spread.spread_answer`; the scores go in
+        ``example``)."""
+        if not draft.evidence:
+            return None
+        if (title := unnamed_item(self.corpus, draft.evidence, draft.question)) is not None:
+            example["item"] = title
+            return "unnamed_item"
+        margin, embed = self.gates.spread_margin, self.dups.embed
+        if margin is None or embed is None:
+            return None
+        got = spread_answer(self.corpus, draft.evidence, draft.question, embed)
+        if got is None or got.rival < got.evidence - margin:
+            return None
+        example["spread"] = {"evidence": round(got.evidence, 3), "rival": round(got.rival, 3), "piece": got.rival_text}
+        return "spread_answer"
+
     def _settle_evidence(self, draft: Draft, cand: Candidate, variation: tuple[str | None, str | None]) -> Draft | None:
         """``draft`` with its evidence grown to hold its reference (:func:`_widen_evidence`, the unit an announcement
         leads into, :func:`_name_topic`), or None when its reference answers with an announcement only, asks about
@@ -261,6 +282,8 @@ class Gating:
                 and cand.kind != FOLLOW_UP_KIND):  # a follow-up's second turn leaves its subject to the first
             if (other := unspecific(draft.question, set(docs), words)) is not None:
                 reason, example["unspecific_doc"] = "unspecific", other
+        if reason is None and not unanswerable and cand.kind != FOLLOW_UP_KIND:
+            reason = self._within_section(draft, example)
         if reason is None and unanswerable and absence is not None:
             verdict = absence.check(draft.question)
             example["absence"] = {**verdict.to_dict(), "check": verdict.check}

@@ -362,3 +362,46 @@ def cut_antecedent(corpus: Corpus, evidence: tuple[Unit, ...]) -> tuple[str, str
                 if not inside(doc.id, s) and noun & set(content_words(doc.text[s:e])):
                     return m.group(0), doc.text[s:e]
     return None
+
+
+def _row_items(doc: Document) -> list[Block]:
+    """The titled admonitions of ``doc`` that are items of a row: another of the same kind stands right before or
+    after it with only blank space between (tabs, cards: ``tab: pip`` beside ``tab: conda``). Read from where the
+    blocks stand, not from their names: a lone titled note is no item."""
+    assert doc.layout is not None
+    titled = sorted((b for b in doc.layout.blocks if b.kind == "admonition" and b.info.partition(":")[2].strip()),
+                    key=lambda b: b.start)
+
+    def kind(b: Block) -> str:
+        return b.info.partition(":")[0].strip().lower()
+
+    items = set()
+    for a, b in zip(titled, titled[1:]):
+        if kind(a) == kind(b) and a.end <= b.start and not doc.text[a.end:b.start].strip():
+            items.update({(a.start, a.end, a.info), (b.start, b.end, b.info)})
+    return [b for b in titled if (b.start, b.end, b.info) in items]
+
+
+def item_titles(doc: Document, start: int, end: int) -> tuple[str, ...]:
+    """The titles of the row items (:func:`_row_items`) that hold ``[start, end)``, outermost first: what sets a
+    tab apart from the tab beside it, which a writer shown the tab's text alone cannot tell ("Production (S3)")."""
+    if doc.layout is None:
+        return ()
+    held = [b for b in _row_items(doc) if b.start <= start and end <= b.end]
+    return tuple(b.info.partition(":")[2].strip() for b in sorted(held, key=lambda b: (b.start, -b.end)))
+
+
+def unnamed_item(corpus: Corpus, evidence: tuple[Unit, ...], question: str) -> str | None:
+    """The title of a row item (a tab, a card) that holds all of ``evidence`` when ``question`` holds none of its
+    content words: "How do I change storage backends?" of the "Local" tab of two asks what the row answers whole,
+    as :func:`unnamed_row` finds of a table row. None when the evidence is in no row item or the question names it."""
+    docs = {u.doc_id for u in evidence}
+    if len(docs) != 1 or (doc := corpus.get(next(iter(docs))) if next(iter(docs)) in corpus else None) is None:
+        return None
+    titles = item_titles(doc, min(u.start for u in evidence), max(u.end for u in evidence))
+    asked = set(_words(question))
+    for title in titles:
+        words = [w for w in _words(title) if w not in QUESTION_STOP] or _words(title)
+        if words and not asked & set(words):
+            return title
+    return None

@@ -65,7 +65,7 @@ from ragsweep.gen.style_checks import (
     steps,
 )
 from ragsweep.gen.structure import block_unit as _block_unit
-from ragsweep.gen.structure import list_evidence, list_items
+from ragsweep.gen.structure import item_titles, list_evidence, list_items
 from ragsweep.gen.units import MAX_CHARS, MIN_CHARS, Unit
 
 DOC_STYLES = ("how_to", "troubleshooting", "option", "code_answer")
@@ -401,7 +401,9 @@ def section_candidates(doc: Document, units: Sequence[Unit], style: str) -> list
                 seen.add(spans)
                 pointers = tuple((k, t) for k, u in enumerate(c.shown)
                                  if (t := pointer_target(doc, u.start, u.end)) is not None)
-                found.append(replace(c, section=path, product=product_of(doc), pointers=pointers))
+                # a tab's title is a heading of its text: what sets it apart from the tab beside it
+                tabs = item_titles(doc, min(u.start for u in c.shown), max(u.end for u in c.shown))
+                found.append(replace(c, section=(*path, *tabs), product=product_of(doc), pointers=pointers))
     return found
 
 
