@@ -24,7 +24,6 @@ from collections import defaultdict
 from pathlib import Path
 
 from ragsweep.gen.documents import Corpus, read_folder
-from ragsweep.gen.spread import spread_answer
 from ragsweep.gen.structure import cut_antecedent
 from ragsweep.gen.units import Unit
 
@@ -59,7 +58,7 @@ def evidence_units(sample: dict, corpus: Corpus) -> tuple[Unit, ...]:
     return tuple(out)
 
 
-def replay(half: str, name: str, read: Path, kept: Path, folder: Path, tally: dict, spread=None) -> None:
+def replay(half: str, name: str, read: Path, kept: Path, folder: Path, tally: dict) -> None:
     marks = read_marks(read)
     samples = [json.loads(line) for line in kept.read_text(encoding="utf-8").splitlines() if line.strip()]
     corpus = read_folder(folder)
@@ -79,12 +78,6 @@ def replay(half: str, name: str, read: Path, kept: Path, folder: Path, tally: di
         t["read"] += 1
         wrong = mark["CR"] == "n"
         t["wrong"] += wrong
-        if spread is not None:
-            got = spread_answer(corpus, units, sample["question"], spread)
-            if got is not None:
-                t["margins"].append((round(got.rival - got.evidence, 3), "n" if wrong else "y", f"{name}#{n}",
-                                     mark["note"][:60], got.rival_text[:80].replace("\n", " ")))
-            continue
         if (hit := cut_antecedent(corpus, units)) is not None:
             t["caught" if wrong else "refused"].append(f"{name}#{n} ({hit[0]})")
 
@@ -93,42 +86,17 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--set", action="append", required=True,
                     help="half:name:read.md:kept.jsonl:corpus_folder (repeat; the half is tune or check)")
-    ap.add_argument("--spread", action="store_true",
-                    help="replay gen.spread.spread_answer instead: each sample's margin (rival cosine less the "
-                         "evidence's) with its CR mark, and what a margin threshold catches and refuses")
     args = ap.parse_args()
-    tally: dict = defaultdict(lambda: {"read": 0, "skipped": 0, "wrong": 0, "caught": [], "refused": [],
-                                       "margins": []})
-    embed = None
-    if args.spread:
-        from ragsweep.metrics import OnnxMiniLM
-        embed = OnnxMiniLM().embed
+    tally: dict = defaultdict(lambda: {"read": 0, "skipped": 0, "wrong": 0, "caught": [], "refused": []})
     for spec in args.set:
         half, name, read, kept, folder = spec.split(":")
-        replay(half, name, Path(read), Path(kept), Path(folder), tally, embed)
-    if args.spread:
-        spread_table(tally)
-        return
+        replay(half, name, Path(read), Path(kept), Path(folder), tally)
     print("| half | read (skipped) | wrong references | caught | right refused | caught | refused |")
     print("|---|---|---|---|---|---|---|")
     for half, t in tally.items():
         right = t["read"] - t["wrong"]
         print(f"| {half} | {t['read']} ({t['skipped']}) | {t['wrong']} | {len(t['caught'])} of {t['wrong']} | "
               f"{len(t['refused'])} of {right} | {', '.join(t['caught'])} | {', '.join(t['refused'])} |")
-
-
-def spread_table(tally: dict) -> None:
-    """Each half's samples by margin, and the wrong caught / right refused at each margin threshold."""
-    for half, t in tally.items():
-        print(f"\n{half}: margin (rival - evidence), CR, sample, note, rival piece")
-        for row in sorted(t["margins"], reverse=True):
-            print("  ", *row, sep=" | ")
-        wrong = sum(1 for m in t["margins"] if m[1] == "n")
-        right = len(t["margins"]) - wrong
-        for delta in (0.2, 0.15, 0.1, 0.05, 0.0, -0.05):
-            caught = sum(1 for m in t["margins"] if m[1] == "n" and m[0] >= -delta)
-            refused = sum(1 for m in t["margins"] if m[1] == "y" and m[0] >= -delta)
-            print(f"   delta {delta:+.2f}: caught {caught} of {wrong}, refused {refused} of {right}")
 
 
 if __name__ == "__main__":

@@ -83,8 +83,7 @@ def gen_config(cfg: DictConfig, concurrency: int, rule_writer: bool = False) -> 
                                       families_off=_off(g.get("families_off")),
                                       product=_product_mode(g),
                                       evidence_support=_support(g.get("evidence_support")),
-                                      support_scope=_scope(g.get("support_scope", "docs")),
-                                      spread_margin=_margin(g.get("spread_margin"))))
+                                      support_scope=_scope(g.get("support_scope", "docs"))))
 
 
 def _styles(value: Any) -> tuple[str, ...]:
@@ -101,13 +100,6 @@ def _support(value: Any) -> float | None:
     """``gates.evidence_support``: a share in [0, 1], or null (the support gate off)."""
     if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= 1):
         raise InputError(f"gates.evidence_support must be a share in [0, 1] or null, got {value!r}")
-    return None if value is None else float(value)
-
-
-def _margin(value: Any) -> float | None:
-    """``gates.spread_margin``: a cosine margin in [-1, 1], or null (the check off)."""
-    if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float)) or not -1 <= value <= 1):
-        raise InputError(f"gates.spread_margin must be a number in [-1, 1] or null, got {value!r}")
     return None if value is None else float(value)
 
 

@@ -12,7 +12,6 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ragsweep.gen.absence import AbsenceCheck, CorpusWords, unspecific
-from ragsweep.gen.spread import spread_answer
 from ragsweep.gen.candidates import Candidate
 from ragsweep.gen.documents import Corpus, Span
 from ragsweep.gen.followup import check_follow_up
@@ -184,25 +183,13 @@ class Gating:
                                                  "reference": draft.reference, "other": other}, cand.kind)
         return other is not None
 
-    def _within_section(self, draft: Draft, example: dict) -> str | None:
-        """Whether a question asks for more of its evidence's section than its evidence: ``unnamed_item`` when its
-        evidence is one tab (card) of a row and it names none of the tab's title words
-        (:func:`gen.structure.unnamed_item`); ``spread_answer`` when another piece of the section matches it
-        within ``gates.spread_margin`` of its evidence (:func:`gen.spread.spread_answer`; the scores go in
-        ``example``)."""
-        if not draft.evidence:
+    def _unnamed_item(self, draft: Draft, example: dict) -> str | None:
+        """``unnamed_item`` when a question's evidence is one tab (card) of a row and the question names none of
+        the tab's title words (:func:`gen.structure.unnamed_item`): it asks what the row answers whole."""
+        if not draft.evidence or (title := unnamed_item(self.corpus, draft.evidence, draft.question)) is None:
             return None
-        if (title := unnamed_item(self.corpus, draft.evidence, draft.question)) is not None:
-            example["item"] = title
-            return "unnamed_item"
-        margin, embed = self.gates.spread_margin, self.dups.embed
-        if margin is None or embed is None:
-            return None
-        got = spread_answer(self.corpus, draft.evidence, draft.question, embed)
-        if got is None or got.rival < got.evidence - margin:
-            return None
-        example["spread"] = {"evidence": round(got.evidence, 3), "rival": round(got.rival, 3), "piece": got.rival_text}
-        return "spread_answer"
+        example["item"] = title
+        return "unnamed_item"
 
     def _settle_evidence(self, draft: Draft, cand: Candidate, variation: tuple[str | None, str | None]) -> Draft | None:
         """``draft`` with its evidence grown to hold its reference (:func:`_widen_evidence`, the unit an announcement
@@ -283,7 +270,7 @@ class Gating:
             if (other := unspecific(draft.question, set(docs), words)) is not None:
                 reason, example["unspecific_doc"] = "unspecific", other
         if reason is None and not unanswerable and cand.kind != FOLLOW_UP_KIND:
-            reason = self._within_section(draft, example)
+            reason = self._unnamed_item(draft, example)
         if reason is None and unanswerable and absence is not None:
             verdict = absence.check(draft.question)
             example["absence"] = {**verdict.to_dict(), "check": verdict.check}

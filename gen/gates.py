@@ -129,8 +129,6 @@ class GateConfig:
     evidence_support: float | None = None  # judge_unsupported: the judge's support of the reference below this
                                            # (gen.supported); None = off
     support_scope: str = "docs"    # ... of samples on pages with a layout (docs) or of every sample (all)
-    spread_margin: float | None = None  # spread_answer: another piece of the evidence's section matches the
-                                        # question within this cosine of the evidence (gen.spread); None = off
 
 
 def verbatim(sample: TestSample, corpus: Corpus) -> str | None:

@@ -64,9 +64,6 @@ REASONS: dict[str, str] = {
                   "Canty Bay known for?'): its reference can only restate a sentence (gates.definitions)",
     "unnamed_item": "a documentation question of one tab (card) of a row that names none of the tab's title words: it "
                     "asks what the row answers whole, or what the other tab says (gen.structure.unnamed_item)",
-    "spread_answer": "a documentation question matches another piece of its evidence's section (a sentence, a "
-                     "code block, another step or tab) as well as its evidence, within gates.spread_margin: it asks "
-                     "for the section or for a part its writer was not shown (gen.spread)",
     "unspecific": "another document holds every content word of the question, so it does not say which document it "
                   "asks about ('When was the album released?'; gates.specific)",
     "answer_in_corpus": "unanswerable: a document naming all the question's names and numbers holds most of its words "
