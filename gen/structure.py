@@ -376,8 +376,10 @@ def _row_items(doc: Document) -> list[Block]:
         return b.info.partition(":")[0].strip().lower()
 
     items = set()
-    for a, b in zip(titled, titled[1:]):
-        if kind(a) == kind(b) and a.end <= b.start and not doc.text[a.end:b.start].strip():
+    for a in titled:
+        # the box right after this one (a box nested in this one starts before its end and is not it)
+        b = next((x for x in titled if x.start >= a.end), None)
+        if b is not None and kind(a) == kind(b) and not doc.text[a.end:b.start].strip():
             items.update({(a.start, a.end, a.info), (b.start, b.end, b.info)})
     return [b for b in titled if (b.start, b.end, b.info) in items]
 
@@ -396,8 +398,9 @@ def unnamed_item(corpus: Corpus, evidence: tuple[Unit, ...], question: str) -> s
     content words: "How do I change storage backends?" of the "Local" tab of two asks what the row answers whole,
     as :func:`unnamed_row` finds of a table row. None when the evidence is in no row item or the question names it."""
     docs = {u.doc_id for u in evidence}
-    if len(docs) != 1 or (doc := corpus.get(next(iter(docs))) if next(iter(docs)) in corpus else None) is None:
+    if len(docs) != 1 or (doc_id := next(iter(docs))) not in corpus:
         return None
+    doc = corpus.get(doc_id)
     titles = item_titles(doc, min(u.start for u in evidence), max(u.end for u in evidence))
     asked = set(_words(question))
     for title in titles:

@@ -78,6 +78,31 @@ def test_a_tab_of_a_row_is_titled_and_a_question_of_it_must_name_it(tmp_path):
     assert unnamed_item(corpus, both, "How does Quaypath pick its storage backend?") is None
 
 
+NESTED = """# Storage in Quaypath
+
+=== "Local"
+
+    Quaypath writes a path that starts with file to the local disk of the machine.
+
+    !!! warning "Permissions"
+
+        Quaypath needs write access to the folder that the local path names.
+
+=== "Production (S3)"
+
+    Quaypath writes a path that starts with s3 to the bucket named in the credentials.
+"""
+
+
+def test_a_box_nested_in_a_tab_does_not_hide_the_row(tmp_path):
+    corpus, doc = _page(tmp_path, NESTED, "nested")
+    s3 = _at(doc, "Quaypath writes a path that starts with s3")
+    assert item_titles(doc, s3[0].start, s3[0].end) == ("Production (S3)",)
+    access = _at(doc, "Quaypath needs write access")
+    assert item_titles(doc, access[0].start, access[0].end) == ("Local",)  # the lone warning is no item
+    assert unnamed_item(corpus, access, "What access does Quaypath need to the folder?") == "Local"
+
+
 def test_myst_tab_items_are_titled_too(tmp_path):
     corpus, doc = _page(tmp_path, MYST_TABS, "myst")
     conda = _at(doc, "Quaypath installs from the conda-forge")
