@@ -75,7 +75,8 @@ def gen_config(cfg: DictConfig, concurrency: int, rule_writer: bool = False) -> 
                                       absent_cover=_share(g, "absent_cover", 0.75),
                                       absent_cosine=_share(g, "absent_cosine", 0.8),
                                       definitions=_flag(g, "definitions", False),
-                                      specific=_flag(g, "specific", True),
+                                      # auto: on, unless a docs run resolved it (gen.docs_defaults.for_corpus)
+                                      specific=True if g.get("specific") == AUTO else _flag(g, "specific", True),
                                       named_subject=_flag(g, "named_subject", True),
                                       kind_check=_flag(g, "kind_check", True), roundtrip=_flag(g, "roundtrip", True),
                                       roundtrip_hops=_flag(g, "roundtrip_hops", True),

@@ -13,6 +13,13 @@ sooner would still spend those first candidates on every run, and would give up 
 corpus it suits. So ``kinds_on_docs: styles`` (the default) writes ``single_hop`` only -- the kind the styles'
 candidates take turns with -- on a run with documentation styles, unless ``kinds`` was changed from
 ``conf/gen.yaml``'s values; ``kinds_on_docs: as_set`` keeps ``kinds`` as they are, and so does any change to them.
+
+``gates.specific: auto`` (the default) is off on a run with documentation styles and on otherwise. The gate refuses
+a question all of whose content words another document holds, so that a question says which document it asks
+about. On a product's documentation the other pages of the product hold the words of the questions its users ask
+("How do I view a PDF file in JupyterLab?" refused for a page that mentions viewing, PDF and files): it was the
+first refusal of every docs run, and on a hand-read tune set the questions it refused read as well as the ones
+they replaced, at fewer calls a question (``benchmarks/results/2026-11-27-docs-s44.md``).
 """
 
 from __future__ import annotations
@@ -70,6 +77,12 @@ def for_corpus(cfg: DictConfig, corpus: Corpus, llm_writer: bool) -> tuple[DictC
     with open_dict(out):
         out.styles = styles
     decided: dict[str, Any] = {"styles": styles} if cfg.get("styles") == AUTO else {}
+    if cfg.get("gates") is not None and cfg.gates.get("specific") == AUTO:
+        docs = bool(requested(styles)[0])
+        with open_dict(out):
+            out.gates.specific = not docs
+        if docs:
+            decided["gates.specific"] = False
     kinds = OmegaConf.to_container(cfg.kinds)
     if (requested(styles)[0] and mode == "styles" and llm_writer and kinds == default_kinds()
             and kinds.get("single_hop", 0) > 0):  # type: ignore[union-attr]

@@ -115,19 +115,26 @@ def test_a_docs_folder_gets_the_documentation_styles_and_single_hop_only_by_defa
     assert is_documentation(docs)
     cfg, decided = for_corpus(_cfg(), docs, llm_writer=True)
     assert list(cfg.styles) == ["docs"] and dict(cfg.kinds) == {"single_hop": 1.0}
-    assert decided == {"styles": ["docs"], "kinds": {"single_hop": 1.0}}
+    assert decided == {"styles": ["docs"], "gates.specific": False, "kinds": {"single_hop": 1.0}}
+    assert cfg.gates.specific is False  # a product's other pages hold its users' words: no specificity gate
     # kinds set by the user are kept; so are they with kinds_on_docs=as_set
     mine = {"single_hop": 0.5, "multi_hop": 0.5, "comparative": 0.0, "conditional": 0.0, "unanswerable": 0.0,
             "follow_up": 0.0}
     assert dict(for_corpus(_cfg(kinds=mine), docs, True)[0].kinds) == mine
     kept, decided = for_corpus(_cfg(kinds_on_docs="as_set"), docs, True)
-    assert dict(kept.kinds)["multi_hop"] > 0 and decided == {"styles": ["docs"]}
+    assert dict(kept.kinds)["multi_hop"] > 0 and decided == {"styles": ["docs"], "gates.specific": False}
     # the rule writer, a folder of plain text, and styles named by the user: no docs defaults from auto
-    assert list(for_corpus(_cfg(), docs, llm_writer=False)[0].styles) == []
+    rule = for_corpus(_cfg(), docs, llm_writer=False)[0]
+    assert list(rule.styles) == [] and rule.gates.specific is True
     plain = _corpus(tmp_path / "txt", "Quayglob matches file paths against patterns of many kinds.", "a.txt")
-    assert list(for_corpus(_cfg(), plain, True)[0].styles) == []
+    text = for_corpus(_cfg(), plain, True)[0]
+    assert list(text.styles) == [] and text.gates.specific is True
     named, decided = for_corpus(_cfg(styles=["formal"]), docs, True)
     assert list(named.styles) == ["formal"] and dict(named.kinds)["multi_hop"] > 0 and decided == {}
+    assert named.gates.specific is True
+    # set by the user, the gate stays as set on docs too
+    asked = for_corpus(_cfg(gates={"specific": True}), docs, True)
+    assert asked[0].gates.specific is True and "gates.specific" not in asked[1]
 
 
 def test_bad_docs_settings_are_input_errors(tmp_path):
