@@ -14,7 +14,7 @@ corpus it suits. So ``kinds_on_docs: styles`` (the default) writes ``single_hop`
 candidates take turns with -- on a run with documentation styles, unless ``kinds`` was changed from
 ``conf/gen.yaml``'s values; ``kinds_on_docs: as_set`` keeps ``kinds`` as they are, and so does any change to them.
 
-``gates.specific: auto`` (the default) is off on a run with documentation styles and on otherwise. The gate refuses
+``gates.specific: auto`` (the default) is off on a model writer's run with documentation styles and on otherwise. The gate refuses
 a question all of whose content words another document holds, so that a question says which document it asks
 about. On a product's documentation the other pages of the product hold the words of the questions its users ask
 ("How do I view a PDF file in JupyterLab?" refused for a page that mentions viewing, PDF and files): it was the
@@ -78,7 +78,7 @@ def for_corpus(cfg: DictConfig, corpus: Corpus, llm_writer: bool) -> tuple[DictC
         out.styles = styles
     decided: dict[str, Any] = {"styles": styles} if cfg.get("styles") == AUTO else {}
     if cfg.get("gates") is not None and cfg.gates.get("specific") == AUTO:
-        docs = bool(requested(styles)[0])
+        docs = llm_writer and bool(requested(styles)[0])  # measured with a model writer only
         with open_dict(out):
             out.gates.specific = not docs
         if docs:

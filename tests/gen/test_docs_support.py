@@ -132,6 +132,8 @@ def test_a_docs_folder_gets_the_documentation_styles_and_single_hop_only_by_defa
     named, decided = for_corpus(_cfg(styles=["formal"]), docs, True)
     assert list(named.styles) == ["formal"] and dict(named.kinds)["multi_hop"] > 0 and decided == {}
     assert named.gates.specific is True
+    # the rule writer asked for a docs style by name keeps the gate (the change was measured with a model writer)
+    assert for_corpus(_cfg(styles=["code_answer"]), docs, llm_writer=False)[0].gates.specific is True
     # set by the user, the gate stays as set on docs too
     asked = for_corpus(_cfg(gates={"specific": True}), docs, True)
     assert asked[0].gates.specific is True and "gates.specific" not in asked[1]
