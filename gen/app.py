@@ -75,8 +75,7 @@ def gen_config(cfg: DictConfig, concurrency: int, rule_writer: bool = False) -> 
                                       absent_cover=_share(g, "absent_cover", 0.75),
                                       absent_cosine=_share(g, "absent_cosine", 0.8),
                                       definitions=_flag(g, "definitions", False),
-                                      # auto: on, unless a docs run resolved it (gen.docs_defaults.for_corpus)
-                                      specific=True if g.get("specific") == AUTO else _flag(g, "specific", True),
+                                      specific=_specific(g),
                                       named_subject=_flag(g, "named_subject", True),
                                       kind_check=_flag(g, "kind_check", True), roundtrip=_flag(g, "roundtrip", True),
                                       roundtrip_hops=_flag(g, "roundtrip_hops", True),
@@ -139,6 +138,16 @@ def _flag(gates: DictConfig, key: str, default: bool) -> bool:
     value = gates.get(key, default)
     if not isinstance(value, bool):
         raise InputError(f"gates.{key} must be true or false, got {value!r}")
+    return value
+
+
+def _specific(gates: DictConfig) -> bool:
+    """``gates.specific``: true, false, or auto (on, unless a docs run resolved it: gen.docs_defaults.for_corpus)."""
+    value = gates.get("specific", AUTO)
+    if value == AUTO:
+        return True
+    if not isinstance(value, bool):
+        raise InputError(f"gates.specific must be true, false or {AUTO}, got {value!r}")
     return value
 
 

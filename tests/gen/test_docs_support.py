@@ -145,3 +145,7 @@ def test_bad_docs_settings_are_input_errors(tmp_path):
         for_corpus(_cfg(kinds_on_docs="some"), docs, True)
     with pytest.raises(InputError, match="styles"):
         for_corpus(_cfg(styles="docs"), docs, True)
+    from ragsweep.gen.app import gen_config
+
+    with pytest.raises(InputError, match="gates.specific must be true, false or auto"):
+        gen_config(_cfg(gates={"specific": "maybe"}), 1)
