@@ -10,8 +10,9 @@ references (CR = n) it catches and how many right ones (CR = y) it refuses, per 
     python benchmarks/read_replay.py \\
         --set tune:heldout6:READ6.md:KEPT6.jsonl:CORPUS6 --set check:heldout7:READ7.md:KEPT7.jsonl:CORPUS7 ...
 
-The gate replayed is :func:`gen.structure.cut_antecedent` (``antecedent_outside``). A folder's samples all go to
-the half named first in their ``--set``: split by folder before looking at any figure.
+The gate replayed is :func:`gen.structure.cut_antecedent` (``antecedent_outside``), or with ``--gate unnamed_item``
+:func:`gen.structure.unnamed_item` (a question of one tab of a row that does not name it). A folder's samples all go
+to the half named first in their ``--set``: split by folder before looking at any figure.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from collections import defaultdict
 from pathlib import Path
 
 from ragsweep.gen.documents import Corpus, read_folder
-from ragsweep.gen.structure import cut_antecedent
+from ragsweep.gen.structure import cut_antecedent, unnamed_item
 from ragsweep.gen.units import Unit
 
 _ROW = re.compile(r"^\| (\d+) \| (\w+) \| (.*?) \| ([yn?]) \| ([yn?]) \| ([yn?]) \| ([yn?]) \| (.*)\|\s*$")
@@ -58,7 +59,8 @@ def evidence_units(sample: dict, corpus: Corpus) -> tuple[Unit, ...]:
     return tuple(out)
 
 
-def replay(half: str, name: str, read: Path, kept: Path, folder: Path, tally: dict) -> None:
+def replay(half: str, name: str, read: Path, kept: Path, folder: Path, tally: dict,
+           gate: str = "antecedent_outside") -> None:
     marks = read_marks(read)
     samples = [json.loads(line) for line in kept.read_text(encoding="utf-8").splitlines() if line.strip()]
     corpus = read_folder(folder)
@@ -78,7 +80,11 @@ def replay(half: str, name: str, read: Path, kept: Path, folder: Path, tally: di
         t["read"] += 1
         wrong = mark["CR"] == "n"
         t["wrong"] += wrong
-        if (hit := cut_antecedent(corpus, units)) is not None:
+        if gate == "unnamed_item":
+            hit = (title,) if (title := unnamed_item(corpus, units, sample["question"])) is not None else None
+        else:
+            hit = cut_antecedent(corpus, units)
+        if hit is not None:
             t["caught" if wrong else "refused"].append(f"{name}#{n} ({hit[0]})")
 
 
@@ -86,11 +92,12 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--set", action="append", required=True,
                     help="half:name:read.md:kept.jsonl:corpus_folder (repeat; the half is tune or check)")
+    ap.add_argument("--gate", choices=("antecedent_outside", "unnamed_item"), default="antecedent_outside")
     args = ap.parse_args()
     tally: dict = defaultdict(lambda: {"read": 0, "skipped": 0, "wrong": 0, "caught": [], "refused": []})
     for spec in args.set:
         half, name, read, kept, folder = spec.split(":")
-        replay(half, name, Path(read), Path(kept), Path(folder), tally)
+        replay(half, name, Path(read), Path(kept), Path(folder), tally, args.gate)
     print("| half | read (skipped) | wrong references | caught | right refused | caught | refused |")
     print("|---|---|---|---|---|---|---|")
     for half, t in tally.items():
