@@ -96,7 +96,13 @@ def main() -> None:
     args = ap.parse_args()
     tally: dict = defaultdict(lambda: {"read": 0, "skipped": 0, "wrong": 0, "caught": [], "refused": []})
     for spec in args.set:
-        half, name, read, kept, folder = spec.split(":")
+        parts = spec.split(":")
+        if len(parts) != 5 or parts[0] not in ("tune", "check"):
+            ap.error(f"--set {spec!r}: expected half:name:read.md:kept.jsonl:corpus_folder, half tune or check")
+        half, name, read, kept, folder = parts
+        for what, path in (("read table", read), ("kept set", kept), ("corpus folder", folder)):
+            if not Path(path).exists():
+                ap.error(f"--set {name}: the {what} {path} does not exist")
         replay(half, name, Path(read), Path(kept), Path(folder), tally, args.gate)
     print("| half | read (skipped) | wrong references | caught | right refused | caught | refused |")
     print("|---|---|---|---|---|---|---|")

@@ -28,7 +28,7 @@ from ragsweep.gen.absence import AbsenceCheck, CorpusWords
 from ragsweep.gen.candidates import Candidate, candidates
 from ragsweep.gen.documents import Corpus
 from ragsweep.gen.drafts import Gating, Passed
-from ragsweep.gen.products import by_product
+from ragsweep.gen.products import Turns, by_product
 from ragsweep.gen.gates import GateConfig, QuestionStop
 from ragsweep.gen.report import Report
 from ragsweep.gen.query_form import claim_passed
@@ -149,7 +149,7 @@ def _gating(corpus: Corpus, writer: Writer, cfg: GenConfig, mix: Sequence[tuple[
 
 def _streams(corpus: Corpus, writer: Writer, cfg: GenConfig, mix: Sequence[tuple[str, float]],
              units: dict[str, list[Unit]], topics: dict[tuple[str, int], str],
-             report: Report) -> dict[str, Iterator[Candidate]]:
+             report: Report, turns: Turns) -> dict[str, Iterator[Candidate]]:
     """Each kind's candidates. With documentation styles asked for, the single_hop stream takes their candidates
     in turn with its own (:func:`gen.styles.interleave`); a style the writer does not write is left out, and
     how many candidates its cue gave goes into the report (``styles_not_written``). A top-up does not draw
@@ -172,8 +172,9 @@ def _streams(corpus: Corpus, writer: Writer, cfg: GenConfig, mix: Sequence[tuple
                                                     *(style_candidates(corpus, units, s, cfg.seed) for s in writes)]))
         if whole:  # a writer of questions from several sentences is shown what follows its text (the answer may)
             plain["single_hop"] = with_following(corpus, plain["single_hop"])
-    # a folder of several products: each product in turn, so the few pages of a small one get questions too
-    return {k: by_product(corpus, (c for c in stream if c.key not in cfg.known_candidates))
+    # a folder of several products: the product with fewest questions next (over every kind), so the few pages
+    # of a small one get questions too and one whose candidates pass easily does not take the set
+    return {k: by_product(corpus, (c for c in stream if c.key not in cfg.known_candidates), turns)
             for k, stream in plain.items()}
 
 
@@ -185,8 +186,8 @@ def _next_batch(schedule: Schedule, size: int) -> list[Candidate]:
 
 
 def _prepare(corpus: Corpus, writer: Writer, cfg: GenConfig, embed: Callable[[list[str]], np.ndarray] | None,
-             max_attempts: int) -> tuple[Report, Gating, Schedule, dict[tuple[str, int], str]]:
-    """A run's report, gates, schedule of candidates, and each sampled unit's topic."""
+             max_attempts: int) -> tuple[Report, Gating, Schedule, dict[tuple[str, int], str], Turns]:
+    """A run's report, gates, schedule of candidates, each sampled unit's topic, and the products' turns."""
     units = _sampled_units(corpus, writer, cfg)
     # Each unit's topic, shown to the writer beside its sentence: its document's, or its own article's in a
     # document that glues several together (gen.units.unit_topics).
@@ -197,12 +198,13 @@ def _prepare(corpus: Corpus, writer: Writer, cfg: GenConfig, embed: Callable[[li
         prepare(units, requested(cfg.styles)[1])
     report = Report(requested=cfg.n)
     gating = _gating(corpus, writer, cfg, mix, units, topics, embed, report)
-    streams = _streams(corpus, writer, cfg, mix, units, topics, report)
+    turns = Turns()
+    streams = _streams(corpus, writer, cfg, mix, units, topics, report, turns)
     unnamed = sum(not names_subject(u.text) for us in units.values() for u in us)
     report.units = {"sentences": sum(map(len, units.values())), "unnamed_subject": unnamed,
                     "left_out": unnamed if cfg.gates.named_subject else 0, **getattr(writer, "left_out", {})}
     schedule = Schedule(kind_quotas(cfg.n, mix), streams, report, cfg.max_tries_per_sample, max_attempts)
-    return report, gating, schedule, topics
+    return report, gating, schedule, topics, turns
 
 
 async def agenerate(corpus: Corpus, writer: Writer, cfg: GenConfig, *,
@@ -214,7 +216,7 @@ async def agenerate(corpus: Corpus, writer: Writer, cfg: GenConfig, *,
     started = time.perf_counter()
     n = check_n(cfg.n)
     max_attempts = cfg.max_attempts or 20 * n + 50
-    report, gating, schedule, topics = _prepare(corpus, writer, cfg, embed, max_attempts)
+    report, gating, schedule, topics, turns = _prepare(corpus, writer, cfg, embed, max_attempts)
     if hasattr(writer, "stop_for"):  # an LLM writer: stop writing a question the question gates reject
         writer.stop_for = _question_stop(gating)
     samples: list[TestSample] = []
@@ -272,7 +274,7 @@ async def agenerate(corpus: Corpus, writer: Writer, cfg: GenConfig, *,
                 or (judge is not None and cfg.gates.evidence_support is not None)):
             passed = list(await asyncio.gather(*(check(p) for p in passed)))
             _lap(report, "roundtrip", clock)
-        usage = usage + _settle(passed, gating, samples, write_calls)
+        usage = usage + _settle(passed, gating, samples, write_calls, turns)
         bar.n = len(samples)
         bar.set_postfix(accepted=report.accepted, rejected=report.n_rejected, refresh=False)
         bar.refresh()
@@ -335,10 +337,11 @@ def _lap(report: Report, stage: str, since: float) -> float:
     return now
 
 
-def _settle(passed: Sequence[Passed], gating: Gating, samples: list[TestSample], write_calls: int = 1) -> Usage:
-    """The round trips' verdicts: each sample they let through is numbered and joins ``samples``, each one they
-    turned down leaves the duplicate gate and is counted in the report, with what it cost (``write_calls``: the
-    model calls a write made). Returns what the round trips used."""
+def _settle(passed: Sequence[Passed], gating: Gating, samples: list[TestSample], write_calls: int = 1,
+            turns: Turns | None = None) -> Usage:
+    """The round trips' verdicts: each sample they let through is numbered and joins ``samples`` (and counts for
+    its product in ``turns``), each one they turned down leaves the duplicate gate and is counted in the report,
+    with what it cost (``write_calls``: the model calls a write made). Returns what the round trips used."""
     usage = Usage()
     for p in passed:
         usage = usage + p.usage
@@ -352,4 +355,6 @@ def _settle(passed: Sequence[Passed], gating: Gating, samples: list[TestSample],
             continue
         gating.report.accept(p.sample.kind, p.sample.provenance.get("overlap"), p.sample.provenance.get("style"))
         samples.append(replace(p.sample, id=f"gen-{len(samples) + 1:04d}"))
+        if turns is not None:
+            turns.accept(p.sample.provenance.get("candidate"))
     return usage

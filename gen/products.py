@@ -161,25 +161,61 @@ def product_of(doc: Document) -> str | None:
     return str(doc.metadata.get(PRODUCT) or "").strip() or None
 
 
-def by_product(corpus: Corpus, stream: Iterator[Any]) -> Iterator[Any]:
-    """The candidates of ``stream`` taken one product at a time, in turn (products in the order the stream first
-    shows them; a page with no product is a product of its own, ""): the stream visits pages round-robin, so on
-    a folder where one product has most of the pages most of the first candidates were that product's, and a
-    set of thirty questions left most of a dozen products without one. A product runs out and leaves the turn;
-    within a product the stream's own order is kept. Read lazily: a candidate of another product than the one
-    whose turn it is waits its product's turn (the stream is read as far as every product's first candidate, to
-    the end when a product has none). A corpus of one product or none passes the stream as it is."""
+class Turns:
+    """Whose turn comes next on a folder of several products: per product, the candidates it was given and the
+    questions it has (:func:`by_product` counts the first, the generation loop the second through
+    :meth:`accept`). The product that stands lowest goes next, a refused candidate counting as
+    1 / :data:`REFUSALS_PER_QUESTION` of a question: a turn per candidate gave a product whose candidates the
+    gates pass easily most of the set (two pages of one product 8 of 32 questions, 54 pages of another none),
+    while a turn per accepted question alone would spend the run on a product whose pages give nothing."""
+
+    #: About what an accepted docs question costs the packaged writer (3.9-5.9 candidates a question): a product
+    #: refused as often as the run is keeps its share, one refused far more often gives way after spending about
+    #: what a question costs elsewhere.
+    REFUSALS_PER_QUESTION = 4
+
+    def __init__(self) -> None:
+        self.given: Counter[str] = Counter()
+        self.accepted: Counter[str] = Counter()
+        self._of: dict[Any, str] = {}
+
+    def give(self, key: Any, name: str) -> None:
+        self.given[name] += 1
+        self._of[key] = name
+
+    def accept(self, key: Any) -> None:
+        """A question written from the candidate ``key`` was accepted (a key no product was given: nothing)."""
+        if (name := self._of.get(key)) is not None:
+            self.accepted[name] += 1
+
+    def standing(self, name: str) -> float:
+        got = self.accepted[name]
+        return got + (self.given[name] - got) / self.REFUSALS_PER_QUESTION
+
+
+def by_product(corpus: Corpus, stream: Iterator[Any], turns: Turns | None = None) -> Iterator[Any]:
+    """The candidates of ``stream`` taken one product at a time (a page with no product is a product of its own,
+    ""): the stream visits pages round-robin, so on a folder where one product has most of the pages most of the
+    first candidates were that product's, and a set of thirty questions left most of a dozen products without
+    one. The next candidate is the product's that stands lowest in ``turns`` (:class:`Turns`: questions accepted,
+    candidates refused), ties to the product the stream showed first; without accepted questions reported, that
+    is each product in turn. Several streams (one per kind) may share one ``turns``. A product runs out and
+    leaves the turn; within a product the stream's own order is kept. Read lazily: a candidate of another
+    product than the one whose turn it is waits its product's turn (the stream is read as far as every product's
+    first candidate, to the end when a product has none). A corpus of one product or none passes the stream as
+    it is."""
     known = {product_of(d) for d in corpus.documents}
     if len(known - {None}) < 2:
         yield from stream
         return
+    turns = turns if turns is not None else Turns()
 
     def product(cand: Any) -> str:
         unit = cand.shown[cand.required[0]] if cand.required else cand.shown[0]
         return (product_of(corpus.get(unit.doc_id)) if unit.doc_id in corpus else None) or ""
 
     waiting: dict[str, deque[Any]] = {}
-    turn: list[str] = []
+    order: list[str] = []
     ended = False
 
     def pull() -> bool:
@@ -191,23 +227,23 @@ def by_product(corpus: Corpus, stream: Iterator[Any]) -> Iterator[Any]:
         name = product(cand)
         if name not in waiting:
             waiting[name] = deque()
-            turn.append(name)
+            order.append(name)
         waiting[name].append(cand)
         return True
 
     everyone = {name or "" for name in known}
     while set(waiting) != everyone and pull():  # every product's first candidate, to know whose turn comes when
         pass
-    at = 0
-    while turn:
-        name = turn[at % len(turn)]
+    while order:
+        name = min(order, key=lambda n: (turns.standing(n), turns.given[n]))  # min keeps the first of equals
         while not waiting[name] and not ended and pull():
             pass
         if waiting[name]:
-            yield waiting[name].popleft()
-            at += 1
+            cand = waiting[name].popleft()
+            turns.give(cand.key, name)
+            yield cand
         else:  # the stream has ended and this product holds nothing more
-            turn.remove(name)
+            order.remove(name)
             del waiting[name]
 
 

@@ -153,6 +153,29 @@ def test_the_rule_writer_names_the_product_of_every_question(two):
     assert code and all(not s.provenance.get("product_added") for s in code)  # it writes the name itself
 
 
+
+def test_the_run_reports_each_accepted_question_to_its_products_turns(two, monkeypatch):
+    from ragsweep.gen import generate as generate_module
+    from ragsweep.gen.products import Turns
+    made = []
+
+    class Kept(Turns):
+        def __init__(self):
+            super().__init__()
+            made.append(self)
+
+    monkeypatch.setattr(generate_module, "Turns", Kept)
+    corpus = read_folder(two)
+    result = generate(corpus, RuleWriter(), GenConfig(n=6, styles=("docs",), kinds=(("single_hop", 1.0),),
+                                                      gates=GateConfig(specific=False)))
+    assert len(made) == 1 and result.samples
+    counted = {name: n for name, n in made[0].accepted.items() if n}
+    asked = {}
+    for s in result.samples:
+        name = corpus.get(s.evidence[0].doc_id).metadata.get(PRODUCT) or ""
+        asked[name] = asked.get(name, 0) + 1
+    assert counted == asked  # every accepted question counted once, for the product of its evidence
+
 def _writes_no_product(messages, schema):
     data = json.loads(messages[-1]["content"])
     if "whose answer is the last numbered item" in messages[0]["content"]:
@@ -224,6 +247,35 @@ def test_candidates_are_taken_one_product_at_a_time_so_a_small_product_gets_its_
     one = Corpus(big, source="x")  # one product: the stream as it is
     assert [c.shown[0].index for c in by_product(one, iter(stream))] == list(range(len(stream)))
 
+
+
+def test_the_turn_goes_to_the_product_with_fewest_questions_not_fewest_candidates():
+    """Product A's candidates are all accepted, B's all refused: A stops taking turns once it leads, and B, refused
+    every time, gives way after REFUSALS_PER_QUESTION candidates a question, so neither takes the set."""
+    from ragsweep.gen.corpus import Corpus, Document
+    from ragsweep.gen.products import Turns, by_product
+    docs = [Document(f"{p}/{i}.md", "text", {PRODUCT: p.upper()}) for p in ("a", "b", "c") for i in range(30)]
+    corpus = Corpus(docs, source="x")
+    stream = _cands([f"{p}/{i}.md" for i in range(30) for p in ("a", "b", "c")])
+    turns = Turns()
+    taken = []
+    for cand in by_product(corpus, iter(stream), turns):
+        name = cand.shown[0].doc_id[0]
+        taken.append(name)
+        if name in "ac":  # the loop reports each accepted question back
+            turns.accept(cand.key)
+        if sum(turns.accepted.values()) == 12:
+            break
+    assert turns.accepted["A"] == turns.accepted["C"] == 6  # the two that pass share the set evenly
+    # B, never accepted, was tried while its refusals counted for fewer questions than the others had (5 before
+    # their last round), and not after
+    assert turns.given["B"] == Turns.REFUSALS_PER_QUESTION * 5
+    assert taken[:3] == ["a", "b", "c"]  # the stream's first order breaks ties
+    # without accepted questions reported the turn is each product's in order, as a round-robin
+    plain = [c.shown[0].doc_id[0] for c in by_product(corpus, iter(stream))][:9]
+    assert plain == ["a", "b", "c"] * 3
+    turns.accept("no such candidate")  # a key no product was given changes nothing
+    assert sum(turns.accepted.values()) == 12
 
 FRAMEWORKS = """# Frameworks
 
