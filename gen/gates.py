@@ -379,7 +379,7 @@ def _failures(sample: TestSample, corpus: Corpus, cfg: GateConfig) -> Iterator[t
         ("example_value", lambda: sample.provenance.get("style") != "code_answer" and bool(example_answer(
             q, ref, [(corpus.get(sp.doc_id), sp.start, sp.end) for sp in sample.evidence]))),
         ("unstated_default", lambda: sample.provenance.get("style") != "code_answer" and unstated_default(
-            ref, [(corpus.get(sp.doc_id), sp.start, sp.end) for sp in sample.evidence])),
+            ref, [(corpus.get(sp.doc_id), sp.start, sp.end) for sp in sample.evidence], q)),
         ("unstated_ordinal", lambda: unstated_ordinal(q, ev)),
         ("inverted_relation", lambda: inverted_relation(q, ref, ev)),
         ("empty_reference", lambda: not content_tokens(ref) and not _YES_NO.fullmatch(ref.strip())),

@@ -226,14 +226,26 @@ def example_answer(question: str, reference: str, evidence: Sequence[tuple[Docum
 
 
 _DEFAULT = re.compile(r"\bdefault(?:s|ed)?\b", re.I)
+#: How English states what holds when nothing is given, besides the word "default": the closed set of its
+#: conditionals and fallbacks ("unless told otherwise", "if omitted", "if no port is given", "falls back to").
+_FALLBACK = re.compile(r"\bdefault(?:s|ed)?\b|\bunless\b|\botherwise\b|\bomit(?:s|ted)?\b|\bfalls? back\b|"
+                       r"\b(?:if|when)\s+(?:not|no|none)\b|\bnot (?:given|set|specified|provided|passed)\b", re.I)
 
 
-def unstated_default(reference: str, evidence: Sequence[tuple[Document, int, int]]) -> bool:
-    """Whether a reference calls something a default that its evidence states only in example text or not at
-    all: a value read off an example's argument ("ignore_revision (True by default)" from a block that passes
-    ``ignore_revision=True``) is what that example chose, not what the product does unless told. The evidence's
-    text outside its example regions (:func:`_example_regions`, code included) must say "default" too."""
-    if not _DEFAULT.search(reference):
+def unstated_default(reference: str, evidence: Sequence[tuple[Document, int, int]], question: str = "") -> bool:
+    """Whether a reference calls something a default, or its question asks for one, that its evidence states only
+    in example text or not at all: a value read off an example's argument ("ignore_revision (True by default)"
+    from a block that passes ``ignore_revision=True``) is what that example chose, not what the product does
+    unless told, and the answer to "What is the default value of X?" from a page that lists X's values without
+    naming one the default is made up, whatever words the reference uses ("None"). The evidence's text outside
+    its example regions (:func:`_example_regions`, code included) must say "default" too; for a default only the
+    question asks for, it may say instead what holds when nothing is given (:data:`_FALLBACK`: "listens on port
+    7311 unless told otherwise"), as the reference did not claim the word."""
+    if _DEFAULT.search(reference):
+        said = _DEFAULT
+    elif _DEFAULT.search(question):
+        said = _FALLBACK
+    else:
         return False
     for doc, start, end in evidence:
         regions = sorted(_example_regions(doc, start, end, True))
@@ -243,7 +255,7 @@ def unstated_default(reference: str, evidence: Sequence[tuple[Document, int, int
                 prose.append(doc.text[at:lo])
             at = max(at, hi)
         prose.append(doc.text[at:end])
-        if _DEFAULT.search(" ".join(prose)):
+        if said.search(" ".join(prose)):
             return False
     return True
 

@@ -42,8 +42,9 @@ REASONS: dict[str, str] = {
                        "its folder (gates.product=refuse; gen.products)",
     "unnamed_row": "a question of one table row that does not name the row (its first cell): it asks what the whole "
                    "table answers (gen.structure.unnamed_row)",
-    "unstated_default": "the reference calls something a default that its evidence does not say is one outside "
-                        "an example (a value read off an example's argument: gen.grounding.unstated_default)",
+    "unstated_default": "the reference calls something a default, or the question asks for one, that its evidence "
+                        "does not state outside an example (a value read off an example's argument, or one of "
+                        "several listed values: gen.grounding.unstated_default)",
     "other_subject": "a question the writer did not name its product in asks about another project its page "
                      "links to (its site documents it), from text that does not name the product",
     "unseen_name": "a documentation question names code (an identifier, a file name) that neither its pages nor "

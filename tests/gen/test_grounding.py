@@ -220,6 +220,11 @@ def test_a_default_read_off_an_examples_argument_is_not_a_stated_default(tmp_pat
     assert not unstated_default("pass skip_tide=True to moor", [(doc, lead, block_end)])  # no default claimed
     # the prose that says what happens by default
     assert not unstated_default("By default Quayside waits for the tide.", [(doc, waits, wait_end)])
+    # a question that asks for a default: the reference need not say the word for the default to be made up
+    asked = "What is the default value of skip_tide in Quayside?"
+    assert unstated_default("True", [(doc, lead, block_end)], asked)
+    assert not unstated_default("It waits for the tide.", [(doc, waits, wait_end)],
+                                "What does Quayside do by default before mooring?")
     sample = TestSample("s", "What argument makes Quayside moor without checking the tide table?",
                         "skip_tide (True by default)", (Span("q.md", lead, block_end),), "single_hop",
                         {"style": "option"},
