@@ -311,7 +311,7 @@ def produce(cfg: DictConfig, corpus: Corpus, llm: Any, known: Sequence[TestSampl
         result = replace(result, samples=with_reference_citations(result.samples, corpus))
     extra = {**written_with(corpus, writer, gcfg, embed is not None), **model_time(writer_llm),
              **({"docs_defaults": decided} if decided else {})}
-    if found := summary(products(corpus), result.samples, gcfg.gates.product):
+    if found := summary(products(corpus), result.samples, gcfg.gates.product, result.report.tried_by_product):
         extra["products"] = found
     return result, extra
 
@@ -372,6 +372,10 @@ def run(cfg: DictConfig, run_dir: Path) -> dict[str, Any]:
         print(f"products: {len(made['pages'])} ({', '.join(f'{k} {v}' for k, v in made['pages'].items())} pages); "
               f"of the questions on one, {made['named']} name it, {made['added']} had it added "
               f"({made['named_by_identifier']} of them an identifier of its own only; gates.product={made['mode']})")
+        if made.get("candidates"):  # a page of no product ("") holds the questions no product was counted for
+            got = {**made["accepted"], "": rep.accepted - sum(made["accepted"].values())}
+            print("questions per product (candidates): " + ", ".join(
+                f"{k or '(no product)'} {got.get(k, 0)} ({v})" for k, v in made["candidates"].items()))
     print(rep.checks_line())
     print(rep.time_line() + _load_line(extra))
     print(rep.overlap_line())

@@ -279,6 +279,7 @@ async def agenerate(corpus: Corpus, writer: Writer, cfg: GenConfig, *,
         bar.set_postfix(accepted=report.accepted, rejected=report.n_rejected, refresh=False)
         bar.refresh()
     bar.close()
+    report.tried_by_product = dict(sorted(turns.given.items()))
     if stopped and len(samples) < n:
         report.exhausted.append(f"(stopped after max_attempts={max_attempts})")
     if warning := report.overlap()["warning"]:

@@ -368,11 +368,14 @@ def products(corpus: Corpus) -> Products:
                     {p: frozenset(v) for p, v in folders.items()}, {p: frozenset(v) for p, v in outside.items()})
 
 
-def summary(index: Products, samples: Sequence[Any], mode: str) -> dict[str, Any]:
+def summary(index: Products, samples: Sequence[Any], mode: str,
+            tried: Mapping[str, int] | None = None) -> dict[str, Any]:
     """What a generation report says of the products: pages per product, and of the accepted questions how many
     each product got, how many name their product as written (``named``: its name or its folder's), how many had
     it added (``added``, ``gates.product=repair``) and, of those, how many held only a name unique to its pages
-    (``named_by_identifier``: a question the gate once counted as naming its product)."""
+    (``named_by_identifier``: a question the gate once counted as naming its product); with ``tried``, the
+    candidates each product was given in its turns (``candidates``: a product whose pages gave few questions for
+    many candidates shows here)."""
     if not index.pages:
         return {}
     out: dict[str, Any] = {"pages": index.pages, "several": index.several, "mode": mode}
@@ -391,5 +394,5 @@ def summary(index: Products, samples: Sequence[Any], mode: str) -> dict[str, Any
             by_identifier += all(index.by_identifier(s.question, p) for p in prods)
         elif all(index.named(s.question, p) for p in prods):
             named += 1
-    return {**out, "accepted": dict(sorted(by.items())), "named": named, "named_by_identifier": by_identifier,
-            "added": added}
+    return {**out, "accepted": dict(sorted(by.items())), **({"candidates": dict(tried)} if tried else {}),
+            "named": named, "named_by_identifier": by_identifier, "added": added}

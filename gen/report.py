@@ -107,6 +107,8 @@ class Report:
     # The round-trip check: questions checked and agreed, and why the others disagreed (gen.roundtrip).
     roundtrip: dict[str, int] = field(default_factory=dict)
     gave_up: dict[str, int] = field(default_factory=dict)  # kind -> candidates tried when it gave up
+    # On a folder of several products: candidates each product was given in its turns (gen.products.Turns).
+    tried_by_product: dict[str, int] = field(default_factory=dict)
     # The sampled documents' sentence units, and how many of them do not name their subject (gen.units).
     units: dict[str, int] = field(default_factory=dict)
     # The accepted questions' styles (gen.styles; "fact": none), and the documentation styles asked for that the

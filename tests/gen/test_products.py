@@ -175,6 +175,13 @@ def test_the_run_reports_each_accepted_question_to_its_products_turns(two, monke
         name = corpus.get(s.evidence[0].doc_id).metadata.get(PRODUCT) or ""
         asked[name] = asked.get(name, 0) + 1
     assert counted == asked  # every accepted question counted once, for the product of its evidence
+    # the report keeps the candidates each product was given, and the products summary shows them beside its questions
+    given = result.report.tried_by_product
+    assert given == dict(sorted(made[0].given.items())) and set(asked) <= set(given)
+    assert all(given[name] >= n for name, n in asked.items())
+    from ragsweep.gen.products import summary
+    found = summary(products(corpus), result.samples, "repair", given)
+    assert found["candidates"] == given and "candidates" not in summary(products(corpus), result.samples, "repair")
 
 def _writes_no_product(messages, schema):
     data = json.loads(messages[-1]["content"])
@@ -342,3 +349,18 @@ def test_the_names_a_product_links_out_to_are_names_not_phrases_or_badges(two):
             "it began](https://blog.example.org/).\n")
     (two / "quillmark" / "links.md").write_text(page, encoding="utf-8")
     assert products(read_folder(two)).outside["Quillmark"] == {"Channels", "taskiq-redis"}
+
+
+def test_gen_prints_each_products_questions_beside_its_candidates(two, tmp_path, ragsweep):
+    out = tmp_path / "ts.jsonl"
+    done = ragsweep("gen", "llm=none", "n=4", "styles=[docs]", "gates.specific=false", "gates.embed=false",
+                    "corpus=folder", f"corpus.path={two}", f"out={out}", "progress=false", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    line = next(l for l in done.stdout.splitlines() if l.startswith("questions per product (candidates): "))
+    report = json.loads(out.with_suffix(".report.json").read_text(encoding="utf-8"))
+    made = report["products"]
+    assert set(made["accepted"]) <= set(made["candidates"])
+    got = {**made["accepted"], "": report["accepted"] - sum(made["accepted"].values())}  # the index page's: none
+    assert report["accepted"] >= 2 and sum(made["candidates"].values()) >= report["accepted"]
+    for name, given in made["candidates"].items():  # "Quillmark 2 (3)": questions, then candidates given
+        assert f"{name or '(no product)'} {got.get(name, 0)} ({given})" in line
