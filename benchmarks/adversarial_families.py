@@ -274,8 +274,10 @@ def summarise(scores: dict[tuple[str, str], float], built: dict[str, Any], half:
     }
 
 
-async def score(backend: str, items: list[Any], cache: str | None,
-                correctness: str = "judge") -> dict[tuple[str, str], float]:
+async def score(backend: str, items: list[Any], cache: str | None, correctness: str = "judge",
+                rows_out: list[Any] | None = None) -> dict[tuple[str, str], float]:
+    """``{(sample_id, metric): value}`` of the rows scored ``ok``; ``rows_out`` (a list) receives every row,
+    explanations included."""
     from ragsweep.metrics import scoring
     from ragsweep.metrics.catalogue import catalogue
 
@@ -295,6 +297,8 @@ async def score(backend: str, items: list[Any], cache: str | None,
     finally:
         if judge is not None and hasattr(judge, "close"):
             judge.close()
+    if rows_out is not None:
+        rows_out.extend(rows)
     return {(r.sample_id, r.metric): r.result.value for r in rows if r.result.status == "ok"}
 
 
@@ -346,6 +350,12 @@ def main(argv: list[str] | None = None) -> int:
                     help="leave out the first N of those cases: a run on cases an earlier --max-cases N did not "
                          "reach, reported alone (the same spread, so the cases are fresh)")
     ap.add_argument("--out", default=None, help="also write the table to this markdown file")
+    ap.add_argument("--only", default=None,
+                    help="score only these sample kinds, comma-separated: right, wrong, swap, dlg, inj (a faster "
+                         "run for the figures they give; the table leaves the others empty)")
+    ap.add_argument("--scores-out", default=None,
+                    help="write every scored row (sample id, metric, value, status, explanation) to this JSONL "
+                         "file: a method can then be recomputed from what the judge said without a call")
     ap.add_argument("--correctness", choices=("judge", "sentences", "skip"), default="judge",
                     help="factual_correctness claims= for the reference injections (judge: the metric's default, "
                          "two long calls per sample; sentences: one short call per sentence; skip: not scored)")
@@ -358,10 +368,19 @@ def main(argv: list[str] | None = None) -> int:
     wanted = {c["id"] for h in halves
               for c in spread([c for c in built["cases"] if c["half"] == h], args.max_cases)[args.skip_cases:]}
     items = [s for s in samples(built) if s.id.split("|")[0] in wanted]
+    if args.only:
+        kinds = {k.strip() for k in args.only.split(",") if k.strip()}
+        unknown = kinds - {"right", "wrong", "swap", "dlg", "inj"}
+        if unknown:
+            ap.error(f"--only: unknown sample kinds {sorted(unknown)}; use right, wrong, swap, dlg, inj")
+        items = [s for s in items if re.match(r"[a-z]+", s.id.split("|")[1]).group(0) in kinds]
+        if "inj" not in kinds:  # factual_correctness is scored for the reference injections' baselines only
+            args.correctness = "skip"
+    rows: list[Any] = []
     results = []
     for backend in args.llm:
         start = time.perf_counter()
-        scores = asyncio.run(score(backend, items, args.cache, args.correctness))
+        scores = asyncio.run(score(backend, items, args.cache, args.correctness, rows))
         seconds = time.perf_counter() - start
         results += [(backend, summarise(scores, built, h), seconds) for h in halves]
         print(f"[{backend}] {seconds:.0f} s", file=sys.stderr, flush=True)
@@ -370,6 +389,10 @@ def main(argv: list[str] | None = None) -> int:
     text = (f"split (seed {SPLIT_SEED}): {split_line}\n\nfactual_correctness (reference injections): "
             f"claims={args.correctness}\n\n{table(results)}")
     print(text)
+    if args.scores_out:
+        with open(args.scores_out, "w", encoding="utf-8") as f:
+            for r in rows:
+                f.write(json.dumps({**r.to_dict(), "explanation": r.result.explanation}, default=str) + "\n")
     if args.out:
         Path(args.out).write_text(text + "\n", encoding="utf-8")
     return 0
