@@ -108,3 +108,17 @@ def test_spread_takes_cases_from_every_topic_in_turn(built):
     topics = built["split"]["topics"]["tune"]
     assert len(got) == 12 and [c["topic"] for c in got[: len(topics)]] == sorted(topics)
     assert af.spread(tune, None) == tune
+
+
+def test_only_some_sample_kinds_are_scored_and_every_row_is_written(tmp_path, capsys):
+    out = tmp_path / "rows.jsonl"
+    assert af.main(["--llm", "none", "--half", "tune", "--max-cases", "3", "--only", "right,swap",
+                    "--scores-out", str(out)]) == 0
+    rows = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
+    kinds = {re.match(r"[a-z]+", r["sample_id"].split("|")[1]).group(0) for r in rows}
+    assert kinds == {"right", "swap"} and {r["metric"] for r in rows} == {"faithfulness"}
+    assert all(r["status"] == "ok" and r["explanation"]["claims"] for r in rows)  # what the judge said, kept
+    assert "| none | tune |" in capsys.readouterr().out
+    with pytest.raises(SystemExit) as bad:
+        af.main(["--llm", "none", "--only", "rights"])
+    assert bad.value.code == 2
