@@ -22,7 +22,7 @@ from ragsweep.gen.followup import follow_up_line
 from ragsweep.gen.gates import GateConfig, check_families
 from ragsweep.gen.generate import GenConfig, Result, check_n, generate
 from ragsweep.gen.parts import build
-from ragsweep.gen.products import MODES, products, summary
+from ragsweep.gen.products import MODES, PRODUCT, products, summary
 from ragsweep.gen.query_form import FORMS
 from ragsweep.gen.reword import RewordConfig
 from ragsweep.gen.supported import SCOPES
@@ -372,8 +372,8 @@ def run(cfg: DictConfig, run_dir: Path) -> dict[str, Any]:
         print(f"products: {len(made['pages'])} ({', '.join(f'{k} {v}' for k, v in made['pages'].items())} pages); "
               f"of the questions on one, {made['named']} name it, {made['added']} had it added "
               f"({made['named_by_identifier']} of them an identifier of its own only; gates.product={made['mode']})")
-        if made.get("candidates"):  # a page of no product ("") holds the questions no product was counted for
-            got = {**made["accepted"], "": rep.accepted - sum(made["accepted"].values())}
+        if made.get("candidates"):  # a page of no product ("") holds the questions that carry none
+            got = {**made["accepted"], "": sum(not s.provenance.get(PRODUCT) for s in result.samples)}
             print("questions per product (candidates): " + ", ".join(
                 f"{k or '(no product)'} {got.get(k, 0)} ({v})" for k, v in made["candidates"].items()))
     print(rep.checks_line())
