@@ -360,6 +360,9 @@ def main(argv: list[str] | None = None) -> int:
                     help="factual_correctness claims= for the reference injections (judge: the metric's default, "
                          "two long calls per sample; sentences: one short call per sentence; skip: not scored)")
     args = ap.parse_args(argv)
+    for flag, path in (("--scores-out", args.scores_out), ("--out", args.out)):
+        if path and not Path(path).resolve().parent.is_dir():  # before the run, not after its calls are spent
+            ap.error(f"{flag}: the folder of {path} does not exist")
     built = build(seed=args.seed)
     if args.dump:
         Path(args.dump).write_text(json.dumps(built, ensure_ascii=False, indent=1), encoding="utf-8")

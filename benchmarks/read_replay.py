@@ -62,7 +62,13 @@ def evidence_units(sample: dict, corpus: Corpus) -> tuple[Unit, ...]:
 def replay(half: str, name: str, read: Path, kept: Path, folder: Path, tally: dict,
            gate: str = "antecedent_outside") -> None:
     marks = read_marks(read)
-    samples = [json.loads(line) for line in kept.read_text(encoding="utf-8").splitlines() if line.strip()]
+    samples = []
+    for row, line in enumerate(kept.read_text(encoding="utf-8").splitlines(), 1):
+        if line.strip():
+            try:
+                samples.append(json.loads(line))
+            except json.JSONDecodeError as exc:
+                raise SystemExit(f"{kept}: line {row} is not a JSON sample ({exc.msg})") from None
     corpus = read_folder(folder)
     for sample in samples:
         n = int(sample["id"].rsplit("-", 1)[1])

@@ -122,3 +122,6 @@ def test_only_some_sample_kinds_are_scored_and_every_row_is_written(tmp_path, ca
     with pytest.raises(SystemExit) as bad:
         af.main(["--llm", "none", "--only", "rights"])
     assert bad.value.code == 2
+    with pytest.raises(SystemExit) as nowhere:  # refused before any scoring, not after it
+        af.main(["--llm", "none", "--scores-out", str(tmp_path / "no" / "rows.jsonl")])
+    assert nowhere.value.code == 2
