@@ -165,13 +165,13 @@ class Turns:
     """Whose turn comes next on a folder of several products: per product, the candidates it was given and the
     questions it has (:func:`by_product` counts the first, the generation loop the second through
     :meth:`accept`). The product that stands lowest goes next, a refused candidate counting as
-    1 / :data:`REFUSALS_PER_QUESTION` of a question: a turn per candidate gave a product whose candidates the
-    gates pass easily most of the set (two pages of one product 8 of 32 questions, 54 pages of another none),
-    while a turn per accepted question alone would spend the run on a product whose pages give nothing."""
+    1 / :data:`REFUSALS_PER_QUESTION` of a question: a turn per candidate gives a product whose candidates the
+    gates pass easily most of the set and leaves one they refuse often with none, while a turn per accepted
+    question alone would spend the run on a product whose pages give nothing."""
 
-    #: About what an accepted docs question costs the packaged writer (3.9-5.9 candidates a question): a product
-    #: refused as often as the run is keeps its share, one refused far more often gives way after spending about
-    #: what a question costs elsewhere.
+    #: About the candidates an accepted docs question costs the packaged writer: a product refused as often as the
+    #: run is keeps its share, one refused far more often gives way after spending about what a question costs
+    #: elsewhere.
     REFUSALS_PER_QUESTION = 4
 
     def __init__(self) -> None:
