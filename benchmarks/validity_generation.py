@@ -279,7 +279,7 @@ def report(names: Sequence[str], scores: Mapping[str, Mapping[str, np.ndarray]],
             row = v.agreement_row("hotpot", m, label, human, synthetic, names, args, both, (), "generation")
         except (v.TiedRanking, ValueError) as exc:  # ValueError: every split-half tied (0/1 scores, few questions)
             row = (f"| hotpot | generation ({len(names)}) | {m} | {label} | {len(human)} / {len(synthetic)} | "
-                   f"– ({exc}) |" + "  |" * 9)
+                   f"– ({exc}) |" + "  |" * (v.COLUMNS - 6))
         print(row, flush=True)
         lines.append(row)
     return lines

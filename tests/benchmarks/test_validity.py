@@ -346,3 +346,37 @@ def test_a_broken_report_is_named_and_the_set_still_used(validity, tmp_path):
     assert validity.read_report(report) == ({}, f"its report {report} is not a JSON object")
     report.write_text('{"seconds": 3.5}')
     assert validity.read_report(report) == ({"seconds": 3.5}, None)
+
+
+def _systems(rng, n, means, noise=0.25):
+    """n questions x systems: each question's score is a system's mean plus question noise."""
+    return np.clip(np.asarray(means)[None, :] + rng.normal(0, noise, (n, len(means))), 0, 1)
+
+
+def test_ceiling_gap_holds_zero_for_a_second_sample_of_people_and_not_for_a_reversed_board(validity):
+    rng = np.random.default_rng(7)
+    means = np.linspace(0.45, 0.55, 6)  # near ties: halves of people disagree on some pairs
+    human = _systems(rng, 200, means)
+    alike = _systems(rng, 100, means)              # the same systems, other questions
+    reversed_ = _systems(rng, 100, means[::-1])     # a board that orders them the other way
+    same = validity.ceiling_gap(human, alike, n_splits=300, seed=0)
+    assert same.lo < 0 < same.hi
+    wrong = validity.ceiling_gap(human, reversed_, n_splits=300, seed=0)
+    assert wrong.hi < 0 and wrong.point < -0.5  # a reversed order against people's own
+    assert validity.ceiling_gap(human, alike, n_splits=300, seed=0) == same  # seeded
+    with pytest.raises(ValueError, match="half the human questions"):
+        validity.ceiling_gap(human[:1], alike)
+
+
+def test_ceiling_gap_is_printed_in_the_agreement_row(validity):
+    import argparse
+
+    rng = np.random.default_rng(1)
+    means = np.linspace(0.2, 0.8, 4)
+    human, synthetic = _systems(rng, 40, means), _systems(rng, 20, means)
+    args = argparse.Namespace(resamples=50, stat_seed=0, splits=50, winner_resamples=20)
+    row = validity.agreement_row("c", "ndcg@10", "none", human, synthetic, [f"s{i}" for i in range(4)], args)
+    cells = [c.strip() for c in row.strip().strip("|").split("|")]
+    assert len(cells) == len(validity.HEADER[1].strip("|").split("|"))
+    gap = validity.ceiling_gap(human, synthetic, size=20, n_splits=50, seed=0)
+    assert cells[11] == str(gap)
