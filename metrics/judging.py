@@ -38,6 +38,7 @@ from ragsweep.metrics.support import (  # noqa: F401 - re-exported: the blend's 
     is_removed,
     logit,
     sigmoid,
+    slot_confirmation,
     slot_penalty,
 )
 
@@ -167,13 +168,14 @@ async def sentence_support(judge: LLM, question: str | None, statements: Sequenc
     token's log-probability, and each open number or name of the statement gets a slot check
     (:mod:`metrics.slots`, one ``claim_check`` call each, same prompt prefix). The judge's probability and the
     deterministic evidence's (:func:`word_evidence`, the statement read in the contexts' words) are blended in
-    logit space with :data:`BLEND`, and a slot filled with another value lowers it
-    (:func:`slot_penalty`). Slots are asked only of a statement the judge does not already reject.
+    logit space with :data:`BLEND`; a slot filled with another value lowers it (:func:`slot_penalty`), and
+    slots that all confirm the statement's values raise it (:func:`slot_confirmation`). Slots are asked only
+    of a statement the judge does not already reject.
     Without logprobs the judge's hard verdicts stand alone (1 or 0).
 
     Returns one row per statement: claim, p_supported, verdict, judge_verdict, p_judge, p_offline,
     evidence (what the deterministic check found missing), shown (the sentences the judge saw),
-    slots, best_sentence, features.
+    slots, slot_logit (what the slots added), best_sentence, features.
     """
     blend = blend_for(judge)
     if blend["judge"] == 0:  # this judge's verdicts carry no signal: the evidence decides, no call
@@ -219,19 +221,24 @@ async def sentence_support(judge: LLM, question: str | None, statements: Sequenc
         # verdict cannot lift it above what the evidence alone says.
         # Words the contexts say otherwise ("finished" for "completed") count as there.
         coverage = row.get("features", {}).get("coverage")
-        if done.logprobs and coverage is not None and coverage < MIN_COVERAGE and semantic_coverage(
-                statement, question, passages, offline._EVIDENCE_EMBEDDER) < MIN_COVERAGE:  # hard verdicts stand alone
+        capped = bool(done.logprobs and coverage is not None and coverage < MIN_COVERAGE and semantic_coverage(
+            statement, question, passages, offline._EVIDENCE_EMBEDDER) < MIN_COVERAGE)
+        if capped:  # hard verdicts stand alone
             p = min(p, p_off)
-        # Slots only for a statement not already unsupported: they can lower it, never raise it. A number
-        # the contexts give of another unit lowers it with no call.
+        # Slots only for a statement not already unsupported. A number the contexts give of another unit
+        # lowers it with no call. Slots that confirm every value raise it, but not past the coverage cap: a
+        # confirmed value does not put the statement's other words in the contexts.
         slots = await check_slots(judge, statement, question, texts) if p >= 0.5 else []
         slots += unit_checks(statement, question, passages, offline._EVIDENCE_EMBEDDER)
+        slot_logit = 0.0
         if slots and done.logprobs:
-            p = sigmoid(logit(p) + slot_penalty(slots))
+            slot_logit = slot_penalty(slots) + (0.0 if capped else slot_confirmation(slots))
+            p = sigmoid(logit(p) + slot_logit)
         elif slots:  # hard verdicts: a slot filled with another value makes the claim unsupported
             p = min([p, *(s["p_claim"] for s in slots if s["p_claim"] is not None)])
         row.update(p_supported=p, judge_verdict={"yes": "supported", "no": "not_supported"}.get(
-            verdict, verdict), p_judge=pj, p_offline=p_off, evidence=row.pop("reason"), shown=texts, slots=slots, p_blind=p_blind)
+            verdict, verdict), p_judge=pj, p_offline=p_off, evidence=row.pop("reason"), shown=texts, slots=slots, p_blind=p_blind,
+            slot_logit=slot_logit)
         row["verdict"] = "supported" if row["p_supported"] >= 0.5 else "not_supported"
         row["evidence"] += mismatches(slots)
     return calibrate_rows(rows, judge) if with_logprobs else rows

@@ -29,11 +29,16 @@ def is_removed(sentence: str) -> bool:
 BLEND = {"judge": 1.0, "offline": 0.3, "bias": 0.0}
 #: How much a slot check (:mod:`metrics.slots`) that finds another value for one of the claim's
 #: numbers or names lowers it: logit P += weight x min(0, logit P(the claim's value)), per kind, with
-#: the claim's weakest slot of that kind. Only downwards: a slot the judge fills with the claim's
-#: value confirms nothing the verdict did not. Chosen with :data:`BLEND` on the same ``tune`` half. A
+#: the claim's weakest slot of that kind. Chosen with :data:`BLEND` on the same ``tune`` half. A
 #: unit check fires only where the contexts give the claim's number of something else, with no judge's
 #: doubt in it, so it takes a confident yes below 0.5.
 SLOT_WEIGHTS = {"number": 0.5, "name": 0.5, "unit": 1.0}
+#: How much a claim gains when its slot checks confirm it (:func:`slot_confirmation`), at the weight a
+#: contradicting slot costs. A yes/no verdict says yes to a swapped value too (every word of it is in
+#: the evidence); a cloze that picks the claim's own value among the evidence's rival values of its kind
+#: has read which value belongs where, which the verdict does not show. So agreement counts as evidence
+#: both ways, as in QAGS and QAFactEval, which score by it.
+SLOT_CONFIRM = 0.5
 #: Judges whose verdicts measured no better than chance get their own blend. The packaged 0.5B's
 #: verdict probabilities on 60 HaluEval ``tune`` pairs ranked 0.50 pairwise / 0.43 ROC-AUC alone,
 #: and every judge weight above 0 lowered the blend (0.86 / 0.88 at 0; 0.83 / 0.86 at 0.1 to 1):
@@ -55,7 +60,7 @@ BLEND_BY_MODEL: dict[str, dict[str, float]] = {
 #: (a = 1, b = 0) and its explanations say so. Held-out figures: docs/trust/judged-metrics.md.
 CALIBRATION: dict[str, tuple[float, float]] = {
     "none": (1.318, 0.440),
-    "qwen2.5-coder-1.5b-instruct-q4_k_m": (0.937, -0.536),
+    "qwen2.5-coder-1.5b-instruct-q4_k_m": (0.906, -0.493),
 }
 
 
@@ -101,6 +106,17 @@ def calibrate_rows(rows: list[dict[str, Any]], judge: Any) -> list[dict[str, Any
 def blend_for(judge: Any) -> dict[str, float]:
     """The blend weights for this judge: :data:`BLEND_BY_MODEL` by its model id, else :data:`BLEND`."""
     return BLEND_BY_MODEL.get(str(getattr(judge, "model_id", "")), BLEND)
+
+
+def slot_confirmation(slots: Sequence[dict[str, Any]]) -> float:
+    """The logit a claim gains from its slot checks: :data:`SLOT_CONFIRM` x the logit of its weakest number or
+    name slot's P(claim's value), when every such slot is filled with the claim's value (the weakest at 0.5 or
+    more) and no unit check found the number given of something else; else 0. A claim with no slot checked
+    gains nothing."""
+    checked = [s["p_claim"] for s in slots if s["kind"] in ("number", "name") and s["p_claim"] is not None]
+    if not checked or min(checked) < 0.5 or any(s["kind"] == "unit" and s["p_claim"] is not None for s in slots):
+        return 0.0
+    return SLOT_CONFIRM * logit(min(checked), eps=1e-3)
 
 
 def slot_penalty(slots: Sequence[dict[str, Any]]) -> float:

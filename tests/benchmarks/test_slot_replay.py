@@ -14,7 +14,14 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 import adversarial_families as af  # noqa: E402
 import slot_replay as sr  # noqa: E402
 
-from ragsweep.metrics.support import CALIBRATION, calibrate, logit, sigmoid, slot_penalty  # noqa: E402
+from ragsweep.metrics.support import (  # noqa: E402
+    CALIBRATION,
+    calibrate,
+    logit,
+    sigmoid,
+    slot_confirmation,
+    slot_penalty,
+)
 
 MODEL = "qwen2.5-coder-1.5b-instruct-q4_k_m"
 
@@ -23,26 +30,39 @@ def _slot(kind: str, p: float) -> dict:
     return {"slot": "x", "kind": kind, "cloze": "___", "options": ["x", "y", "not stated"], "chosen": "x", "p_claim": p}
 
 
-def _row(sample_id: str, before: float, slots: list[dict]) -> dict:
-    """A dumped row as the judge writes it: p_blend holds the slot penalty, the value is calibrated."""
-    p_blend = sigmoid(logit(before) + slot_penalty(slots))
+def _row(sample_id: str, before: float, slots: list[dict], *, old: bool = False, capped: bool = False) -> dict:
+    """A dumped row as the judge writes it: p_blend holds the slot term, the value is calibrated. ``old``: as the
+    judge before slot confirmation wrote it (no gain, no slot_logit); ``capped``: the coverage cap held the gain."""
+    term = slot_penalty(slots) + (0.0 if old or capped else slot_confirmation(slots))
+    p_blend = sigmoid(logit(before) + term)
     value = calibrate(p_blend, CALIBRATION[MODEL])
     claim = {"claim": "c", "p_supported": value, "p_blend": p_blend, "p_judge": 0.9, "slots": slots,
              "calibration": MODEL}
+    if not old:
+        claim["slot_logit"] = term
     return {"sample_id": sample_id, "metric": "faithfulness", "value": value, "status": "ok",
             "explanation": {"claims": [claim]}}
 
 
 @pytest.mark.parametrize("slots", [[], [_slot("number", 0.3)], [_slot("name", 0.8), _slot("name", 0.2)],
                                    [_slot("number", 0.1), _slot("unit", 0.05)], [_slot("unit", 0.05)]])
-def test_mains_shape_is_mains_penalty(slots):
-    assert sr.shaped(0.5, 0.5)(slots) == pytest.approx(slot_penalty(slots))
+def test_mains_shape_is_the_judges_slot_term(slots):
+    assert sr.BEFORE_CONFIRM.term(slots) == pytest.approx(slot_penalty(slots))
+    assert sr.MAIN.term(slots) == pytest.approx(slot_penalty(slots) + slot_confirmation(slots))
+    assert sr.NONE.term(slots) == 0.0
 
 
 def test_a_lower_threshold_forgives_mild_doubt_only():
     mild, strong = [_slot("name", 0.35)], [_slot("name", 0.05)]
-    assert sr.shaped(0.2, 0.5)(mild) == 0.0 and sr.shaped(0.5, 0.5)(mild) < 0.0
-    assert sr.shaped(0.2, 0.5)(strong) < 0.0
+    assert sr.Shape(0.2, 0.5, 0).term(mild) == 0.0 and sr.Shape(0.5, 0.5, 0).term(mild) < 0.0
+    assert sr.Shape(0.2, 0.5, 0).term(strong) < 0.0
+
+
+def test_confirmation_needs_every_slot_and_no_unit_mismatch():
+    assert slot_confirmation([_slot("name", 0.9), _slot("number", 0.8)]) == pytest.approx(0.5 * logit(0.8, 1e-3))
+    assert slot_confirmation([_slot("name", 0.9), _slot("number", 0.4)]) == 0.0  # one slot doubts it
+    assert slot_confirmation([_slot("name", 0.9), _slot("unit", 0.05)]) == 0.0  # a number of something else
+    assert slot_confirmation([]) == 0.0 and slot_confirmation([{**_slot("name", 0.9), "p_claim": None}]) == 0.0
 
 
 @pytest.fixture(scope="module")
@@ -57,16 +77,28 @@ def test_replay_reproduces_and_reshapes(tmp_path, case, capsys):
     rows = [_row(f"{c['id']}|right{i}", 0.95, [_slot("name", 0.9)]) for i in range(len(c["right"]))]
     kind = c["swaps"][0]["kind"]
     rows.append(_row(f"{c['id']}|swap:{kind}", 0.95, [_slot("name", 0.1)]))  # the cloze gives another value
-    assert sr.check_exact(rows) < sr.EXACT
-    main = sr.summary(rows, sr.shaped(0.5, 0.5), built, "tune")
-    none = sr.summary(rows, lambda s: 0.0, built, "tune")
+    assert sr.check_exact(rows) < sr.EXACT and sr.check_exact(rows, sr.BEFORE_CONFIRM) > sr.EXACT
+    main = sr.summary(rows, sr.MAIN, built, "tune")
+    before = sr.summary(rows, sr.BEFORE_CONFIRM, built, "tune")
+    none = sr.summary(rows, sr.NONE, built, "tune")
     assert main["swaps_caught"] == 1.0 and none["swaps_caught"] == 0.0  # the slot check is what catches it
-    assert main["right_mean"] == pytest.approx(none["right_mean"])  # a confident right slot costs nothing
+    assert before["right_mean"] == pytest.approx(none["right_mean"])  # a confident right slot costs nothing
+    assert main["right_mean"] > before["right_mean"]  # and, confirmed, it counts for the claim
     dump = tmp_path / "rows.jsonl"
     dump.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
     assert sr.main([str(dump), "--thresholds", "0.5", "0.2", "--weights", "0.5"]) == 0
     out = capsys.readouterr().out
-    assert "| 0.5 | 0.5 (main) |" in out and "| no slot penalty |" in out and "1 / 1" in out
+    assert "| 0.5 | 0.5 | 0.5 (main) |" in out and "| no slot term |" in out and "1 / 1" in out
+    assert "written by today's judge" in out
+
+
+def test_old_dumps_and_capped_claims_replay_exactly(case):
+    built, c = case
+    old = [_row(f"{c['id']}|right0", 0.95, [_slot("name", 0.9)], old=True)]
+    assert sr.check_exact(old, sr.BEFORE_CONFIRM) < sr.EXACT and sr.check_exact(old) > sr.EXACT
+    held = [_row(f"{c['id']}|right0", 0.95, [_slot("name", 0.9)], capped=True)]
+    assert sr.capped(held[0]["explanation"]["claims"][0])
+    assert sr.check_exact(held) < sr.EXACT  # main's shape gives a capped claim no gain
 
 
 def test_a_dump_from_another_judge_and_bad_files_are_refused(tmp_path, case):

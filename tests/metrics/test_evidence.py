@@ -398,3 +398,26 @@ def test_score_with_no_judge_gives_context_precision(tmp_path):
                                   embedder=None, options={}, concurrency=1, progress=False, empty_answers="fail"))
     assert [(r.metric, r.result.status, r.result.value) for r in rows] == [
         ("context_precision", "ok", pytest.approx(0.5)), ("context_utilization", "ok", pytest.approx(0.5))]
+
+
+def _sure_logprobs(text: str):
+    """0.9 for what the reply wrote (a verdict or an option's letter), the rest spread over the others."""
+    if '"yes"' in text or '"no"' in text:
+        return _verdict_logprobs(text)
+    written = re.search(r'"([A-Z])"', text).group(1)
+    letters = "ABC"
+    return [{"{": 0.0}, {f'"{x}"': math.log(0.9 if x == written else 0.05) for x in letters}]
+
+
+def test_slots_that_confirm_a_claim_raise_it_and_one_that_contradicts_it_lowers_it():
+    judge = ScriptedLLM(gullible([]), logprobs=_sure_logprobs)
+    right, swap = "The Harl Tower is 473 metres tall.", "The Harl Tower is 906 metres tall."
+    good, bad = asyncio.run(sentence_support(judge, "How tall is the Harl Tower?", [right, swap], [TOWER]))
+    # The judge says yes to both (every number is in the passages): only the cloze tells them apart.
+    assert good["p_judge"] == pytest.approx(bad["p_judge"]) and good["p_judge"] > 0.8
+    assert [s["p_claim"] for s in good["slots"]] == [pytest.approx(0.9)]
+    assert good["slot_logit"] == pytest.approx(0.5 * logit(0.9, 1e-3))  # the cloze's agreement counts for it
+    assert bad["slot_logit"] == pytest.approx(0.5 * logit(0.05, 1e-3))
+    verdict_only = sigmoid(BLEND["judge"] * logit(good["p_judge"]) + BLEND["offline"] * logit(good["p_offline"]))
+    assert good["p_blend"] == pytest.approx(sigmoid(logit(verdict_only) + good["slot_logit"]))
+    assert bad["p_blend"] < verdict_only < good["p_blend"]
