@@ -26,7 +26,7 @@ import sys
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import adversarial_families as af  # noqa: E402
@@ -102,18 +102,24 @@ def row_value(row: dict[str, Any], shape: Shape) -> float | None:
     return sum(claim_value(c, shape) for c in claims) / len(claims)
 
 
+def _refuse(message: str) -> NoReturn:
+    """Bad input: one line on stderr and exit 2, as the other benchmark scripts do."""
+    print(f"slot_replay: {message}", file=sys.stderr)
+    raise SystemExit(2)
+
+
 def read_dumps(paths: Iterable[Path]) -> list[dict[str, Any]]:
     rows = []
     for path in paths:
         if not path.is_file():
-            raise SystemExit(f"slot_replay: {path}: no such file")
+            _refuse(f"{path}: no such file")
         for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
             if not line.strip():
                 continue
             try:
                 row = json.loads(line)
             except json.JSONDecodeError as exc:
-                raise SystemExit(f"slot_replay: {path}, line {n}: not JSON ({exc.msg})") from None
+                _refuse(f"{path}, line {n}: not JSON ({exc.msg})")
             if row.get("metric") == "faithfulness":
                 rows.append(row)
     return rows
@@ -139,19 +145,19 @@ def main(argv: list[str] | None = None) -> int:
                     help="weights of the gain when every slot confirms the claim (0: none)")
     args = ap.parse_args(argv)
     if SLOT_WEIGHTS["number"] != SLOT_WEIGHTS["name"]:
-        raise SystemExit("slot_replay: main weighs numbers and names apart; this replay assumes one weight")
+        _refuse("main weighs numbers and names apart; this replay assumes one weight")
     bad = [t for t in args.thresholds if not 0 < t < 1]
     if bad:
         ap.error(f"--thresholds must lie strictly between 0 and 1, got {bad}")
     rows = read_dumps(args.dumps)
     if not rows:
-        raise SystemExit("slot_replay: no faithfulness row in the dumps")
+        _refuse("no faithfulness row in the dumps")
     fits = {name: check_exact(rows, shape) for name, shape in (("today's judge", MAIN),
                                                                   ("the judge before slot confirmation", BEFORE_CONFIRM))}
     writer, off = min(fits.items(), key=lambda kv: kv[1])
     if off > EXACT:
-        raise SystemExit(f"slot_replay: the slot term replayed moves a row by {off:.2g}: these dumps were written "
-                         "by another judge (another blend, calibration or slot rule)")
+        _refuse(f"the slot term replayed moves a row by {off:.2g}: these dumps were written by another judge "
+                "(another blend, calibration or slot rule)")
     built = af.build()
     print(f"{len(rows)} rows, written by {writer}, replayed exactly (largest difference {off:.1e}); "
           f"half {args.half}\n")

@@ -25,7 +25,7 @@ from ragsweep.metrics.evidence import EvidencePool, keys_of, read_in_context_wor
 from ragsweep.metrics.llm.base import LLM, Logprobs
 from ragsweep.metrics.prompts import CLAIM_CHECK, CheckInput, complete
 from ragsweep.metrics.slots import check as check_slots
-from ragsweep.metrics.slots import mismatches, unit_checks, with_units
+from ragsweep.metrics.slots import confirmations, mismatches, unit_checks, with_units
 from ragsweep.metrics.support import (  # noqa: F401 - re-exported: the blend's home was here
     BLEND,
     BLEND_BY_MODEL,
@@ -230,9 +230,10 @@ async def sentence_support(judge: LLM, question: str | None, statements: Sequenc
         # confirmed value does not put the statement's other words in the contexts.
         slots = await check_slots(judge, statement, question, texts) if p >= 0.5 else []
         slots += unit_checks(statement, question, passages, offline._EVIDENCE_EMBEDDER)
-        slot_logit = 0.0
+        slot_logit = gain = 0.0
         if slots and done.logprobs:
-            slot_logit = slot_penalty(slots) + (0.0 if capped else slot_confirmation(slots))
+            gain = 0.0 if capped else slot_confirmation(slots)
+            slot_logit = slot_penalty(slots) + gain
             p = sigmoid(logit(p) + slot_logit)
         elif slots:  # hard verdicts: a slot filled with another value makes the claim unsupported
             p = min([p, *(s["p_claim"] for s in slots if s["p_claim"] is not None)])
@@ -240,5 +241,5 @@ async def sentence_support(judge: LLM, question: str | None, statements: Sequenc
             verdict, verdict), p_judge=pj, p_offline=p_off, evidence=row.pop("reason"), shown=texts, slots=slots, p_blind=p_blind,
             slot_logit=slot_logit)
         row["verdict"] = "supported" if row["p_supported"] >= 0.5 else "not_supported"
-        row["evidence"] += mismatches(slots)
+        row["evidence"] += mismatches(slots) + (confirmations(slots) if gain > 0 else "")
     return calibrate_rows(rows, judge) if with_logprobs else rows

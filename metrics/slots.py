@@ -271,6 +271,12 @@ def mismatches(slots: Sequence[dict[str, Any]]) -> str:
     return "".join(f"; for {s['cloze']!r} the evidence gives {s['chosen']!r}, not {s['slot']!r}" for s in wrong)
 
 
+def confirmations(slots: Sequence[dict[str, Any]]) -> str:
+    """What an explanation adds for a claim its slots confirm (:func:`metrics.support.slot_confirmation`)."""
+    return "".join(f"; for {s['cloze']!r} the evidence gives {s['slot']!r}, as the claim says (P {s['p_claim']:.2f})"
+                   for s in slots if s["kind"] in ("number", "name") and s["p_claim"] is not None)
+
+
 def with_units(rows: list[dict[str, Any]], question: str | None, passages: Sequence[str]) -> list[dict[str, Any]]:
     """The deterministic evidence's rows (:func:`metrics.offline.judge_claims`) with their unit checks:
     a claim whose number the contexts give of something else loses what :func:`metrics.judging.slot_penalty`

@@ -101,19 +101,22 @@ def test_old_dumps_and_capped_claims_replay_exactly(case):
     assert sr.check_exact(held) < sr.EXACT  # main's shape gives a capped claim no gain
 
 
-def test_a_dump_from_another_judge_and_bad_files_are_refused(tmp_path, case):
+def _refused(argv, capsys) -> str:
+    with pytest.raises(SystemExit) as got:
+        sr.main(argv)
+    assert got.value.code == 2
+    return capsys.readouterr().err
+
+
+def test_a_dump_from_another_judge_and_bad_files_are_refused(tmp_path, case, capsys):
     built, c = case
     row = _row(f"{c['id']}|right0", 0.95, [_slot("name", 0.3)])
     row["value"] += 0.05  # not what main's formula gives for these claims
     dump = tmp_path / "other.jsonl"
     dump.write_text(json.dumps(row) + "\n", encoding="utf-8")
-    with pytest.raises(SystemExit, match="another judge"):
-        sr.main([str(dump)])
+    assert "another judge" in _refused([str(dump)], capsys)
     broken = tmp_path / "broken.jsonl"
     broken.write_text(json.dumps(row) + "\n{not json\n", encoding="utf-8")
-    with pytest.raises(SystemExit, match=r"broken.jsonl, line 2: not JSON"):
-        sr.main([str(broken)])
-    with pytest.raises(SystemExit, match="no such file"):
-        sr.main([str(tmp_path / "missing.jsonl")])
-    with pytest.raises(SystemExit):
-        sr.main([str(dump), "--thresholds", "1.5"])
+    assert "broken.jsonl, line 2: not JSON" in _refused([str(broken)], capsys)
+    assert "no such file" in _refused([str(tmp_path / "missing.jsonl")], capsys)
+    assert "strictly between 0 and 1" in _refused([str(dump), "--thresholds", "1.5"], capsys)

@@ -421,3 +421,5 @@ def test_slots_that_confirm_a_claim_raise_it_and_one_that_contradicts_it_lowers_
     verdict_only = sigmoid(BLEND["judge"] * logit(good["p_judge"]) + BLEND["offline"] * logit(good["p_offline"]))
     assert good["p_blend"] == pytest.approx(sigmoid(logit(verdict_only) + good["slot_logit"]))
     assert bad["p_blend"] < verdict_only < good["p_blend"]
+    assert "the evidence gives '473', as the claim says (P 0.90)" in good["evidence"]  # the gain is explained
+    assert "as the claim says" not in bad["evidence"] and "gives '473', not '906'" in bad["evidence"]
