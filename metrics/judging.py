@@ -225,21 +225,28 @@ async def sentence_support(judge: LLM, question: str | None, statements: Sequenc
             statement, question, passages, offline._EVIDENCE_EMBEDDER) < MIN_COVERAGE)
         if capped:  # hard verdicts stand alone
             p = min(p, p_off)
-        # Slots only for a statement not already unsupported. A number the contexts give of another unit
-        # lowers it with no call. Slots that confirm every value raise it, but not past the coverage cap: a
-        # confirmed value does not put the statement's other words in the contexts.
-        slots = await check_slots(judge, statement, question, texts) if p >= 0.5 else []
-        slots += unit_checks(statement, question, passages, offline._EVIDENCE_EMBEDDER)
-        slot_logit = gain = 0.0
-        if slots and done.logprobs:
-            gain = 0.0 if capped else slot_confirmation(slots)
-            slot_logit = slot_penalty(slots) + gain
-            p = sigmoid(logit(p) + slot_logit)
-        elif slots:  # hard verdicts: a slot filled with another value makes the claim unsupported
-            p = min([p, *(s["p_claim"] for s in slots if s["p_claim"] is not None)])
+        p, slots, slot_logit, explained = await _with_slots(judge, statement, question, texts, passages, p,
+                                                            capped, bool(done.logprobs))
         row.update(p_supported=p, judge_verdict={"yes": "supported", "no": "not_supported"}.get(
-            verdict, verdict), p_judge=pj, p_offline=p_off, evidence=row.pop("reason"), shown=texts, slots=slots, p_blind=p_blind,
-            slot_logit=slot_logit)
+            verdict, verdict), p_judge=pj, p_offline=p_off, evidence=row.pop("reason") + explained, shown=texts,
+            slots=slots, p_blind=p_blind, slot_logit=slot_logit)
         row["verdict"] = "supported" if row["p_supported"] >= 0.5 else "not_supported"
-        row["evidence"] += mismatches(slots) + (confirmations(slots) if gain > 0 else "")
     return calibrate_rows(rows, judge) if with_logprobs else rows
+
+
+async def _with_slots(judge: LLM, statement: str, question: str | None, texts: Sequence[str], passages: Sequence[str],
+                      p: float, capped: bool, logprobs: bool) -> tuple[float, list[dict[str, Any]], float, str]:
+    """A statement's P after its slot and unit checks: (P, the slots, the logit they added, what the explanation
+    adds). Slots are asked only of a statement not already unsupported. A number the contexts give of another
+    unit lowers it with no call. Slots that confirm every value raise it, but not past the coverage cap
+    (``capped``): a confirmed value does not put the statement's other words in the contexts."""
+    slots = await check_slots(judge, statement, question, texts) if p >= 0.5 else []
+    slots += unit_checks(statement, question, passages, offline._EVIDENCE_EMBEDDER)
+    slot_logit = gain = 0.0
+    if slots and logprobs:
+        gain = 0.0 if capped else slot_confirmation(slots)
+        slot_logit = slot_penalty(slots) + gain
+        p = sigmoid(logit(p) + slot_logit)
+    elif slots:  # hard verdicts: a slot filled with another value makes the claim unsupported
+        p = min([p, *(s["p_claim"] for s in slots if s["p_claim"] is not None)])
+    return p, slots, slot_logit, mismatches(slots) + (confirmations(slots) if gain > 0 else "")
