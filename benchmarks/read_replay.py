@@ -19,12 +19,12 @@ from __future__ import annotations
 
 import argparse
 import difflib
-import json
 import re
 from collections import defaultdict
 from pathlib import Path
 
-from ragsweep.gen.documents import Corpus, read_folder
+from ragsweep.gen.documents import Corpus, iter_jsonl, read_folder
+from ragsweep.metrics.errors import InputError
 from ragsweep.gen.structure import cut_antecedent, unnamed_item
 from ragsweep.gen.units import Unit
 
@@ -62,13 +62,10 @@ def evidence_units(sample: dict, corpus: Corpus) -> tuple[Unit, ...]:
 def replay(half: str, name: str, read: Path, kept: Path, folder: Path, tally: dict,
            gate: str = "antecedent_outside") -> None:
     marks = read_marks(read)
-    samples = []
-    for row, line in enumerate(kept.read_text(encoding="utf-8").splitlines(), 1):
-        if line.strip():
-            try:
-                samples.append(json.loads(line))
-            except json.JSONDecodeError as exc:
-                raise SystemExit(f"{kept}: line {row} is not a JSON sample ({exc.msg})") from None
+    try:
+        samples = [sample for _, sample in iter_jsonl(kept)]
+    except InputError as exc:
+        raise SystemExit(str(exc)) from None
     corpus = read_folder(folder)
     for sample in samples:
         n = int(sample["id"].rsplit("-", 1)[1])

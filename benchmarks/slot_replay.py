@@ -21,7 +21,6 @@ right answers and what they buy on swaps.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -30,6 +29,9 @@ from typing import Any, NoReturn
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import adversarial_families as af  # noqa: E402
+
+from ragsweep.gen.documents import iter_jsonl  # noqa: E402
+from ragsweep.metrics.errors import InputError  # noqa: E402
 
 from ragsweep.metrics.support import (  # noqa: E402
     CALIBRATION,
@@ -113,15 +115,10 @@ def read_dumps(paths: Iterable[Path]) -> list[dict[str, Any]]:
     for path in paths:
         if not path.is_file():
             _refuse(f"{path}: no such file")
-        for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError as exc:
-                _refuse(f"{path}, line {n}: not JSON ({exc.msg})")
-            if row.get("metric") == "faithfulness":
-                rows.append(row)
+        try:
+            rows += [row for _, row in iter_jsonl(path) if row.get("metric") == "faithfulness"]
+        except InputError as exc:
+            _refuse(str(exc))
     return rows
 
 

@@ -117,6 +117,8 @@ def test_a_dump_from_another_judge_and_bad_files_are_refused(tmp_path, case, cap
     assert "another judge" in _refused([str(dump)], capsys)
     broken = tmp_path / "broken.jsonl"
     broken.write_text(json.dumps(row) + "\n{not json\n", encoding="utf-8")
-    assert "broken.jsonl, line 2: not JSON" in _refused([str(broken)], capsys)
+    assert "broken.jsonl, line 2: not valid JSON" in _refused([str(broken)], capsys)
+    broken.write_text(json.dumps(row) + "\n[1, 2]\n", encoding="utf-8")  # JSON, but not a row
+    assert "broken.jsonl, line 2: expected a JSON object" in _refused([str(broken)], capsys)
     assert "no such file" in _refused([str(tmp_path / "missing.jsonl")], capsys)
     assert "strictly between 0 and 1" in _refused([str(dump), "--thresholds", "1.5"], capsys)
