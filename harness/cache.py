@@ -169,6 +169,12 @@ class Cache:
             atomic_write(_sidecar(path), lambda tmp: Path(tmp).write_text(digest, encoding="utf-8"))
         return value
 
+    def discard(self, kind: str, key: str, ext: str) -> None:
+        """Remove an entry and its checksum, if there."""
+        path = self.path(kind, key, ext)
+        _sidecar(path).unlink(missing_ok=True)  # first: a checksum never outlives its entry
+        path.unlink(missing_ok=True)
+
     def json(self, kind: str, key: str, compute: Callable[[], Any]) -> Any:
         return self._get(self.path(kind, key, "json"),
                          lambda p: json.loads(p.read_text(encoding="utf-8")), compute, _write_raw_json)

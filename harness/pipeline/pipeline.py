@@ -37,6 +37,11 @@ from ragsweep.metrics import Embedder
 
 log = logging.getLogger(__name__)
 
+#: Texts embedded (and cached) per block when a stage embeds more: what a stopped run loses at most.
+EMBED_BLOCK = 2048
+#: The cache's kind for those blocks, removed once the whole stage is cached.
+BLOCKS = "embed_blocks"
+
 #: A reranker as the search calls it: (queries, chunks found per query) -> per query (new order, scores).
 Rerank = Callable[[Sequence[str], Sequence[Sequence[Retrieved]]], Sequence[tuple[list[int], list[float]]]]
 
@@ -149,17 +154,38 @@ class Pipeline:
         return [Chunk(f"{d}#{s}-{e}", d, s, e, self.corpus.get(d).text[s:e]) for d, s, e in sorted(seen)]
 
     def _embed(self, kind: str, key: str, texts: list[str]) -> np.ndarray:
+        """The vectors of ``texts``, cached whole under ``key``. More than :data:`EMBED_BLOCK` texts are
+        embedded block by block, each block cached as it is done: a run stopped part way through a large
+        corpus (interrupted, killed, out of time) embeds only the blocks it had not finished. The blocks
+        are removed once the whole is cached."""
         # Asymmetric embedders (e5: "query: " / "passage: ") embed queries their own way.
         fn = getattr(self.embedder, "embed_queries", self.embedder.embed) if kind == "queries" else self.embedder.embed
+        starts = range(0, len(texts), EMBED_BLOCK)
 
-        def compute() -> np.ndarray:
+        def embed(part: list[str]) -> np.ndarray:
             t = time.perf_counter()
-            vecs = fn(texts, progress=self.progress)
+            vecs = fn(part, progress=self.progress)
             self.cost.timed("embed", t)
-            self.cost.embedded_texts += len(texts)
+            self.cost.embedded_texts += len(part)
             return vecs
 
-        return self.cache.array(kind, key, compute)
+        def block(start: int) -> np.ndarray:
+            part = texts[start: start + EMBED_BLOCK]
+            return self.cache.array(BLOCKS, make_key(key, start, len(part)), lambda: embed(part))
+
+        def compute() -> np.ndarray:
+            if len(texts) <= EMBED_BLOCK:
+                return embed(texts)
+            if self.progress:
+                log.info("embedding %d texts in %d blocks of %d (each cached as it is done)",
+                         len(texts), len(starts), EMBED_BLOCK)
+            return np.concatenate([block(s) for s in starts])
+
+        vecs = self.cache.array(kind, key, compute)
+        if len(texts) > EMBED_BLOCK:
+            for s in starts:
+                self.cache.discard(BLOCKS, make_key(key, s, min(EMBED_BLOCK, len(texts) - s)), "npy")
+        return vecs
 
     @cached_property
     def vectors_key(self) -> str:

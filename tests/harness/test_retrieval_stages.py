@@ -147,3 +147,51 @@ def test_qrels_mode_collapses_chunks_to_documents():
     # top_k=2 counts documents: d1 (its best chunk) and d2
     assert got["mrr"].value == 0.5 and got["recall"].value == 0.5 and got["precision"].value == 0.5
     assert got["hit"].explanation["relevant_retrieved"] == ["d2:0-10"]
+
+
+class _Dies:
+    """A hashing embedder that raises after embedding ``lives`` calls' worth, as a killed process would."""
+
+    def __init__(self, lives: int) -> None:
+        self.lives, self.embedded = lives, 0
+
+    def identity(self) -> dict:
+        return {"name": "dies", "dim": 8}
+
+    def embed(self, texts, progress=False):
+        if self.lives == 0:
+            raise KeyboardInterrupt
+        self.lives -= 1
+        self.embedded += len(texts)
+        out = np.zeros((len(texts), 8), dtype=np.float32)
+        for i, t in enumerate(texts):
+            out[i, hash(t) % 8] = 1.0
+        return out
+
+
+def test_a_stopped_embedding_resumes_from_its_last_finished_block(tmp_path, monkeypatch):
+    import ragsweep.harness.pipeline.pipeline as pipeline
+    from ragsweep.gen import Corpus, Document
+    from ragsweep.gen.chunking import RecursiveChunker
+
+    monkeypatch.setattr(pipeline, "EMBED_BLOCK", 4)
+    corpus = Corpus([Document(f"d{i}.txt", f"Document number {i} is about topic {i * 7}.") for i in range(10)], "t")
+
+    def pipe(embedder):
+        return pipeline.Pipeline(corpus, RecursiveChunker(512, 0), embedder, IndexSpec(), Cache(tmp_path))
+
+    first = _Dies(lives=2)  # two blocks of 4 done, stopped in the third
+    with pytest.raises(KeyboardInterrupt):
+        pipe(first).index
+    assert first.embedded == 8
+    second = _Dies(lives=5)
+    p = pipe(second)
+    assert p.index.ntotal == 10
+    assert second.embedded == 2 and p.cost.embedded_texts == 2  # only the unfinished block
+    assert not list((tmp_path / pipeline.BLOCKS).glob("*.npy"))  # blocks go once the whole is cached
+    whole = _Dies(lives=5)
+    assert pipe(whole).index.ntotal == 10 and whole.embedded == 0  # and the whole is a hit
+    fresh = Cache(tmp_path / "fresh")
+    alone = pipeline.Pipeline(corpus, RecursiveChunker(512, 0), _Dies(lives=5), IndexSpec(), fresh)
+    vecs = alone._embed("vectors", alone.vectors_key, [c.text for c in alone.chunks])
+    assert np.array_equal(vecs, np.load(Cache(tmp_path).path("vectors", p.vectors_key, "npy")))
