@@ -149,9 +149,12 @@ class Cache:
         """The entry loaded if its checksum holds, else :data:`_MISS` (a bad entry quarantined)."""
         try:
             expected = _sidecar(path).read_text(encoding="utf-8").strip()
+            digest = file_digest(path)
         except FileNotFoundError:
-            return _MISS  # no checksum: see the module docstring
-        return self._load_if(file_digest(path) == expected, path, load)
+            # No checksum (see the module docstring), or another job removed the entry since it was
+            # seen (embedding blocks are removed once their stage is cached): computed again.
+            return _MISS
+        return self._load_if(digest == expected, path, load)
 
     def _get(self, path: Path, load: Callable[[Path], T], compute: Callable[[], T],
              save: Callable[[Path, T], None]) -> T:

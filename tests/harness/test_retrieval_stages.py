@@ -195,3 +195,24 @@ def test_a_stopped_embedding_resumes_from_its_last_finished_block(tmp_path, monk
     alone = pipeline.Pipeline(corpus, RecursiveChunker(512, 0), _Dies(lives=5), IndexSpec(), fresh)
     vecs = alone._embed("vectors", alone.vectors_key, [c.text for c in alone.chunks])
     assert np.array_equal(vecs, np.load(Cache(tmp_path).path("vectors", p.vectors_key, "npy")))
+
+
+def test_an_entry_another_job_removes_while_it_is_read_is_computed_again(tmp_path, monkeypatch):
+    import ragsweep.harness.cache as cache_module
+
+    cache = Cache(tmp_path)
+    key = make_key("block", 0)
+    cache.array("embed_blocks", key, lambda: np.zeros(3, dtype=np.float32))
+    real = cache_module.file_digest
+    removed = []
+
+    def removed_first(path):  # the other job's discard lands between the checksum read and the digest
+        if path.suffix == ".npy" and not removed:
+            removed.append(path)
+            cache.discard("embed_blocks", key, "npy")
+        return real(path)
+
+    monkeypatch.setattr(cache_module, "file_digest", removed_first)
+    got = cache.array("embed_blocks", key, lambda: np.ones(3, dtype=np.float32))
+    assert removed and got.tolist() == [1, 1, 1] and not cache.quarantined
+    assert cache.array("embed_blocks", key, lambda: np.full(3, 2.0)).tolist() == [1, 1, 1]  # and cached again
