@@ -93,8 +93,10 @@ def _clashes(value: str, taken: list[str]) -> bool:
     return any(value in t or t in value for t in taken)
 
 
-def fill_slots(slots: dict[str, str], rng: random.Random) -> dict[str, str]:
-    """Distinct values for a topic's slots, plus ``X_<kind>`` values for the wrong answers."""
+def fill_slots(slots: dict[str, str], rng: random.Random, chronology: list[str] | tuple[str, ...] = ()) -> dict[str, str]:
+    """Distinct values for a topic's slots, plus ``X_<kind>`` values for the wrong answers. The year slots named
+    in ``chronology`` (earliest first) get their drawn years in that order: a term that ends before it starts
+    tests nothing but confusion."""
     values: dict[str, str] = {}
     kinds = dict(slots) | {f"X_{k}": k for k in ("person", "place", "org", "name", "year", "count", "small", "number")}
     for key, kind in kinds.items():
@@ -105,6 +107,9 @@ def fill_slots(slots: dict[str, str], rng: random.Random) -> dict[str, str]:
                 break
         else:  # pragma: no cover - the value spaces are far larger than a topic
             raise RuntimeError(f"could not draw a distinct {kind} for {key}")
+    # sorted after drawing, so every other slot keeps the value the same seed gave it before
+    for key, year in zip(chronology, sorted((values[k] for k in chronology), key=int)):
+        values[key] = year
     return values
 
 
@@ -137,7 +142,7 @@ def _cases(data: dict[str, Any], halves: dict[str, dict[str, list[str]]], half: 
     passages = []
     for topic in topics:
         for n in range(instances):
-            values = fill_slots(topic["slots"], rng)
+            values = fill_slots(topic["slots"], rng, topic.get("chronology", ()))
             passages.append((topic, n, values, [_fill(s, values) for s in topic["passage"]]))
     cases = []
     for i, (topic, n, values, sentences) in enumerate(passages):

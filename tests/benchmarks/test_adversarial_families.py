@@ -125,3 +125,22 @@ def test_only_some_sample_kinds_are_scored_and_every_row_is_written(tmp_path, ca
     with pytest.raises(SystemExit) as nowhere:  # refused before any scoring, not after it
         af.main(["--llm", "none", "--scores-out", str(tmp_path / "no" / "rows.jsonl")])
     assert nowhere.value.code == 2
+
+
+def test_years_a_topic_orders_come_out_in_that_order():
+    # "served as mayor from 1888 to 1712" tests confusion, not whether a judge reads which year is which
+    data = json.loads(af.FAMILIES.read_text(encoding="utf-8"))
+    ordered = [t for t in data["topics"] if t.get("chronology")]
+    assert {t["id"] for t in ordered} >= {"mayor", "seabird", "treaty"}
+    for topic in ordered:
+        assert all(topic["slots"][k] == "year" for k in topic["chronology"]), topic["id"]
+    for seed in range(20):
+        values = af.fill_slots({"Y1": "year", "Y2": "year", "P": "person"}, af.random.Random(seed), ["Y2", "Y1"])
+        assert int(values["Y2"]) < int(values["Y1"])
+        unordered = af.fill_slots({"Y1": "year", "Y2": "year", "P": "person"}, af.random.Random(seed))
+        assert sorted((values["Y1"], values["Y2"])) == sorted((unordered["Y1"], unordered["Y2"]))
+        assert values["P"] == unordered["P"]  # the other slots keep what the seed gave them
+    mayors = [c for c in af.build(seed=0)["cases"] if c["topic"] == "mayor"]
+    for case in mayors:
+        start, end = re.search(r"from (\d{4}) to (\d{4})", case["sentences"][0]).groups()
+        assert int(start) < int(end)
