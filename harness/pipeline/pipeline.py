@@ -169,9 +169,12 @@ class Pipeline:
             self.cost.embedded_texts += len(part)
             return vecs
 
+        def block_key(start: int) -> str:
+            return make_key(key, start, min(EMBED_BLOCK, len(texts) - start))
+
         def block(start: int) -> np.ndarray:
             part = texts[start: start + EMBED_BLOCK]
-            return self.cache.array(BLOCKS, make_key(key, start, len(part)), lambda: embed(part))
+            return self.cache.array(BLOCKS, block_key(start), lambda: embed(part))
 
         def compute() -> np.ndarray:
             if len(texts) <= EMBED_BLOCK:
@@ -184,7 +187,7 @@ class Pipeline:
         vecs = self.cache.array(kind, key, compute)
         if len(texts) > EMBED_BLOCK:
             for s in starts:
-                self.cache.discard(BLOCKS, make_key(key, s, min(EMBED_BLOCK, len(texts) - s)), "npy")
+                self.cache.discard(BLOCKS, block_key(s), "npy")
         return vecs
 
     @cached_property
