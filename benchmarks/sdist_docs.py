@@ -36,7 +36,8 @@ in none of the nine earlier lists; it was read (2026-11-27-doc-heldout10-read.md
 ``--set heldout12`` is a twelfth list, pinned the same way, in none of the eleven earlier lists.
 ``--set heldout13`` is a thirteenth list, pinned the same way, in none of the twelve earlier lists; it was read
 (2026-11-27-doc-heldout13-read.md) and is tune data too. ``--set heldout14`` is a fourteenth list, pinned the same
-way, in none of the thirteen earlier lists.
+way, in none of the thirteen earlier lists; it was read (2026-11-28-doc-heldout14-read.md) and is tune data too.
+``--set heldout15`` is a fifteenth list of three packages, in none of the fourteen earlier lists.
 
 Write it outside the repository (its pages are the packages' authors', under their licences); the lead reads
 its questions, nobody else.
@@ -364,10 +365,18 @@ PACKAGES14 = {
     "exoplanet": "0.6.0",
     "jiwer": "4.0.0",
 }
+#: The fifteenth list (session 48): the three packages of session 45's sdist scans with Markdown docs pages that no
+#: list above has used, pinned before anything of them was built.
+PACKAGES15 = {
+    "bioio": "3.6.0",
+    "django-unicorn": "0.67.0",
+    "tach": "0.35.3",
+}
 SETS = {"heldout": PACKAGES, "heldout2": PACKAGES2, "heldout3": PACKAGES3, "heldout4": PACKAGES4,
         "heldout5": PACKAGES5, "heldout6": PACKAGES6, "heldout7": PACKAGES7, "heldout8": PACKAGES8,
         "heldout9": PACKAGES9, "heldout10": PACKAGES10, "heldout11": PACKAGES11, "heldout12": PACKAGES12,
-        "heldout13": PACKAGES13, "heldout14": PACKAGES14}
+        "heldout13": PACKAGES13, "heldout14": PACKAGES14,
+        "heldout15": PACKAGES15}
 #: File names (without extension, lower case) of pages that are not documentation of how to use the package.
 NOT_DOCS = ("changelog", "changes", "history", "license", "licence", "code_of_conduct", "contributing",
             "security", "authors", "contributors")

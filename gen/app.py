@@ -16,7 +16,7 @@ from hydra.core.hydra_config import HydraConfig
 from omegaconf import DictConfig, OmegaConf
 
 from ragsweep.gen.citing import with_reference_citations
-from ragsweep.gen.docs_defaults import AUTO, for_corpus
+from ragsweep.gen.docs_defaults import AFTER_STYLES, AUTO, FACTS_ON_DOCS, for_corpus
 from ragsweep.gen.documents import Corpus
 from ragsweep.gen.followup import follow_up_line
 from ragsweep.gen.gates import GateConfig, check_families
@@ -56,6 +56,9 @@ def gen_config(cfg: DictConfig, concurrency: int, rule_writer: bool = False) -> 
     if max_overlap is not None and (isinstance(max_overlap, bool) or not isinstance(max_overlap, (int, float))
                                     or not 0 <= max_overlap <= 1):
         raise InputError(f"gates.max_overlap must be a share in [0, 1] or null, got {max_overlap!r}")
+    facts_on_docs = cfg.get("facts_on_docs") or AFTER_STYLES
+    if facts_on_docs not in FACTS_ON_DOCS:
+        raise InputError(f"facts_on_docs must be one of {', '.join(FACTS_ON_DOCS)}, got {facts_on_docs!r}")
     form = cfg.get("form") or "question"
     if form not in FORMS:
         raise InputError(f"form must be one of {', '.join(FORMS)}, got {form!r}")
@@ -64,7 +67,8 @@ def gen_config(cfg: DictConfig, concurrency: int, rule_writer: bool = False) -> 
                          "cannot state a question and its answer as one claim")
     return GenConfig(n=check_n(cfg.n), kinds=tuple(kinds.items()), seed=int(cfg.seed), reword=_reword(cfg.get("reword")),
                      form=str(form),
-                     personas=tuple(cfg.personas or ()), styles=_styles(cfg.styles), max_docs=cfg.max_docs,
+                     personas=tuple(cfg.personas or ()), styles=_styles(cfg.styles), facts_on_docs=str(facts_on_docs),
+                     max_docs=cfg.max_docs,
                      min_sentence_chars=int(cfg.min_sentence_chars), max_attempts=cfg.max_attempts,
                      concurrency=concurrency,
                      # the rule writer costs nothing per candidate: no kind gives up early

@@ -20,6 +20,14 @@ about. On a product's documentation the other pages of the product hold the word
 ("How do I view a PDF file in JupyterLab?" refused for a page that mentions viewing, PDF and files): it was the
 first refusal of every docs run, and on a hand-read tune set the questions it refused read as well as the ones
 they replaced, at fewer calls a question (``benchmarks/results/2026-11-27-docs-s44.md``).
+
+``facts_on_docs: after_styles`` (the default) gives a product's styled candidates (how-to, troubleshooting, option,
+code answer) before its plain facts, which are written only when the product's styled candidates run out; ``mixed``
+lets them take turns. Over seven hand-read held-out sets (heldout8-14, 239 questions), plain facts were
+self-contained with a right reference for 49 of 75 and worth asking for 44 of 75; code answers for 60 and 61 of 65,
+the other styles together for 60 and 71 of 84 (``benchmarks/results/2026-11-28-docs-facts-after-styles.md``). A
+plain fact has no cue: it is any sentence, so it is what a page's less askable text (a decision record, a
+governance note) gives. A folder with few styled sections still reaches its ``n`` on facts.
 """
 
 from __future__ import annotations
@@ -38,6 +46,9 @@ from ragsweep.metrics import InputError
 AUTO = "auto"
 #: ``kinds_on_docs``: ``styles`` (single_hop only, the styles ride on it) or ``as_set``.
 KINDS_ON_DOCS = ("styles", "as_set")
+#: ``facts_on_docs``: a product's plain facts after its styled candidates, or taking turns with them.
+AFTER_STYLES = "after_styles"
+FACTS_ON_DOCS = (AFTER_STYLES, "mixed")
 #: Above this share of documents parsed with a layout, a corpus is documentation.
 MIN_LAYOUT_SHARE = 0.5
 

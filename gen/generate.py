@@ -18,6 +18,7 @@ import hashlib
 import logging
 import random
 import time
+from itertools import chain
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -26,6 +27,7 @@ import numpy as np
 
 from ragsweep.gen.absence import AbsenceCheck, CorpusWords
 from ragsweep.gen.candidates import Candidate, candidates
+from ragsweep.gen.docs_defaults import AFTER_STYLES
 from ragsweep.gen.documents import Corpus
 from ragsweep.gen.drafts import Gating, Passed
 from ragsweep.gen.products import Turns, by_product
@@ -56,6 +58,7 @@ class GenConfig:
     seed: int = 0
     personas: Sequence[str] = ()
     styles: Sequence[str] = ()
+    facts_on_docs: str = "after_styles"  # "after_styles" | "mixed" (gen.docs_defaults.FACTS_ON_DOCS)
     max_docs: int | None = None
     min_sentence_chars: int = 40
     max_attempts: int | None = None
@@ -168,8 +171,13 @@ def _streams(corpus: Corpus, writer: Writer, cfg: GenConfig, mix: Sequence[tuple
         whole = getattr(writer, "shows_items", False)
         # ... and ask what a user of the product would: no question of a contributing page, nor of one the site
         # does not list
-        plain["single_hop"] = for_users(corpus, interleave([structured(corpus, plain["single_hop"], whole),
-                                                    *(style_candidates(corpus, units, s, cfg.seed) for s in writes)]))
+        facts = structured(corpus, plain["single_hop"], whole)
+        styled = [style_candidates(corpus, units, s, cfg.seed) for s in writes]
+        # Plain facts come after the styled candidates by default: on the hand-read docs sets they were right and
+        # worth asking least often of any style (gen.docs_defaults). by_product below keeps a product's own order,
+        # so each product's facts wait for its styled candidates to run out, not for every product's.
+        plain["single_hop"] = for_users(corpus, chain(interleave(styled), facts) if cfg.facts_on_docs == AFTER_STYLES
+                                        else interleave([facts, *styled]))
         if whole:  # a writer of questions from several sentences is shown what follows its text (the answer may)
             plain["single_hop"] = with_following(corpus, plain["single_hop"])
     # a folder of several products: the product with fewest questions next (over every kind), so the few pages

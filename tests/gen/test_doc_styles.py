@@ -177,3 +177,42 @@ def test_rule_questions_with_doc_styles_hold_no_markup_on_the_fastapi_docs():
     assert ts.report["accepted_by_style"].get("code_answer", 0) >= 10
     bad = [s.question for s in ts.samples if MARKUP.search(s.question or "")]
     assert not bad, bad[:5]
+
+
+class _OrderWriter(RuleWriter):
+    """The rule writer, recording the style of each candidate it is asked to write, in order."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.asked: list[str] = []
+
+    async def write(self, cand, topics, persona, style):  # noqa: ANN001 - the Writer protocol's arguments
+        self.asked.append(cand.style or "fact")
+        return await super().write(cand, topics, persona, style)
+
+
+@pytest.mark.parametrize("mode", ["after_styles", "mixed"])
+def test_plain_facts_on_docs_come_after_the_styled_candidates_unless_mixed(doc, tmp_path, mode):
+    corpus = read_folder(tmp_path / "docs")
+    writer = _OrderWriter()
+    result = generate(corpus, writer, GenConfig(n=2, styles=("docs",), seed=0, facts_on_docs=mode,
+                                                gates=GateConfig(specific=False)))
+    assert len(result.samples) == 2  # a fact still fills the set once the one code block is used
+    assert "code_answer" in writer.asked and "fact" in writer.asked
+    if mode == "after_styles":
+        assert writer.asked[0] == "code_answer"
+        assert all(s == "fact" for s in writer.asked[1:])
+    else:  # taking turns, a fact first
+        assert writer.asked[:2] == ["fact", "code_answer"]
+
+
+def test_facts_on_docs_must_be_a_known_mode():
+    from omegaconf import OmegaConf
+
+    from ragsweep.gen.app import gen_config
+    from ragsweep.metrics import InputError
+
+    cfg = OmegaConf.load(Path(ragsweep.__file__).resolve().parent / "conf" / "gen.yaml")
+    cfg.facts_on_docs = "facts_first"
+    with pytest.raises(InputError, match="facts_on_docs must be one of after_styles, mixed"):
+        gen_config(cfg, concurrency=1, rule_writer=True)
