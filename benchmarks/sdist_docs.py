@@ -46,10 +46,13 @@ its questions, nobody else.
 from __future__ import annotations
 
 import argparse
+import hashlib
+import re
 import subprocess
 import sys
 import tarfile
 import tempfile
+import urllib.request
 from pathlib import Path, PurePosixPath
 
 #: name -> version, fixed before any output was read. Projects with Markdown docs, none installed here.
@@ -426,12 +429,44 @@ def docs_pages(sdist: Path, min_chars: int) -> dict[str, str]:
     return pages
 
 
+#: PyPI's simple index (PEP 503): a project's page lists its files with their sha256.
+SIMPLE = "https://pypi.org/simple"
+
+
+def sdist_link(page: str, name: str, version: str) -> tuple[str, str] | None:
+    """(url, sha256) of ``name``'s ``version`` sdist among a simple-index page's links, or None."""
+    stem = "[-_.]".join(re.escape(part) for part in re.split(r"[-_.]+", name)) + "-" + re.escape(version)
+    for m in re.finditer(r'href="([^"#]+/((?i:' + stem + r'))\.tar\.gz)#sha256=([0-9a-f]{64})"', page):
+        return m.group(1), m.group(3)
+    return None
+
+
+def fetch_sdist(name: str, version: str, into: Path) -> Path:
+    """The sdist file of ``name==version`` straight from the simple index, its sha256 checked: for a package whose
+    metadata pip cannot prepare here (a maturin backend needs a Rust toolchain), since only its files are read."""
+    with urllib.request.urlopen(f"{SIMPLE}/{name}/", timeout=60) as page:
+        link = sdist_link(page.read().decode("utf-8", errors="replace"), name, version)
+    if link is None:
+        raise FileNotFoundError(f"{name}=={version}: no .tar.gz sdist on {SIMPLE}/{name}/")
+    url, sha = link
+    with urllib.request.urlopen(url, timeout=300) as got:
+        data = got.read()
+    if hashlib.sha256(data).hexdigest() != sha:
+        raise FileNotFoundError(f"{name}=={version}: the sdist's sha256 is not the index's")
+    path = into / PurePosixPath(url).name
+    path.write_bytes(data)
+    return path
+
+
 def download(name: str, version: str, into: Path) -> Path:
-    """The sdist of ``name==version`` from PyPI (pip), in ``into``."""
+    """The sdist of ``name==version`` from PyPI (pip; the index's file when pip cannot prepare it), in ``into``."""
     # the package itself as source, its build backend as a wheel: a backend built from source (uv_build, maturin)
     # needs a Rust toolchain and its crates, which pip cannot fetch here
-    subprocess.run([sys.executable, "-m", "pip", "download", "--quiet", "--no-deps", "--no-binary", name,
-                    f"{name}=={version}", "-d", str(into)], check=True)
+    try:
+        subprocess.run([sys.executable, "-m", "pip", "download", "--quiet", "--no-deps", "--no-binary", name,
+                        f"{name}=={version}", "-d", str(into)], check=True)
+    except subprocess.CalledProcessError:
+        return fetch_sdist(name, version, into)
     found = sorted(p for p in into.iterdir() if p.name.lower().replace("_", "-").startswith(f"{name}-{version}")
                    and p.name.endswith((".tar.gz", ".tgz")))
     if not found:

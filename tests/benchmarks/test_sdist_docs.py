@@ -42,3 +42,15 @@ def test_docs_pages_keep_user_pages_under_docs_and_the_site_list(sdist_docs, tmp
     assert sdist_docs.site_files(sdist) == {"mkdocs.yml": "nav: [index.md]\n"}
     bare = _sdist(tmp_path / "bare-1.0.tar.gz", {"README.md": long, "src/notes.md": long})
     assert list(sdist_docs.docs_pages(bare, 500)) == ["README.md"]
+
+
+def test_an_sdist_link_is_read_from_a_simple_index_page_for_its_exact_version(sdist_docs):
+    sha = "ab" * 32
+    page = (f'<a href="https://files.example/p/Tach-0.35.3.tar.gz#sha256={sha}">a</a>'
+            f'<a href="https://files.example/p/tach-0.35.30.tar.gz#sha256={"cd" * 32}">b</a>'
+            f'<a href="https://files.example/p/tach-0.35.3-py3-none-any.whl#sha256={"ef" * 32}">c</a>')
+    assert sdist_docs.sdist_link(page, "tach", "0.35.3") == ("https://files.example/p/Tach-0.35.3.tar.gz", sha)
+    assert sdist_docs.sdist_link(page, "tach", "0.35.30")[1] == "cd" * 32
+    assert sdist_docs.sdist_link(page, "tach", "0.35") is None
+    # a name's separators are one: django_unicorn's file is django-unicorn's
+    assert sdist_docs.sdist_link(page.replace("Tach", "django_unicorn"), "django-unicorn", "0.35.3") is not None
