@@ -18,9 +18,9 @@ import hashlib
 import logging
 import random
 import time
-from itertools import chain
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
+from itertools import chain
 from typing import Any
 
 import numpy as np
@@ -153,8 +153,9 @@ def _gating(corpus: Corpus, writer: Writer, cfg: GenConfig, mix: Sequence[tuple[
 def _streams(corpus: Corpus, writer: Writer, cfg: GenConfig, mix: Sequence[tuple[str, float]],
              units: dict[str, list[Unit]], topics: dict[tuple[str, int], str],
              report: Report, turns: Turns) -> dict[str, Iterator[Candidate]]:
-    """Each kind's candidates. With documentation styles asked for, the single_hop stream takes their candidates
-    in turn with its own (:func:`gen.styles.interleave`); a style the writer does not write is left out, and
+    """Each kind's candidates. With documentation styles asked for, the single_hop stream gives their candidates
+    (in turn, :func:`gen.styles.interleave`) before its own plain ones, or takes them in turn with its own
+    (``facts_on_docs: mixed``); a style the writer does not write is left out, and
     how many candidates its cue gave goes into the report (``styles_not_written``). A top-up does not draw
     again the candidates its set's questions were written from."""
     plain = {k: candidates(units, k, cfg.seed, topics, cfg.gates.named_subject) for k, _ in mix}

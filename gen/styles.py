@@ -28,8 +28,8 @@ joined them. A troubleshooting candidate also shows every other sentence of its 
 error. The section titles a writer sees start with the document's name (:func:`document_name`).
 
 Each style's candidates are ``single_hop`` candidates (one section) with :attr:`Candidate.style` set; the
-``single_hop`` stream takes them in turn with the plain ones (style ``fact``), so the set mixes the styles
-whose cues the corpus holds. A writer says which styles it writes (``Writer.styles``); the generator reports
+``single_hop`` stream takes them in turn, so the set mixes the styles whose cues the corpus holds, and gives a
+product's plain ones (style ``fact``) once its styled ones run out (``facts_on_docs``, :mod:`gen.docs_defaults`). A writer says which styles it writes (``Writer.styles``); the generator reports
 the cues it found for a style the writer does not write (``styles_not_written``).
 """
 
