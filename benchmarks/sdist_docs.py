@@ -436,9 +436,8 @@ SIMPLE = "https://pypi.org/simple"
 def sdist_link(page: str, name: str, version: str) -> tuple[str, str] | None:
     """(url, sha256) of ``name``'s ``version`` sdist among a simple-index page's links, or None."""
     stem = "[-_.]".join(re.escape(part) for part in re.split(r"[-_.]+", name)) + "-" + re.escape(version)
-    for m in re.finditer(r'href="([^"#]+/((?i:' + stem + r'))\.tar\.gz)#sha256=([0-9a-f]{64})"', page):
-        return m.group(1), m.group(3)
-    return None
+    m = re.search(r'href="([^"#]+/(?i:' + stem + r')\.tar\.gz)#sha256=([0-9a-f]{64})"', page)
+    return (m.group(1), m.group(2)) if m else None
 
 
 def fetch_sdist(name: str, version: str, into: Path) -> Path:
@@ -488,7 +487,7 @@ def main(argv: list[str] | None = None) -> int:
         for name, version in SETS[args.set].items():
             try:
                 sdist = download(name, version, where)
-            except (subprocess.CalledProcessError, FileNotFoundError) as exc:
+            except (subprocess.CalledProcessError, OSError) as exc:  # OSError: a missing file, the index unreachable
                 print(f"{name}=={version}: not fetched ({exc})")
                 continue
             pages = docs_pages(sdist, args.min_chars)

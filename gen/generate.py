@@ -58,7 +58,7 @@ class GenConfig:
     seed: int = 0
     personas: Sequence[str] = ()
     styles: Sequence[str] = ()
-    facts_on_docs: str = "after_styles"  # "after_styles" | "mixed" (gen.docs_defaults.FACTS_ON_DOCS)
+    facts_on_docs: str = AFTER_STYLES  # or "mixed" (gen.docs_defaults.FACTS_ON_DOCS)
     max_docs: int | None = None
     min_sentence_chars: int = 40
     max_attempts: int | None = None
