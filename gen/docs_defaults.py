@@ -23,10 +23,9 @@ they replaced, at fewer calls a question (``benchmarks/results/2026-11-27-docs-s
 
 ``facts_on_docs: after_styles`` (the default) gives a product's styled candidates (how-to, troubleshooting, option,
 code answer) before its plain facts, which are written only when the product's styled candidates run out; ``mixed``
-lets them take turns. Over seven hand-read held-out sets (heldout8-14, 239 questions), plain facts were
-self-contained with a right reference for 49 of 75 and worth asking for 44 of 75; code answers for 60 and 61 of 65,
-the other styles together for 60 and 71 of 84 (``benchmarks/results/2026-11-28-docs-facts-after-styles.md``). A
-plain fact has no cue: it is any sentence, so it is what a page's less askable text (a decision record, a
+lets them take turns. On the hand-read held-out sets, plain facts were the style least often self-contained with a
+right reference, and least often worth asking (``benchmarks/results/2026-11-28-docs-facts-after-styles.md``): a
+plain fact has no cue, it is any sentence, so it is what a page's less askable text (a decision record, a
 governance note) gives. A folder with few styled sections still reaches its ``n`` on facts.
 """
 
