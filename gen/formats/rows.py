@@ -117,6 +117,18 @@ def iter_json_lines(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
             raise InputError(f"{path}: cannot be read ({exc})") from exc
 
 
+def _delimiter(text: str) -> str:
+    """"," unless the header has no comma but a semicolon or a tab: spreadsheets in locales whose decimal mark is a
+    comma save "CSV" with semicolons, and a one-column reading of such a header would only say that no column is
+    known. Decided on the header alone, so a comma inside a later cell cannot change it."""
+    header = next(csv.reader(io.StringIO(text.split("\n", 1)[0], newline="")), [])
+    if len(header) == 1:
+        for other in (";", "\t"):
+            if other in header[0]:
+                return other
+    return ","
+
+
 def read_csv(path: Path) -> tuple[list[str], list[tuple[str, dict[str, Any]]]]:
     """A CSV file's header and its ``(row N, row)`` records, blank lines skipped: a clear error for text that is
     not UTF-8, a column named twice, a row with another number of fields than the header, or malformed CSV."""
@@ -128,7 +140,8 @@ def read_csv(path: Path) -> tuple[list[str], list[tuple[str, dict[str, Any]]]]:
     except UnicodeDecodeError as exc:
         raise InputError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from exc
     # strict: an unbalanced quote is an error, not a cell that swallows the rest of the file
-    reader = csv.reader(io.StringIO(text, newline=""), strict=True)
+    delimiter = _delimiter(text)
+    reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter, strict=True)
     rows = []
     try:
         # a blank header (pandas' index) is named as pandas names it, so a file and its DataFrame read alike
@@ -140,7 +153,7 @@ def read_csv(path: Path) -> tuple[list[str], list[tuple[str, dict[str, Any]]]]:
                 continue
             if len(cells) != len(header):
                 raise InputError(f"{path} row {n} (line {reader.line_num}): {len(cells)} fields, the header has "
-                                 f"{len(header)} (an unquoted comma or quote?)")
+                                 f"{len(header)} (an unquoted {'tab' if delimiter == chr(9) else repr(delimiter)} or quote?)")
             rows.append((f"row {n}", dict(zip(header, cells))))
     except csv.Error as exc:
         raise InputError(f"{path}: malformed CSV near line {reader.line_num}: {exc}") from exc

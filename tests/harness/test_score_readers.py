@@ -109,6 +109,20 @@ def test_a_single_reference_is_never_split_on_semicolons(tmp_path):
     assert samples[0].references == ("Alice", "Bob")  # ragas_once's list column, items joined by ';'
 
 
+@pytest.mark.parametrize("sep", [";", "\t"])
+def test_a_spreadsheets_semicolon_or_tab_csv_is_read_by_its_header(tmp_path, sep):
+    # a comma inside a cell does not make the file comma-separated: the header alone decides
+    rows = [["question", "answer", "contexts", "ground_truth"],
+            ["Who wrote it, and when?", "Ada, in 1843.", '["Ada wrote it in 1843."]', '"Ada; 1843"']]
+    path = write(tmp_path / "sheet.csv", "\n".join(sep.join(r) for r in rows) + "\n")
+    samples, _, _ = read_samples(path)
+    assert samples[0].question == "Who wrote it, and when?" and samples[0].answer == "Ada, in 1843."
+    assert samples[0].contexts == ("Ada wrote it in 1843.",) and samples[0].reference == "Ada; 1843"
+    # a comma header keeps commas, semicolons inside its cells stay text
+    comma = write(tmp_path / "comma.csv", 'question,answer\n"a;b",c\n')
+    assert read_samples(comma)[0][0].question == "a;b"
+
+
 def test_a_deeply_nested_cell_is_bad_input_naming_row_and_column(tmp_path):
     deep = "[" * 5000 + "]" * 5000
     path = write(tmp_path / "deep.csv", f"question,contexts,answer\nq,ok,a\nq,\"{deep}\",a\n")
