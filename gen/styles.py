@@ -29,8 +29,9 @@ error. The section titles a writer sees start with the document's name (:func:`d
 
 Each style's candidates are ``single_hop`` candidates (one section) with :attr:`Candidate.style` set; the
 ``single_hop`` stream takes them in turn, so the set mixes the styles whose cues the corpus holds, and gives a
-product's plain ones (style ``fact``) once its styled ones run out (``facts_on_docs``, :mod:`gen.docs_defaults`). A writer says which styles it writes (``Writer.styles``); the generator reports
-the cues it found for a style the writer does not write (``styles_not_written``).
+product's plain ones (style ``fact``) once its styled ones run out (``facts_on_docs``, :mod:`gen.docs_defaults`).
+A writer says which styles it writes (``Writer.styles``); the generator reports the cues it found for a style the
+writer does not write (``styles_not_written``).
 """
 
 from __future__ import annotations

@@ -121,7 +121,8 @@ def _delimiter(text: str) -> str:
     """"," unless the header has no comma but a semicolon or a tab: spreadsheets in locales whose decimal mark is a
     comma save "CSV" with semicolons, and a one-column reading of such a header would only say that no column is
     known. Decided on the header alone, so a comma inside a later cell cannot change it."""
-    header = next(csv.reader(io.StringIO(text.split("\n", 1)[0], newline="")), [])
+    end = text.find("\n")  # the first line only, without copying the rest of a large file
+    header = next(csv.reader(io.StringIO(text if end < 0 else text[:end], newline="")), [])
     if len(header) == 1:
         for other in (";", "\t"):
             if other in header[0]:
